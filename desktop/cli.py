@@ -1,0 +1,58 @@
+"""The `keepmind` command line: a thin shell over the engine (each area registers its commands)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from engine.errors import EngineError
+
+# Each module exposes register(subparsers) and sets `func` on its parsers.
+COMMAND_MODULES = (
+    "desktop.cmd_store",
+    "desktop.cmd_bench",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="keepmind", description="Local long-term memory for LLM agents.")
+    parser.add_argument("--home", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def home_option(parser: argparse.ArgumentParser) -> None:
+    """Every command takes --home too (after the command name)."""
+    parser.add_argument("--home", dest="home_sub", default=None,
+                        help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
+
+
+def home_of(args) -> str | None:
+    return getattr(args, "home_sub", None) or getattr(args, "home", None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except EngineError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

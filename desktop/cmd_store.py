@@ -1,0 +1,62 @@
+"""Store commands: stats, status, export, import."""
+
+from __future__ import annotations
+
+import json
+
+from engine import open_engine
+
+from .cli import home_of, home_option
+from .paths import resolve_home
+
+
+def register(sub) -> None:
+    p = sub.add_parser("stats", help="counts of anchors, documents, records, edges, pending checkpoints")
+    home_option(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("export", help="write every memory as JSON Lines or a Markdown folder")
+    home_option(p)
+    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    p.add_argument("-o", "--output", required=True, help="file (jsonl) or folder (markdown)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="read a Keepmind JSON Lines export or OpenClaw-style Markdown memory")
+    home_option(p)
+    p.add_argument("path")
+    p.add_argument("--audience", default="personal", help="scope for Markdown imports (default personal)")
+    p.add_argument("--boundary", default="default", help="boundary for Markdown imports (default 'default')")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_stats(args) -> int:
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        stats = engine.stats()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        for key in ("anchors", "documents", "records", "edges", "pending_checkpoints"):
+            print(f"{key.replace('_', ' ')}: {stats[key]}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from engine import transfer
+
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        count = transfer.export(engine, args.output, fmt=args.format)
+    print(f"exported {count} memories to {args.output}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from engine import transfer
+
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        report = transfer.import_path(engine, args.path, audience=args.audience, boundary=args.boundary)
+    print(f"imported {report['imported']} memories, skipped {report['skipped']} already present"
+          + (f", {len(report['errors'])} errors" if report["errors"] else ""))
+    for err in report["errors"][:20]:
+        print(f"  {err}")
+    return 1 if report["errors"] else 0

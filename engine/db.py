@@ -1,0 +1,169 @@
+"""SQLite access: one writer thread owns the only read-write connection; readers get their own.
+
+Every write is a function `fn(conn, *args)` run inside one transaction on the writer thread, in
+submission order. A write is acknowledged (its future resolves) only after COMMIT returned, so a
+crash after the acknowledgement cannot lose it (WAL, synchronous=NORMAL survives a process kill).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import Future
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import apsw
+import apsw.bestpractice
+
+from .errors import EngineClosed
+
+_bestpractice_lock = threading.Lock()
+_bestpractice_applied = False
+_STOP = object()
+BUSY_TIMEOUT_MS = 5000
+
+
+def _apply_bestpractice() -> None:
+    global _bestpractice_applied
+    with _bestpractice_lock:
+        if not _bestpractice_applied:
+            apsw.bestpractice.apply(apsw.bestpractice.recommended)
+            _bestpractice_applied = True
+
+
+def connect(path: Path, readonly: bool = False) -> apsw.Connection:
+    """Open a connection with the pragmas every Keepmind connection uses."""
+    _apply_bestpractice()
+    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    conn = apsw.Connection(str(path), flags=flags)
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict]:
+    """Run a query and return each row as a dict keyed by column name."""
+    cur = conn.execute(sql, params)
+    try:
+        names = [d[0] for d in cur.get_description()]
+    except apsw.ExecutionCompleteError:
+        return []
+    return [dict(zip(names, r)) for r in cur]
+
+
+def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict | None:
+    found = rows(conn, sql, params)
+    return found[0] if found else None
+
+
+def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+    for row in conn.execute(sql, params):
+        return row[0]
+    return None
+
+
+class Database:
+    """The database file, its writer thread and per-thread read connections."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._writer_conn = connect(self.path)
+        self._queue: queue.Queue = queue.Queue()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[apsw.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="keepmind-writer", daemon=True)
+        self._thread.start()
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        """Queue `fn(conn, *args)` to run in one transaction on the writer thread."""
+        if self._closed:
+            raise EngineClosed("the memory engine is closed; restart Keepmind and try again")
+        future: Future = Future()
+        self._queue.put((fn, args, kwargs, future))
+        return future
+
+    def write(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a write function and wait for its committed result (or its exception)."""
+        if threading.current_thread() is self._thread:
+            # Already inside a write transaction: nest as a savepoint.
+            with self._writer_conn:
+                return fn(self._writer_conn, *args, **kwargs)
+        return self.submit(fn, *args, **kwargs).result()
+
+    def _run(self) -> None:
+        conn = self._writer_conn
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            fn, args, kwargs, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                with conn:  # BEGIN ... COMMIT, or ROLLBACK on exception
+                    result = fn(conn, *args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+        conn.close()
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def reader(self) -> apsw.Connection:
+        """This thread's read connection (opened on first use)."""
+        if self._closed:
+            raise EngineClosed("the memory engine is closed; restart Keepmind and try again")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path)
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[apsw.Connection]:
+        """A read transaction: every query inside sees the same committed state."""
+        conn = self.reader()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Finish every queued write, stop the writer, close all connections. Idempotent."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join()
+        with self._readers_lock:
+            for conn in self._readers:
+                try:
+                    conn.close()
+                except apsw.Error:
+                    pass
+            self._readers.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed

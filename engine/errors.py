@@ -1,0 +1,43 @@
+"""Errors a person can act on. Every message says what went wrong and what to do."""
+
+
+class EngineError(Exception):
+    """Base class: the message is written for the person who sent the input."""
+
+    status = 400
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(EngineError):
+    """Malformed or missing input: empty content, an unknown class, a bad id."""
+
+
+class NotFound(EngineError):
+    """The id is well formed but names nothing this scope can see."""
+
+    status = 404
+
+
+class ScopeError(EngineError):
+    """An attempt to read or write outside the session's audience and boundary."""
+
+    status = 403
+
+
+class MemoryDisabled(EngineError):
+    """Memory is switched off by the deployment gate (`memory.enabled = false`)."""
+
+    status = 409
+
+
+class SettingsError(EngineError):
+    """keepmind.json holds a key or value that cannot be used."""
+
+
+class EngineClosed(EngineError):
+    """The engine was closed; nothing more can be written."""
+
+    status = 503

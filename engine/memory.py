@@ -1,0 +1,268 @@
+"""Memory values: ids, classes, normalization, fingerprints, and the item shape reads return."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+
+from .clock import DAY_MS, HOUR_MS
+from .errors import InvalidInput
+from .policy import MEMORY_CLASSES
+
+ID_RE = re.compile(r"^(doc|rec)-[0-9a-f]{32}$")
+EVIDENCE_TTL_MS = 30 * DAY_MS
+TRACE_TTL_MS = 72 * HOUR_MS
+MAX_TITLE_CHARS = 300
+MAX_BODY_CHARS = 100_000
+SOURCES = ("observer", "tool", "ui", "import", "compaction", "subagent", "api", "eval")
+RECALL_MODES = ("auto", "searchable", "manual", "never")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def kind_for_class(memory_class: str) -> str:
+    """The class forces the storage pattern: durable facts are living documents, the rest records."""
+    check_class(memory_class)
+    return "document" if memory_class == "durable_fact" else "record"
+
+
+def default_recall_mode(memory_class: str) -> str:
+    return {"durable_fact": "auto", "evidence": "searchable", "trace": "never"}[memory_class]
+
+
+def expires_for(memory_class: str, fresh_ms: int) -> int | None:
+    """Expiry is a read-time predicate computed from when the memory was last fresh."""
+    if memory_class == "evidence":
+        return fresh_ms + EVIDENCE_TTL_MS
+    if memory_class == "trace":
+        return fresh_ms + TRACE_TTL_MS
+    return None
+
+
+def check_class(memory_class: str) -> None:
+    if memory_class not in MEMORY_CLASSES:
+        raise InvalidInput(
+            f"unknown memory class {memory_class!r}: use one of {', '.join(MEMORY_CLASSES)}"
+        )
+
+
+def parse_id(raw: object) -> str:
+    """A memory id copied verbatim: `doc-` or `rec-` and 32 lowercase hex digits."""
+    if not isinstance(raw, str):
+        raise InvalidInput("a memory id must be a string like doc-<32 hex> or rec-<32 hex>")
+    text = raw.strip()
+    if not ID_RE.match(text):
+        raise InvalidInput(
+            f"{raw!r} is not a memory id: ids look like doc-<32 hex digits> or rec-<32 hex digits>; "
+            "copy them verbatim from find results"
+        )
+    return text
+
+
+def normalize_text(text: str) -> str:
+    """Casefold, NFKC, and collapse everything that is not a letter or digit into single spaces."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.findall(r"\w+", text))
+
+
+def fingerprint(body: str) -> str:
+    """The normalized fingerprint of a claim: equal for texts that differ only in case/punctuation."""
+    return hashlib.sha256(normalize_text(body).encode()).hexdigest()
+
+
+def content_hash(title: str, body: str) -> str:
+    """Identifies the text a vector was computed from (title and body, whitespace-normalized)."""
+    norm = lambda s: " ".join(s.lower().split())  # noqa: E731
+    return hashlib.sha256(f"{norm(title)}\n{norm(body)}".encode()).hexdigest()
+
+
+def clean_text(value: object, what: str, *, limit: int, required: bool = True) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    text = value.strip()
+    if required and not text:
+        raise InvalidInput(f"{what} is empty: give the memory some text")
+    if len(text) > limit:
+        raise InvalidInput(f"{what} is {len(text)} characters; the limit is {limit}")
+    return text
+
+
+def clean_terms(values: object, what: str) -> list[str]:
+    """Aliases, facets and tags: a list of short strings (a single string is accepted)."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, (list, tuple)):
+        raise InvalidInput(f"{what} must be a list of strings")
+    out: list[str] = []
+    for v in values:
+        if not isinstance(v, str):
+            raise InvalidInput(f"{what} must be a list of strings")
+        v = v.strip()
+        if v and v not in out:
+            out.append(v[:200])
+    return out
+
+
+def terms_text(values: list[str]) -> str:
+    """Aliases and facets are stored one per line (the FTS tokenizer splits them)."""
+    return "\n".join(values)
+
+
+def text_terms(stored: str) -> list[str]:
+    return [v for v in (stored or "").split("\n") if v]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a memory came from: session, turns, and external references (files, datasets)."""
+
+    session_id: str | None = None
+    turns: tuple = ()
+    external: tuple = ()
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"session_id": self.session_id, "turns": list(self.turns), "external": list(self.external)},
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_obj(cls, obj: object) -> "Provenance":
+        if obj is None:
+            return cls()
+        if isinstance(obj, Provenance):
+            return obj
+        if isinstance(obj, str):
+            obj = json.loads(obj or "{}")
+        if not isinstance(obj, dict):
+            raise InvalidInput("provenance must be an object with session_id, turns and external")
+        turns = obj.get("turns") or []
+        external = obj.get("external") or []
+        if not isinstance(turns, list) or not isinstance(external, list):
+            raise InvalidInput("provenance turns and external must be lists")
+        return cls(obj.get("session_id"), tuple(turns), tuple(_freeze(e) for e in external))
+
+    def as_dict(self) -> dict:
+        return {"session_id": self.session_id, "turns": list(self.turns),
+                "external": [dict(e) if isinstance(e, tuple) else e for e in self.external]}
+
+
+def _freeze(value):
+    if isinstance(value, dict):
+        return value  # dicts are kept as-is; Provenance is compared by JSON, never hashed
+    return value
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One memory as reads return it."""
+
+    id: str
+    kind: str  # "document" | "record"
+    memory_class: str
+    title: str
+    body: str
+    audience: str
+    boundary: str
+    source: str
+    sensitivity: str
+    recall_mode: str
+    confidence: float
+    aliases: tuple[str, ...]
+    facets: tuple[str, ...]
+    anchor_id: str | None
+    provenance: dict
+    authored_at: int
+    created_at: int
+    updated_at: int
+    expires_at: int | None
+    revision: int
+    stale: bool = False
+    supersedes: str | None = None
+    score: float | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "class": self.memory_class,
+            "title": self.title,
+            "content": self.body,
+            "audience": self.audience,
+            "boundary": self.boundary,
+            "source": self.source,
+            "sensitivity": self.sensitivity,
+            "recall_mode": self.recall_mode,
+            "confidence": self.confidence,
+            "aliases": list(self.aliases),
+            "facets": list(self.facets),
+            "anchor_id": self.anchor_id,
+            "provenance": self.provenance,
+            "authored_at": self.authored_at,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "expires_at": self.expires_at,
+            "revision": self.revision,
+            "stale": self.stale,
+            "supersedes": self.supersedes,
+        }
+
+
+def doc_columns(a: str = "m") -> str:
+    """The document columns every read selects, in MemoryItem's shape."""
+    return (
+        f"{a}.document_id AS id, 'document' AS kind, {a}.memory_class, {a}.title, {a}.body, "
+        f"{a}.audience, {a}.boundary, {a}.source, {a}.sensitivity, {a}.recall_mode, {a}.confidence, "
+        f"{a}.aliases, {a}.facets, {a}.anchor_id, {a}.provenance_json, {a}.authored_at, {a}.created_at, "
+        f"{a}.updated_at, {a}.expires_at, {a}.revision, NULL AS supersedes"
+    )
+
+
+def rec_columns(a: str = "m") -> str:
+    """The record columns every read selects, in MemoryItem's shape."""
+    return (
+        f"{a}.record_id AS id, 'record' AS kind, {a}.memory_class, {a}.title, {a}.body, "
+        f"{a}.audience, {a}.boundary, {a}.source, {a}.sensitivity, {a}.recall_mode, {a}.confidence, "
+        f"{a}.aliases, {a}.facets, {a}.anchor_id, {a}.provenance_json, {a}.authored_at, {a}.created_at, "
+        f"{a}.created_at AS updated_at, {a}.expires_at, 1 AS revision, {a}.supersedes_record_id AS supersedes"
+    )
+
+
+def item_from_row(row: dict, now_ms: int, score: float | None = None) -> MemoryItem:
+    expires = row["expires_at"]
+    return MemoryItem(
+        id=row["id"],
+        kind=row["kind"],
+        memory_class=row["memory_class"],
+        title=row["title"],
+        body=row["body"],
+        audience=row["audience"],
+        boundary=row["boundary"],
+        source=row["source"],
+        sensitivity=row["sensitivity"],
+        recall_mode=row["recall_mode"],
+        confidence=row["confidence"],
+        aliases=tuple(text_terms(row["aliases"])),
+        facets=tuple(text_terms(row["facets"])),
+        anchor_id=row["anchor_id"],
+        provenance=json.loads(row["provenance_json"] or "{}"),
+        authored_at=row["authored_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        expires_at=expires,
+        revision=row["revision"],
+        stale=expires is not None and expires <= now_ms,
+        supersedes=row.get("supersedes"),
+        score=score,
+    )

@@ -1,0 +1,305 @@
+"""Schema migrations: an append-only list of small named functions.
+
+Each migration runs in one transaction together with the `_migrations` row that records it, so
+a crash leaves either both or neither. Never edit or reorder an applied migration; append a new one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import apsw
+
+Migration = tuple[str, Callable[[apsw.Connection], None]]
+
+
+def _m001_initial(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            audience TEXT NOT NULL CHECK (audience IN ('personal', 'team', 'public')),
+            boundary TEXT NOT NULL,
+            channel TEXT,
+            title TEXT,
+            token_id TEXT,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'ended', 'passivated')),
+            compaction_epoch INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            ended_at INTEGER
+        );
+
+        CREATE TABLE session_turns (
+            session_id TEXT NOT NULL REFERENCES sessions(session_id),
+            turn_index INTEGER NOT NULL,
+            user_text TEXT NOT NULL DEFAULT '',
+            assistant_text TEXT NOT NULL DEFAULT '',
+            tools_json TEXT NOT NULL DEFAULT '[]',
+            recalled_ids_json TEXT NOT NULL DEFAULT '[]',
+            skills_json TEXT NOT NULL DEFAULT '[]',
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (session_id, turn_index)
+        );
+
+        CREATE TABLE memory_anchors (
+            anchor_id TEXT PRIMARY KEY,
+            anchor_type TEXT NOT NULL DEFAULT 'concept',
+            canonical_name TEXT NOT NULL,
+            normalized_name TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'tombstoned')),
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            UNIQUE (audience, boundary, normalized_name)
+        );
+
+        CREATE TABLE memory_documents (
+            document_id TEXT PRIMARY KEY,
+            anchor_id TEXT REFERENCES memory_anchors(anchor_id),
+            memory_class TEXT NOT NULL CHECK (memory_class IN ('durable_fact', 'evidence', 'trace')),
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '',
+            facets TEXT NOT NULL DEFAULT '',
+            update_semantics TEXT NOT NULL DEFAULT 'merge-document',
+            audience TEXT NOT NULL CHECK (audience IN ('personal', 'team', 'public')),
+            boundary TEXT NOT NULL,
+            author_audience TEXT NOT NULL,
+            sensitivity TEXT NOT NULL DEFAULT 'normal',
+            recall_mode TEXT NOT NULL DEFAULT 'auto',
+            confidence REAL NOT NULL DEFAULT 0.8,
+            source TEXT NOT NULL,
+            session_id TEXT,
+            provenance_json TEXT NOT NULL DEFAULT '{}',
+            authored_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            freshness_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            revision INTEGER NOT NULL DEFAULT 1,
+            content_hash TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            deleted_at INTEGER,
+            deactivated_reason TEXT
+        );
+        CREATE INDEX memory_documents_scope ON memory_documents (boundary, audience, updated_at DESC);
+        CREATE INDEX memory_documents_anchor ON memory_documents (anchor_id, updated_at DESC);
+        CREATE INDEX memory_documents_fingerprint ON memory_documents (fingerprint);
+
+        CREATE TABLE memory_revisions (
+            document_id TEXT NOT NULL REFERENCES memory_documents(document_id),
+            revision INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            source TEXT NOT NULL,
+            reason TEXT,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (document_id, revision)
+        );
+
+        CREATE TABLE memory_records (
+            record_id TEXT PRIMARY KEY,
+            anchor_id TEXT REFERENCES memory_anchors(anchor_id),
+            memory_class TEXT NOT NULL CHECK (memory_class IN ('durable_fact', 'evidence', 'trace')),
+            title TEXT NOT NULL,
+            body TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '',
+            facets TEXT NOT NULL DEFAULT '',
+            update_semantics TEXT NOT NULL DEFAULT 'immutable-record',
+            supersedes_record_id TEXT UNIQUE REFERENCES memory_records(record_id),
+            is_tombstone INTEGER NOT NULL DEFAULT 0,
+            audience TEXT NOT NULL CHECK (audience IN ('personal', 'team', 'public')),
+            boundary TEXT NOT NULL,
+            author_audience TEXT NOT NULL,
+            sensitivity TEXT NOT NULL DEFAULT 'normal',
+            recall_mode TEXT NOT NULL DEFAULT 'searchable',
+            confidence REAL NOT NULL DEFAULT 0.8,
+            source TEXT NOT NULL,
+            session_id TEXT,
+            provenance_json TEXT NOT NULL DEFAULT '{}',
+            authored_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            freshness_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            content_hash TEXT NOT NULL,
+            fingerprint TEXT NOT NULL
+        );
+        CREATE INDEX memory_records_scope ON memory_records (boundary, audience, created_at DESC);
+        CREATE INDEX memory_records_fingerprint ON memory_records (fingerprint);
+
+        CREATE TABLE memory_edges (
+            edge_id TEXT PRIMARY KEY,
+            from_anchor_id TEXT NOT NULL REFERENCES memory_anchors(anchor_id),
+            relation TEXT NOT NULL,
+            to_anchor_id TEXT NOT NULL REFERENCES memory_anchors(anchor_id),
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            confidence REAL NOT NULL DEFAULT 0.8,
+            asserted_by TEXT,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX memory_edges_from ON memory_edges (from_anchor_id, relation, valid_to);
+        CREATE INDEX memory_edges_to ON memory_edges (to_anchor_id, relation);
+
+        CREATE TABLE memory_embeddings (
+            item_id TEXT NOT NULL,
+            model_id TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (item_id, model_id)
+        );
+        CREATE INDEX memory_embeddings_model ON memory_embeddings (model_id);
+
+        CREATE TABLE tombstones (
+            tombstone_id TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            memory_id TEXT,
+            model_id TEXT,
+            vector BLOB,
+            reason TEXT,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX tombstones_fingerprint ON tombstones (fingerprint);
+
+        CREATE TABLE memory_checkpoints (
+            checkpoint_id TEXT PRIMARY KEY,
+            session_id TEXT,
+            trigger_type TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'leased', 'completed', 'dead')),
+            payload_json TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            lease_owner TEXT,
+            lease_expires_at INTEGER,
+            available_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            completed_at INTEGER
+        );
+        CREATE INDEX memory_checkpoints_queue
+            ON memory_checkpoints (status, priority DESC, created_at ASC);
+
+        CREATE TABLE curation_events (
+            event_id INTEGER PRIMARY KEY,
+            checkpoint_id TEXT,
+            session_id TEXT,
+            action TEXT NOT NULL,
+            targets_json TEXT NOT NULL DEFAULT '[]',
+            decided_by TEXT NOT NULL,
+            prompt_version TEXT,
+            response_sha256 TEXT,
+            reason TEXT NOT NULL,
+            detail_json TEXT NOT NULL DEFAULT '{}',
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX curation_events_checkpoint ON curation_events (checkpoint_id);
+
+        CREATE TABLE recall_events (
+            receipt_id TEXT PRIMARY KEY,
+            session_id TEXT,
+            query TEXT NOT NULL,
+            receipt_json TEXT NOT NULL,
+            injected_count INTEGER NOT NULL DEFAULT 0,
+            degraded INTEGER NOT NULL DEFAULT 0,
+            total_ms REAL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX recall_events_created ON recall_events (created_at);
+        CREATE INDEX recall_events_session ON recall_events (session_id, created_at);
+
+        CREATE TABLE api_tokens (
+            token_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL UNIQUE,
+            audience_ceiling TEXT NOT NULL CHECK (audience_ceiling IN ('personal', 'team', 'public')),
+            boundaries_json TEXT NOT NULL DEFAULT '["*"]',
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            revoked_at INTEGER
+        );
+        """
+    )
+    # FTS5 external-content indexes over title, body, aliases and facets, kept in sync by
+    # triggers. Only live rows are indexed: a deleted document, or a record that was superseded,
+    # leaves its index; the read predicate checks the same conditions again.
+    for table, key in (("memory_documents", "document_id"), ("memory_records", "record_id")):
+        fts = f"{table}_fts"
+        conn.execute(
+            f"""
+            CREATE VIRTUAL TABLE {fts} USING fts5(
+                title, body, aliases, facets,
+                content='{table}', content_rowid='rowid',
+                tokenize='porter unicode61 remove_diacritics 2'
+            );
+            """
+        )
+    conn.execute(
+        """
+        CREATE TRIGGER memory_documents_ai AFTER INSERT ON memory_documents
+        WHEN new.deleted_at IS NULL BEGIN
+            INSERT INTO memory_documents_fts(rowid, title, body, aliases, facets)
+            VALUES (new.rowid, new.title, new.body, new.aliases, new.facets);
+        END;
+        CREATE TRIGGER memory_documents_ad AFTER DELETE ON memory_documents
+        WHEN old.deleted_at IS NULL BEGIN
+            INSERT INTO memory_documents_fts(memory_documents_fts, rowid, title, body, aliases, facets)
+            VALUES ('delete', old.rowid, old.title, old.body, old.aliases, old.facets);
+        END;
+        CREATE TRIGGER memory_documents_au_old AFTER UPDATE ON memory_documents
+        WHEN old.deleted_at IS NULL BEGIN
+            INSERT INTO memory_documents_fts(memory_documents_fts, rowid, title, body, aliases, facets)
+            VALUES ('delete', old.rowid, old.title, old.body, old.aliases, old.facets);
+        END;
+        CREATE TRIGGER memory_documents_au_new AFTER UPDATE ON memory_documents
+        WHEN new.deleted_at IS NULL BEGIN
+            INSERT INTO memory_documents_fts(rowid, title, body, aliases, facets)
+            VALUES (new.rowid, new.title, new.body, new.aliases, new.facets);
+        END;
+
+        CREATE TRIGGER memory_records_ai AFTER INSERT ON memory_records BEGIN
+            INSERT INTO memory_records_fts(memory_records_fts, rowid, title, body, aliases, facets)
+            SELECT 'delete', r.rowid, r.title, r.body, r.aliases, r.facets
+            FROM memory_records r WHERE r.record_id = new.supersedes_record_id AND r.is_tombstone = 0;
+            INSERT INTO memory_records_fts(rowid, title, body, aliases, facets)
+            SELECT new.rowid, new.title, new.body, new.aliases, new.facets WHERE new.is_tombstone = 0;
+        END;
+        CREATE TRIGGER memory_records_no_update BEFORE UPDATE ON memory_records BEGIN
+            SELECT RAISE(ABORT, 'memory_records is append-only: supersede instead');
+        END;
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def migrate(conn: apsw.Connection, now_ms: int, migrations: list[Migration] | None = None) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied (empty when current)."""
+    migrations = MIGRATIONS if migrations is None else migrations
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    done = []
+    for name, fn in migrations:
+        if name in applied:
+            continue
+        with conn:
+            fn(conn)
+            conn.execute("INSERT INTO _migrations(name, applied_at) VALUES (?, ?)", (name, now_ms))
+        done.append(name)
+    return done

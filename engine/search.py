@@ -1,0 +1,178 @@
+"""Explicit reads: `find` (FTS5 over visible memories) and `get` (ids copied verbatim).
+
+The visibility predicate from `policy.visible_sql` is inside every candidate query, so a LIMIT
+can never let a hidden memory displace a visible one or leak through.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import apsw
+
+from .db import one, rows
+from .errors import InvalidInput, NotFound
+from .memory import MemoryItem, doc_columns, item_from_row, parse_id, rec_columns
+from .policy import Scope, visible_sql
+from .store import resolve_record_head
+
+# bm25 column weights: title, body, aliases, facets.
+BM25_WEIGHTS = "10.0, 1.0, 5.0, 3.0"
+MAX_FIND_LIMIT = 100
+MAX_TERMS = 12
+TOKEN_RE = re.compile(r"[^\W_][\w'-]*", re.UNICODE)
+# Words that carry no topic in a search box; dropped unless nothing else is left.
+FIND_STOPWORDS = frozenset(
+    "a an and are as at be but by do does for from had has have how i in is it its me my of on or "
+    "our so that the their them they this to was we were what when where which who why will with "
+    "you your".split()
+)
+
+
+def query_terms(text: str, stopwords: frozenset[str] = FIND_STOPWORDS, limit: int = MAX_TERMS) -> list[str]:
+    """Distinct lowercase terms of a query, stopwords dropped (unless that leaves nothing)."""
+    tokens = [t.strip("'-").lower() for t in TOKEN_RE.findall(text or "")]
+    tokens = [t for t in tokens if t]
+    kept = [t for t in tokens if t not in stopwords and len(t) > 1] or tokens
+    out: list[str] = []
+    for t in kept:
+        if t not in out:
+            out.append(t)
+    return out[:limit]
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: every term quoted (so no term is parsed as syntax), OR-joined."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], now: int, limit: int, *,
+                       include_expired: bool = False, include_trace: bool = False,
+                       recall_modes: tuple[str, ...] | None = None) -> list[tuple[dict, float]]:
+    """Visible memories matching any term, best bm25 first, as (row, bm25 score >= 0) pairs."""
+    if not terms or scope.inert:
+        return []
+    match = fts_match(terms)
+    parts, params = [], []
+    for table, kind, cols in (("memory_documents", "document", doc_columns()),
+                              ("memory_records", "record", rec_columns())):
+        pred, pp = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
+                               include_trace=include_trace)
+        mode_sql = ""
+        if recall_modes is not None:
+            mode_sql = f" AND m.recall_mode IN ({','.join('?' * len(recall_modes))})"
+            pp = [*pp, *recall_modes]
+        parts.append(
+            f"SELECT {cols}, -bm25({table}_fts, {BM25_WEIGHTS}) AS lexical"
+            f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
+            f" WHERE {table}_fts MATCH ? AND {pred}{mode_sql}"
+        )
+        params += [match, *pp]
+    sql = " UNION ALL ".join(parts) + " ORDER BY lexical DESC, updated_at DESC LIMIT ?"
+    found = rows(conn, sql, (*params, limit))
+    return [(r, r.pop("lexical")) for r in found]
+
+
+def find(conn: apsw.Connection, scope: Scope, query: str, now: int, *, limit: int = 5,
+         include_expired: bool = False, include_trace: bool = False) -> list[MemoryItem]:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty: give some words to search for")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_FIND_LIMIT:
+        raise InvalidInput(f"limit must be a whole number from 1 to {MAX_FIND_LIMIT}")
+    terms = query_terms(query)
+    if not terms:
+        return []
+    found = lexical_candidates(conn, scope, terms, now, limit, include_expired=include_expired,
+                               include_trace=include_trace)
+    return [item_from_row(r, now, score=score) for r, score in found]
+
+
+@dataclass(frozen=True)
+class GetResult:
+    items: list[MemoryItem]
+    missing: list[tuple[str, str]]  # (id as given, why)
+
+
+def get(conn: apsw.Connection, scope: Scope, ids: list[str], now: int) -> GetResult:
+    if isinstance(ids, str):
+        ids = [p for p in re.split(r"[,\s]+", ids) if p]
+    if not isinstance(ids, (list, tuple)) or not ids:
+        raise InvalidInput("ids is empty: pass one or more memory ids (doc-… or rec-…)")
+    if len(ids) > MAX_FIND_LIMIT:
+        raise InvalidInput(f"at most {MAX_FIND_LIMIT} ids per call")
+    items: list[MemoryItem] = []
+    missing: list[tuple[str, str]] = []
+    seen = set()
+    for raw in ids:
+        try:
+            memory_id = parse_id(raw)
+            item = get_one(conn, scope, memory_id, now)
+        except (InvalidInput, NotFound) as exc:
+            missing.append((str(raw), exc.message))
+            continue
+        if item.id not in seen:
+            seen.add(item.id)
+            items.append(item)
+    items.sort(key=lambda i: i.updated_at, reverse=True)
+    return GetResult(items, missing)
+
+
+def get_one(conn: apsw.Connection, scope: Scope, memory_id: str, now: int) -> MemoryItem:
+    """One visible memory by id; a record id resolves to the newest record of its chain."""
+    if memory_id.startswith("doc-"):
+        pred, params = visible_sql("m", scope, now, kind="document", include_expired=True,
+                                   include_trace=True)
+        row = one(conn, f"SELECT {doc_columns()} FROM memory_documents m WHERE m.document_id=? AND {pred}",
+                  (memory_id, *params))
+    else:
+        head = resolve_record_head(conn, memory_id)
+        pred, params = visible_sql("m", scope, now, kind="record", include_expired=True,
+                                   include_trace=True)
+        row = one(conn, f"SELECT {rec_columns()} FROM memory_records m WHERE m.record_id=? AND {pred}",
+                  (head, *params)) if head else None
+    if row is None:
+        raise NotFound(f"no memory {memory_id} is visible to this session (wrong id, deleted, or out of scope)")
+    return item_from_row(row, now)
+
+
+def list_visible(conn: apsw.Connection, scope: Scope, now: int, *, limit: int = 50, offset: int = 0,
+                 include_expired: bool = True, include_trace: bool = True) -> list[MemoryItem]:
+    """Newest visible memories first (the UI listing); the predicate is inside the query."""
+    parts, params = [], []
+    for table, kind, cols in (("memory_documents", "document", doc_columns()),
+                              ("memory_records", "record", rec_columns())):
+        pred, pp = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
+                               include_trace=include_trace)
+        parts.append(f"SELECT {cols} FROM {table} m WHERE {pred}")
+        params += pp
+    sql = " UNION ALL ".join(parts) + " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
+    return [item_from_row(r, now) for r in rows(conn, sql, (*params, limit, offset))]
+
+
+def hydrate_visible(conn: apsw.Connection, scope: Scope, ids: list[str], now: int, *,
+                    include_expired: bool = False, include_trace: bool = False,
+                    recall_modes: tuple[str, ...] | None = None) -> dict[str, dict]:
+    """Rows for the ids (e.g. vector hits) that this scope may see, through the same predicate."""
+    if not ids or scope.inert:
+        return {}
+    out: dict[str, dict] = {}
+    docs = [i for i in ids if i.startswith("doc-")]
+    recs = [i for i in ids if i.startswith("rec-")]
+    for table, kind, key, cols, chunk_ids in (
+        ("memory_documents", "document", "document_id", doc_columns(), docs),
+        ("memory_records", "record", "record_id", rec_columns(), recs),
+    ):
+        for start in range(0, len(chunk_ids), 500):
+            chunk = chunk_ids[start:start + 500]
+            pred, pp = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
+                                   include_trace=include_trace)
+            mode_sql = ""
+            if recall_modes is not None:
+                mode_sql = f" AND m.recall_mode IN ({','.join('?' * len(recall_modes))})"
+                pp = [*pp, *recall_modes]
+            sql = (f"SELECT {cols} FROM {table} m WHERE m.{key} IN ({','.join('?' * len(chunk))})"
+                   f" AND {pred}{mode_sql}")
+            for r in rows(conn, sql, (*chunk, *pp)):
+                out[r["id"]] = r
+    return out

@@ -1,0 +1,229 @@
+"""Settings: `keepmind.json` in the data dir, every key documented and validated on load.
+
+The file may be flat (`{"memory.enabled": false}`) or nested (`{"memory": {"enabled": false}}`).
+Unknown keys are reported as warnings, never silently ignored; a bad value is an error naming
+the key and what it accepts. Every key here is documented in docs/settings.md (a test checks).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import SettingsError
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    default: Any
+    doc: str
+    check: Callable[[Any], Any]  # returns the normalized value or raises ValueError(allowed)
+
+
+def _bool(v):
+    if isinstance(v, bool):
+        return v
+    raise ValueError("true or false")
+
+
+def _opt_bool(v):
+    return None if v is None else _bool(v)
+
+
+def _int(lo=None, hi=None):
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(_range("a whole number", lo, hi))
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(_range("a whole number", lo, hi))
+        return v
+    return check
+
+
+def _num(lo=None, hi=None, optional=False):
+    def check(v):
+        if v is None and optional:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(_range("a number", lo, hi) + (" or null" if optional else ""))
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(_range("a number", lo, hi) + (" or null" if optional else ""))
+        return float(v)
+    return check
+
+
+def _range(what, lo, hi):
+    if lo is not None and hi is not None:
+        return f"{what} from {lo} to {hi}"
+    if lo is not None:
+        return f"{what} >= {lo}"
+    return what
+
+
+def _opt_str(v):
+    if v is None or (isinstance(v, str) and v.strip()):
+        return v
+    raise ValueError("a non-empty string or null")
+
+
+def _boundary_map(v):
+    if not isinstance(v, dict) or not all(
+        isinstance(k, str) and isinstance(b, list) and all(isinstance(x, str) for x in b)
+        for k, b in v.items()
+    ):
+        raise ValueError('an object mapping a boundary to a list of boundaries it may also read, '
+                         'e.g. {"work": ["work-shared"]}')
+    return {k: list(b) for k, b in v.items()}
+
+
+KEYS: list[Key] = [
+    Key("memory.enabled", True,
+        "The deployment gate. false: recall returns nothing, the memory tools refuse, and no session "
+        "is observed, for every audience.", _bool),
+    Key("memory.recall.timeout_ms", 300,
+        "The whole recall budget per turn, in milliseconds.", _int(50, 10_000)),
+    Key("memory.recall.embed_budget_ms", 150,
+        "Sub-budget for embedding the query, in milliseconds.", _int(10, 10_000)),
+    Key("memory.recall.gate_budget_ms", 120,
+        "Ceiling for the relevance gate, in milliseconds (it also gets no more than what is left "
+        "of the whole budget).", _int(10, 10_000)),
+    Key("memory.recall.max_items", 3,
+        "At most this many memories are injected per turn (also the gate's batch size).", _int(1, 10)),
+    Key("memory.recall.max_injected_chars", 2000,
+        "Character budget of the injected [memory-recall] block's items; whole items only.",
+        _int(200, 20_000)),
+    Key("memory.recall.vector_weight", 0.7,
+        "Weight of cosine similarity in the fused score.", _num(0.0, 1.0)),
+    Key("memory.recall.lexical_weight", 0.3,
+        "Weight of the squashed lexical score in the fused score.", _num(0.0, 1.0)),
+    Key("memory.recall.min_cosine", None,
+        "Override of the embedding model's calibrated cosine floor; null uses the manifest's value "
+        "(an override is reported as such by doctor and in receipts).", _num(-1.0, 1.0, optional=True)),
+    Key("memory.recall.recency_half_life_days", 30,
+        "Half-life of the recency factor 0.85 + 0.15 * 2^(-age/half-life).", _num(1.0, 3650.0)),
+    Key("memory.recall.gate.enabled", None,
+        "Relevance gate on/off; null follows memory.embeddings.enabled.", _opt_bool),
+    Key("memory.recall.gate.threshold", None,
+        "Override of the gate's calibrated threshold; null uses the calibrated value.",
+        _num(0.0, 1.0, optional=True)),
+    Key("memory.recall.receipt_retention_days", 14,
+        "Recall receipts (recall_events) older than this are pruned.", _int(1, 3650)),
+    Key("memory.embeddings.enabled", True,
+        "Local embeddings for hybrid recall and curation nomination. false: recall is lexical-only.",
+        _bool),
+    Key("memory.embeddings.model_id", None,
+        "Active embedding model id; null picks the first verified of the defaults "
+        "(snowflake-arctic-embed-m-int8, then all-minilm-l6-v2).", _opt_str),
+    Key("memory.embeddings.auto_download", True,
+        "Download a missing default model from the Hugging Face hub at its pinned revision. "
+        "false: verify only, never touch the network.", _bool),
+    Key("memory.curation.nominator_threshold", 0.86,
+        "Cosine at or above which an existing memory is nominated as a possible duplicate.",
+        _num(0.0, 1.0)),
+    Key("memory.curation.nominator_k", 5,
+        "At most this many nominees per proposal.", _int(1, 20)),
+    Key("memory.curation.max_attempts", 5,
+        "A checkpoint that fails this many times is dead-lettered (kept, retryable).", _int(1, 50)),
+    Key("memory.curation.lease_seconds", 120,
+        "How long a worker's lease on a checkpoint lasts before it returns to the queue.",
+        _int(5, 3600)),
+    Key("memory.llm.base_url", None,
+        "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:11434/v1 for Ollama); "
+        "null: no LLM, the rule-based extractor and conservative curation are used.", _opt_str),
+    Key("memory.llm.model", None, "Model name sent to the provider.", _opt_str),
+    Key("memory.llm.api_key_env", None,
+        "Name of the environment variable holding the provider's API key (never the key itself).",
+        _opt_str),
+    Key("memory.llm.timeout_seconds", 60,
+        "Timeout of one curation or observer LLM call, in seconds.", _int(5, 900)),
+    Key("memory.llm.max_output_tokens", 4096,
+        "Output token cap for LLM calls (reasoning models need room).", _int(256, 65_536)),
+    Key("session.observer_idle_seconds", 90,
+        "Distil a session after it has been idle this long (minimum 10).", _int(10, 86_400)),
+    Key("session.distill_every_turns", 5,
+        "Distil after every N completed turns; 0 disables the turn trigger.", _int(0, 1000)),
+    Key("session.idle_timeout_minutes", 30,
+        "A session idle this long is passivated (distilled one last time).", _int(1, 10_080)),
+    Key("server.port", 8765, "Port of the localhost API and UI (127.0.0.1 only).", _int(0, 65_535)),
+    Key("server.max_body_bytes", 1_048_576, "Largest request body the API accepts, in bytes.",
+        _int(1024, 64 * 1024 * 1024)),
+    Key("policy.cross_boundary_reads", {},
+        "Explicit cross-boundary reads: a boundary maps to the other boundaries its sessions may "
+        "also read. Empty: every session reads its own boundary only.", _boundary_map),
+]
+KEY_INDEX = {k.name: k for k in KEYS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    values: dict
+    warnings: tuple[str, ...] = ()
+
+    def __getitem__(self, name: str):
+        return self.values[name]
+
+    def get(self, name: str, default=None):
+        return self.values.get(name, default)
+
+    def with_overrides(self, **overrides) -> "Settings":
+        """A copy with keys replaced (use dotted names with '.' written as '__')."""
+        values = dict(self.values)
+        for raw, v in overrides.items():
+            name = raw.replace("__", ".")
+            values.update(validate({name: v}).values)
+        return Settings(values, self.warnings)
+
+
+def defaults() -> Settings:
+    return Settings({k.name: k.default for k in KEYS})
+
+
+def _flatten(obj: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in obj.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and name not in KEY_INDEX:
+            out.update(_flatten(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def validate(raw: dict) -> Settings:
+    if not isinstance(raw, dict):
+        raise SettingsError("keepmind.json must hold a JSON object of settings")
+    values = {k.name: k.default for k in KEYS}
+    warnings = []
+    for name, value in _flatten(raw).items():
+        key = KEY_INDEX.get(name)
+        if key is None:
+            warnings.append(f"unknown setting {name!r} is ignored (see docs/settings.md for the keys)")
+            continue
+        try:
+            values[name] = key.check(value)
+        except ValueError as exc:
+            raise SettingsError(f"setting {name!r} is {value!r}; allowed: {exc}") from None
+    return Settings(values, tuple(warnings))
+
+
+def load(path: Path) -> Settings:
+    """Read and validate keepmind.json; a missing file means all defaults."""
+    path = Path(path)
+    if not path.exists():
+        return defaults()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path.name} is not valid JSON (line {exc.lineno}): {exc.msg}") from None
+    return validate(raw)
+
+
+def save(path: Path, settings: Settings) -> None:
+    """Write the non-default values (flat keys), atomically."""
+    changed = {k.name: settings.values[k.name] for k in KEYS if settings.values[k.name] != k.default}
+    tmp = Path(path).with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,367 @@
+"""Write functions for memories, anchors and edges.
+
+Every function here takes the writer's connection first, runs inside the caller's transaction
+and never commits. `insert_memory` is the one way a memory is created: explicit tools, imports
+and the curation worker all call it, so the write path has no second door.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+
+import apsw
+
+from .db import one, rows, scalar
+from .errors import InvalidInput, NotFound, ScopeError
+from .memory import (
+    MAX_BODY_CHARS,
+    MAX_TITLE_CHARS,
+    RECALL_MODES,
+    SOURCES,
+    Provenance,
+    clean_terms,
+    clean_text,
+    doc_columns,
+    rec_columns,
+    content_hash,
+    default_recall_mode,
+    expires_for,
+    fingerprint,
+    kind_for_class,
+    new_id,
+    normalize_text,
+    parse_id,
+    terms_text,
+)
+from .policy import AUDIENCES, Scope, visible_sql
+
+
+@dataclass(frozen=True)
+class Relation:
+    relation: str
+    target: str  # the target anchor's name
+    target_type: str = "concept"
+    exclusive: bool = True
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """Everything needed to create one memory; validated by `validate_draft`."""
+
+    title: str
+    body: str
+    memory_class: str
+    audience: str
+    boundary: str
+    author_audience: str
+    source: str
+    session_id: str | None = None
+    provenance: Provenance = field(default_factory=Provenance)
+    authored_at: int | None = None
+    aliases: tuple[str, ...] = ()
+    facets: tuple[str, ...] = ()
+    anchor: str | None = None
+    anchor_type: str = "concept"
+    relations: tuple[Relation, ...] = ()
+    confidence: float = 0.8
+    sensitivity: str = "normal"
+    recall_mode: str | None = None
+    update_semantics: str | None = None
+
+
+def validate_draft(draft: MemoryDraft) -> MemoryDraft:
+    """Check and normalize a draft; raise InvalidInput with what to fix."""
+    kind_for_class(draft.memory_class)
+    title = clean_text(draft.title, "title", limit=MAX_TITLE_CHARS, required=False)
+    body = clean_text(draft.body, "content", limit=MAX_BODY_CHARS)
+    if not title:
+        first = body.splitlines()[0]
+        title = first[:72].rstrip()
+    for what, aud in (("audience", draft.audience), ("author audience", draft.author_audience)):
+        if aud not in AUDIENCES:
+            raise InvalidInput(f"unknown {what} {aud!r}: use one of {', '.join(AUDIENCES)}")
+    if draft.author_audience == "public" or draft.audience == "public":
+        raise ScopeError("public sessions cannot write memory: open a personal or team session")
+    if not isinstance(draft.boundary, str) or not draft.boundary.strip():
+        raise InvalidInput("a boundary is required")
+    if draft.source not in SOURCES:
+        raise InvalidInput(f"unknown source {draft.source!r}: use one of {', '.join(SOURCES)}")
+    recall_mode = draft.recall_mode or default_recall_mode(draft.memory_class)
+    if recall_mode not in RECALL_MODES:
+        raise InvalidInput(f"unknown recall mode {recall_mode!r}: use one of {', '.join(RECALL_MODES)}")
+    if draft.sensitivity not in ("normal", "secret"):
+        raise InvalidInput("sensitivity must be 'normal' or 'secret'")
+    try:
+        confidence = min(1.0, max(0.0, float(draft.confidence)))
+    except (TypeError, ValueError):
+        raise InvalidInput("confidence must be a number between 0 and 1") from None
+    return replace(
+        draft,
+        title=title,
+        body=body,
+        boundary=draft.boundary.strip(),
+        aliases=tuple(clean_terms(list(draft.aliases), "aliases")),
+        facets=tuple(clean_terms(list(draft.facets), "facets")),
+        recall_mode=recall_mode,
+        confidence=confidence,
+    )
+
+
+def upsert_anchor(conn: apsw.Connection, name: str, anchor_type: str, audience: str,
+                  boundary: str, now: int) -> str | None:
+    """The anchor for `name` in this scope, created on first use; names dedupe when normalized."""
+    normalized = normalize_text(name or "")
+    if not normalized:
+        return None
+    found = one(
+        conn,
+        "SELECT anchor_id, status FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?",
+        (audience, boundary, normalized),
+    )
+    if found:
+        conn.execute(
+            "UPDATE memory_anchors SET updated_at=?, status='active' WHERE anchor_id=?",
+            (now, found["anchor_id"]),
+        )
+        return found["anchor_id"]
+    anchor_id = new_id("anc")
+    conn.execute(
+        "INSERT INTO memory_anchors(anchor_id, anchor_type, canonical_name, normalized_name, audience,"
+        " boundary, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+        (anchor_id, anchor_type or "concept", name.strip(), normalized, audience, boundary, now, now),
+    )
+    return anchor_id
+
+
+def assert_edge(conn: apsw.Connection, from_anchor: str, relation: str, to_anchor: str, *,
+                audience: str, boundary: str, asserted_by: str | None, now: int,
+                confidence: float = 0.8, exclusive: bool = True) -> str:
+    """Record that `from relation to` holds from now on.
+
+    An assertion already open is kept (not duplicated). For an exclusive relation, an open edge
+    from the same anchor with the same relation to another target has its interval closed: the
+    old fact stays in the graph with the time it stopped being true.
+    """
+    relation = relation.strip().lower().replace(" ", "_")
+    if not relation:
+        raise InvalidInput("a relation needs a name, e.g. member_of or home_airport")
+    open_same = one(
+        conn,
+        "SELECT edge_id FROM memory_edges WHERE from_anchor_id=? AND relation=? AND to_anchor_id=?"
+        " AND valid_to IS NULL",
+        (from_anchor, relation, to_anchor),
+    )
+    if open_same:
+        return open_same["edge_id"]
+    if exclusive:
+        conn.execute(
+            "UPDATE memory_edges SET valid_to=? WHERE from_anchor_id=? AND relation=?"
+            " AND to_anchor_id != ? AND valid_to IS NULL",
+            (now, from_anchor, relation, to_anchor),
+        )
+    edge_id = new_id("edge")
+    conn.execute(
+        "INSERT INTO memory_edges(edge_id, from_anchor_id, relation, to_anchor_id, audience, boundary,"
+        " confidence, asserted_by, valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (edge_id, from_anchor, relation, to_anchor, audience, boundary, confidence, asserted_by, now, now),
+    )
+    return edge_id
+
+
+def insert_memory(conn: apsw.Connection, draft: MemoryDraft, now: int) -> str:
+    """Create a memory from a validated draft and return its id (doc-… or rec-…)."""
+    draft = validate_draft(draft)
+    kind = kind_for_class(draft.memory_class)
+    authored = draft.authored_at if draft.authored_at is not None else now
+    anchor_id = upsert_anchor(conn, draft.anchor or "", draft.anchor_type, draft.audience,
+                              draft.boundary, now) if draft.anchor else None
+    common = dict(
+        anchor_id=anchor_id,
+        memory_class=draft.memory_class,
+        title=draft.title,
+        body=draft.body,
+        aliases=terms_text(list(draft.aliases)),
+        facets=terms_text(list(draft.facets)),
+        audience=draft.audience,
+        boundary=draft.boundary,
+        author_audience=draft.author_audience,
+        sensitivity=draft.sensitivity,
+        recall_mode=draft.recall_mode,
+        confidence=draft.confidence,
+        source=draft.source,
+        session_id=draft.session_id,
+        provenance_json=draft.provenance.to_json(),
+        authored_at=authored,
+        created_at=now,
+        freshness_at=now,
+        expires_at=expires_for(draft.memory_class, now),
+        content_hash=content_hash(draft.title, draft.body),
+        fingerprint=fingerprint(draft.body),
+    )
+    if kind == "document":
+        memory_id = new_id("doc")
+        values = dict(document_id=memory_id, updated_at=now, revision=1,
+                      update_semantics=draft.update_semantics or "merge-document", **common)
+        _insert(conn, "memory_documents", values)
+        _insert_revision(conn, memory_id, 1, draft.title, draft.body, draft.source, "created", now)
+    else:
+        memory_id = new_id("rec")
+        semantics = draft.update_semantics or (
+            "conversation_trace" if draft.memory_class == "trace" else "immutable-record")
+        values = dict(record_id=memory_id, update_semantics=semantics, **common)
+        _insert(conn, "memory_records", values)
+    if anchor_id:
+        for rel in draft.relations:
+            target = upsert_anchor(conn, rel.target, rel.target_type, draft.audience, draft.boundary, now)
+            if target:
+                assert_edge(conn, anchor_id, rel.relation, target, audience=draft.audience,
+                            boundary=draft.boundary, asserted_by=memory_id, now=now,
+                            confidence=draft.confidence, exclusive=rel.exclusive)
+    return memory_id
+
+
+def _insert(conn: apsw.Connection, table: str, values: dict) -> None:
+    cols = ",".join(values)
+    marks = ",".join("?" * len(values))
+    conn.execute(f"INSERT INTO {table}({cols}) VALUES ({marks})", tuple(values.values()))
+
+
+def _insert_revision(conn, doc_id, revision, title, body, source, reason, now) -> None:
+    conn.execute(
+        "INSERT INTO memory_revisions(document_id, revision, title, body, source, reason, created_at)"
+        " VALUES (?,?,?,?,?,?,?)",
+        (doc_id, revision, title, body, source, reason, now),
+    )
+
+
+# -- edits ------------------------------------------------------------------------------------
+
+
+def load_visible(conn: apsw.Connection, scope: Scope, memory_id: str, now: int) -> dict:
+    """The live row for an id this scope may see (records resolve to the newest of their chain)."""
+    memory_id = parse_id(memory_id)
+    if memory_id.startswith("doc-"):
+        pred, params = visible_sql("m", scope, now, kind="document", include_expired=True,
+                                   include_trace=True)
+        row = one(conn, f"SELECT m.*, {doc_columns()} FROM memory_documents m"
+                        f" WHERE m.document_id=? AND {pred}", (memory_id, *params))
+    else:
+        head = resolve_record_head(conn, memory_id)
+        pred, params = visible_sql("m", scope, now, kind="record", include_expired=True,
+                                   include_trace=True)
+        row = one(conn, f"SELECT m.*, {rec_columns()} FROM memory_records m"
+                        f" WHERE m.record_id=? AND {pred}", (head, *params)) if head else None
+    if row is None:
+        raise NotFound(f"no memory {memory_id} is visible to this session: check the id, or it was deleted")
+    return row
+
+
+def resolve_record_head(conn: apsw.Connection, record_id: str) -> str | None:
+    """Follow the supersede chain forward to the newest record."""
+    return scalar(
+        conn,
+        """
+        WITH RECURSIVE chain(id, depth) AS (
+            SELECT record_id, 0 FROM memory_records WHERE record_id = ?
+            UNION ALL
+            SELECT r.record_id, chain.depth + 1 FROM memory_records r
+            JOIN chain ON r.supersedes_record_id = chain.id
+        )
+        SELECT id FROM chain ORDER BY depth DESC LIMIT 1
+        """,
+        (record_id,),
+    )
+
+
+def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now: int, *,
+                    source: str, reason: str, semantics: str | None = None) -> int:
+    """Write a new revision of a living document; every earlier body stays in memory_revisions."""
+    title = clean_text(title, "title", limit=MAX_TITLE_CHARS)
+    body = clean_text(body, "content", limit=MAX_BODY_CHARS)
+    revision = row["revision"] + 1
+    conn.execute(
+        "UPDATE memory_documents SET title=?, body=?, revision=?, updated_at=?, freshness_at=?,"
+        " expires_at=?, content_hash=?, fingerprint=?, update_semantics=COALESCE(?, update_semantics)"
+        " WHERE document_id=?",
+        (title, body, revision, now, now, expires_for(row["memory_class"], now),
+         content_hash(title, body), fingerprint(body), semantics, row["document_id"]),
+    )
+    _insert_revision(conn, row["document_id"], revision, title, body, source, reason, now)
+    return revision
+
+
+def supersede_record(conn: apsw.Connection, row: dict, title: str, body: str, now: int, *,
+                     source: str, tombstone: bool = False) -> str:
+    """Append a record that replaces `row` and links the chain; the old record is never changed."""
+    title = clean_text(title, "title", limit=MAX_TITLE_CHARS)
+    body = clean_text(body, "content", limit=MAX_BODY_CHARS) if not tombstone else body
+    new = new_id("rec")
+    values = {k: row[k] for k in (
+        "anchor_id", "memory_class", "aliases", "facets", "audience", "boundary", "author_audience",
+        "sensitivity", "recall_mode", "confidence", "session_id", "provenance_json", "authored_at")}
+    values.update(
+        record_id=new, title=title, body=body, source=source,
+        update_semantics="tombstone" if tombstone else "supersede-record",
+        supersedes_record_id=row["record_id"], is_tombstone=1 if tombstone else 0,
+        created_at=now, freshness_at=now, expires_at=expires_for(row["memory_class"], now),
+        content_hash=content_hash(title, body), fingerprint=fingerprint(body),
+    )
+    _insert(conn, "memory_records", values)
+    return new
+
+
+def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, source: str,
+                  as_wrong: bool = True) -> None:
+    """Delete a memory. Deleting it as wrong leaves a tombstone so curation will not re-create it."""
+    if row["kind"] == "document":
+        conn.execute(
+            "UPDATE memory_documents SET deleted_at=?, deactivated_reason=?, update_semantics='tombstone'"
+            " WHERE document_id=?",
+            (now, reason, row["document_id"]),
+        )
+    else:
+        supersede_record(conn, row, row["title"], json.dumps({"status": "tombstone"}), now,
+                         source=source, tombstone=True)
+    conn.execute("DELETE FROM memory_embeddings WHERE item_id=?", (row["id"],))
+    if as_wrong:
+        conn.execute(
+            "INSERT INTO tombstones(tombstone_id, fingerprint, audience, boundary, memory_id, reason,"
+            " created_at) VALUES (?,?,?,?,?,?,?)",
+            (new_id("tomb"), fingerprint(row["body"]), row["audience"], row["boundary"], row["id"],
+             reason, now),
+        )
+
+
+def is_tombstoned(conn: apsw.Connection, body: str, audience: str, boundary: str) -> bool:
+    """True when a person deleted this claim (same normalized fingerprint) in this scope."""
+    return bool(scalar(
+        conn,
+        "SELECT 1 FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=? LIMIT 1",
+        (fingerprint(body), boundary, audience),
+    ))
+
+
+def find_fingerprint(conn: apsw.Connection, body: str, audience: str, boundary: str) -> str | None:
+    """The id of a live memory in this scope whose fingerprint equals this body's, if any."""
+    fp = fingerprint(body)
+    found = scalar(
+        conn,
+        "SELECT document_id FROM memory_documents WHERE fingerprint=? AND audience=? AND boundary=?"
+        " AND deleted_at IS NULL LIMIT 1",
+        (fp, audience, boundary),
+    )
+    if found:
+        return found
+    return scalar(
+        conn,
+        "SELECT r.record_id FROM memory_records r WHERE r.fingerprint=? AND r.audience=? AND r.boundary=?"
+        " AND r.is_tombstone=0 AND NOT EXISTS (SELECT 1 FROM memory_records s"
+        " WHERE s.supersedes_record_id=r.record_id) LIMIT 1",
+        (fp, audience, boundary),
+    )
+
+
+def revisions(conn: apsw.Connection, doc_id: str) -> list[dict]:
+    return rows(conn, "SELECT revision, title, body, source, reason, created_at FROM memory_revisions"
+                      " WHERE document_id=? ORDER BY revision DESC", (doc_id,))
