@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol
 
 from . import search, sessions, store
 from .clock import Clock, system_clock
-from .db import Database, scalar
+from .db import Database, rows, scalar
 from .errors import EngineError, InvalidInput, MemoryDisabled, ScopeError
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
@@ -232,6 +232,21 @@ class Engine:
                     conn, "SELECT COALESCE(SUM(injected_count), 0) FROM recall_events WHERE created_at >= ?",
                     (self.started_at,)),
             }
+
+    def checkpoint_overview(self, limit: int = 50) -> dict:
+        """Checkpoint counts by state and the pending list (oldest first within priority)."""
+        with self.db.snapshot() as conn:
+            counts = {state: 0 for state in ("pending", "leased", "completed", "dead")}
+            for row in conn.execute("SELECT status, COUNT(*) FROM memory_checkpoints GROUP BY status"):
+                counts[row[0]] = row[1]
+            pending = rows(
+                conn,
+                "SELECT checkpoint_id, session_id, trigger_type, priority, status, attempts, last_error,"
+                " audience, boundary, created_at, available_at FROM memory_checkpoints"
+                " WHERE status IN ('pending', 'leased') ORDER BY priority DESC, created_at ASC LIMIT ?",
+                (limit,),
+            )
+        return {"counts": counts, "pending": pending}
 
     def status(self) -> dict:
         """Health of the memory subsystem: healthy, degraded or paused, with reasons."""
