@@ -1,0 +1,106 @@
+"""Export then import gives identical memories; Markdown and OpenClaw-style memory."""
+
+import json
+
+import pytest
+
+from engine import open_engine, transfer
+from engine.clock import DAY_MS
+from engine.settings import defaults
+from engine.store import Relation
+
+
+def snapshot(eng) -> dict:
+    """Every stored row of every memory table, as comparable data."""
+    out = {}
+    with eng.db.snapshot() as conn:
+        for kind, row in transfer.export_rows(conn):
+            out.setdefault(kind, []).append(row)
+    return {k: sorted(v, key=lambda r: json.dumps(r, sort_keys=True)) for k, v in out.items()}
+
+
+def populate(eng, clock):
+    s = eng.open_session("personal", "work")
+    t = eng.open_session("team", "work")
+    doc = eng.store(s, "Airline", "member of KLM Flying Blue", anchor="user",
+                    relations=[Relation("member_of", "Flying Blue")], aliases=["KLM"], facets=["travel"],
+                    provenance={"turns": [1, 2], "external": [{"kind": "file", "ref": "notes.md"}]},
+                    authored_at=clock() - 5 * DAY_MS)
+    clock.advance(1000)
+    eng.update(s, doc.id, old_text="KLM", new_text="KLM (Air France-KLM)")
+    rec = eng.store(s, "Trip", "Amsterdam on 3 May", memory_class="evidence")
+    clock.advance(1000)
+    eng.update(s, rec.id, new_content="Amsterdam on 4 May")
+    gone = eng.store(t, "Wrong", "the office is in Paris")
+    eng.update(t, gone.id, delete=True)
+    eng.store(s, "Home airport", "AMS", anchor="user", relations=[Relation("home_airport", "AMS")])
+    clock.advance(1000)
+    eng.store(s, "Home airport", "RTM now", anchor="user", relations=[Relation("home_airport", "RTM")])
+    eng.store(t, "Trace", "ran tests", memory_class="trace")
+
+
+def test_jsonl_export_import_roundtrip_is_identical(tmp_path, clock):
+    src = open_engine(tmp_path / "a", settings=defaults(), clock=clock, start_workers=False)
+    populate(src, clock)
+    out = tmp_path / "export.jsonl"
+    count = transfer.export(src, out)
+    assert count == 7
+    assert all(json.loads(line) for line in out.read_text().splitlines())
+    dst = open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False)
+    report = transfer.import_path(dst, out)
+    assert report == {"imported": 7, "skipped": 0, "errors": []}
+    before, after = snapshot(src), snapshot(dst)
+    assert after == before
+    assert set(before) == {"anchor", "document", "revision", "record", "edge", "tombstone"}
+    # the FTS index was rebuilt by the triggers: search works on the imported copy
+    s = dst.open_session("personal", "work")
+    assert [i.title for i in dst.find(s, "amsterdam")] == ["Trip"]
+    assert transfer.import_path(dst, out)["skipped"] == 7  # idempotent
+    src.close()
+    dst.close()
+
+
+def test_bad_jsonl_imports_nothing_and_names_the_lines(tmp_path, engine):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "document", "document_id": "doc-1"}\nnot json\n{"type": "alien"}\n')
+    report = transfer.import_path(engine, bad)
+    assert report["imported"] == 0
+    assert any("line 2" in e for e in report["errors"]) and any("line 3" in e for e in report["errors"])
+    assert engine.stats()["documents"] == 0
+
+
+def test_markdown_export_writes_one_file_per_anchor(tmp_path, engine, clock):
+    populate(engine, clock)
+    transfer.export(engine, tmp_path / "md", fmt="markdown")
+    names = sorted(p.name for p in (tmp_path / "md").iterdir())
+    assert names == ["unanchored.md", "user.md"]
+    user = (tmp_path / "md" / "user.md").read_text()
+    assert "member of KLM (Air France-KLM) Flying Blue" in user and "revision 1" in user
+    assert "home_airport → AMS" in user and "until" in user
+
+
+def test_openclaw_markdown_import(tmp_path, engine):
+    root = tmp_path / "openclaw"
+    (root / "memory").mkdir(parents=True)
+    (root / "MEMORY.md").write_text(
+        "# Memory\n\n## Preferences\n- Prefers dark mode in every editor\n- Drinks coffee black\n\n"
+        "## Work\nWorks at Acme on the billing service.\nOn call every other week.\n")
+    (root / "memory" / "2026-03-02.md").write_text("- Decided to migrate CI to GitHub Actions\n")
+    report = transfer.import_path(engine, root, audience="personal", boundary="work")
+    assert report == {"imported": 4, "skipped": 0, "errors": []}
+    s = engine.open_session("personal", "work")
+    (dark,) = engine.find(s, "dark mode")
+    assert dark.title == "Preferences" and dark.provenance["external"][0]["ref"] == "MEMORY.md"
+    (ci,) = engine.find(s, "github actions")
+    assert ci.provenance["external"][0]["ref"] == "memory/2026-03-02.md"
+    assert ci.authored_at == 1772409600000  # 2026-03-02T00:00:00Z
+    (acme,) = engine.find(s, "billing")
+    assert acme.body == "Works at Acme on the billing service.\nOn call every other week."
+    again = transfer.import_path(engine, root, audience="personal", boundary="work")
+    assert again == {"imported": 0, "skipped": 4, "errors": []}
+
+
+def test_import_of_missing_path_is_a_clear_error(tmp_path, engine):
+    from engine.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="does not exist"):
+        transfer.import_path(engine, tmp_path / "nope.jsonl")
