@@ -1,0 +1,273 @@
+"""The JSON API under /api/v1: sessions, recall, the four memory tools, checkpoints and tokens.
+
+Each route is declared once with `@route(...)`: the declaration registers the Flask view and
+records the operation (request and response schema) that openapi.py publishes. Every session
+route goes through `security.session_scope`, so the calling token's ceiling is checked against
+the session's audience and boundary on every call, whoever opened the session.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import metadata
+
+from flask import Blueprint, current_app, jsonify, request
+
+from engine import tokens
+
+from . import schemas
+from .errors import Forbidden, NotAvailable
+from .security import current_token, require_permits, session_scope
+
+PREFIX = "/api/v1"
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    rule: str  # Flask rule, e.g. /sessions/<session_id>/turns
+    operation_id: str
+    summary: str
+    request: str | None  # a schemas.REQUESTS name
+    response: str  # a schemas.RESPONSES name
+    tag: str
+    body_required: bool = True
+
+
+OPERATIONS: list[Operation] = []
+api = Blueprint("api_v1", __name__, url_prefix=PREFIX)
+
+
+def route(method: str, rule: str, *, summary: str, response: str, request_schema: str | None = None,
+          tag: str = "memory", body_required: bool = True):
+    def decorator(fn):
+        OPERATIONS.append(Operation(method, rule, fn.__name__, summary, request_schema, response, tag,
+                                    body_required))
+        api.add_url_rule(rule, fn.__name__, fn, methods=[method])
+        return fn
+    return decorator
+
+
+def engine():
+    return current_app.extensions["keepmind.engine"]
+
+
+def body(schema_name: str) -> dict:
+    """The request's JSON object, checked against its schema (an empty body reads as {})."""
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        data = {}
+    else:
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            from engine.errors import InvalidInput
+            raise InvalidInput("the body is not valid JSON: send a JSON object") from None
+    schemas.check_text(data)
+    schemas.validate(data, schemas.REQUESTS[schema_name])
+    return data
+
+
+def need(name: str, issue: str):
+    """An engine method another part of Keepmind adds, or a 503 saying it is not there yet."""
+    fn = getattr(engine(), name, None)
+    if fn is None:
+        raise NotAvailable(f"{name.replace('_', ' ')} is not available in this version of Keepmind yet "
+                           f"({issue}); the other routes work")
+    return fn
+
+
+def reply(**fields):
+    return jsonify({"ok": True, **fields})
+
+
+def store_result(result) -> dict:
+    return {"id": getattr(result, "id", None), "action": str(getattr(result, "action", "")),
+            "reason": str(getattr(result, "reason", "") or ""),
+            "checkpoint_id": getattr(result, "checkpoint_id", None)}
+
+
+def version() -> str:
+    try:
+        return metadata.version("keepmind")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+# -- status ---------------------------------------------------------------------------------------
+
+
+@route("GET", "/status", summary="Health of the memory subsystem and the version", response="Status",
+       tag="status")
+def status():
+    return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
+
+
+# -- sessions -------------------------------------------------------------------------------------
+
+
+@route("POST", "/sessions", summary="Open a session in an audience and boundary the token allows",
+       request_schema="SessionOpen", response="Session", tag="sessions")
+def open_session():
+    data = body("SessionOpen")
+    token = current_token()
+    require_permits(token, data["audience"], data["boundary"].strip())
+    sid = engine().open_session(data["audience"], data["boundary"], channel=data.get("channel"),
+                                title=data.get("title"), token_id=token.id)
+    return reply(session={"id": sid, "audience": data["audience"], "boundary": data["boundary"].strip(),
+                          "status": "open"})
+
+
+@route("POST", "/sessions/<session_id>/turns", summary="Record a completed turn (user and assistant)",
+       request_schema="Turn", response="TurnAdded", tag="sessions")
+def add_turn(session_id):
+    session_scope(engine(), session_id)
+    data = body("Turn")
+    index = engine().add_turn(session_id, user=data.get("user", ""), assistant=data.get("assistant", ""),
+                              tools=data.get("tools"), recalled_ids=data.get("recalled_ids"),
+                              skills=data.get("skills"))
+    return reply(turn=index)
+
+
+@route("POST", "/sessions/<session_id>/end", summary="End a session (it is distilled one last time)",
+       request_schema="Empty", response="Session", tag="sessions", body_required=False)
+def end_session(session_id):
+    scope = session_scope(engine(), session_id)
+    body("Empty")
+    engine().end_session(session_id)
+    return reply(session={"id": session_id, "audience": scope.audience, "boundary": scope.boundary,
+                          "status": "ended"})
+
+
+@route("POST", "/sessions/<session_id>/compaction", summary="Queue a compaction summary for curation",
+       request_schema="Compaction", response="Stored", tag="sessions")
+def compaction(session_id):
+    session_scope(engine(), session_id)
+    data = body("Compaction")
+    compact = need("compact", "the write path, issue 5")
+    return reply(result=store_result(compact(session_id, data["summary"])))
+
+
+@route("POST", "/sessions/<session_id>/findings", summary="Queue findings a parent agent accepted",
+       request_schema="Findings", response="FindingsStored", tag="sessions")
+def findings(session_id):
+    session_scope(engine(), session_id)
+    data = body("Findings")
+    add_findings = need("add_findings", "the write path, issue 5")
+    return reply(results=[store_result(r) for r in add_findings(session_id, data["findings"])])
+
+
+@route("POST", "/sessions/<session_id>/recall", summary="The memories that bear on this message, as a block",
+       request_schema="Recall", response="RecallResult", tag="recall")
+def recall(session_id):
+    scope = session_scope(engine(), session_id)
+    data = body("Recall")
+    if scope.inert or not engine().enabled:
+        # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
+        return reply(block=None, items=[], receipt=None, degraded=[])
+    result = need("recall", "recall, issue 4")(session_id, data["message"], data.get("context"))
+    out = result.as_dict()
+    return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
+                 degraded=list(out.get("degraded", [])))
+
+
+# -- the four memory tools ------------------------------------------------------------------------
+
+
+@route("POST", "/sessions/<session_id>/tools/find_memories",
+       summary="Search the memories this session may see (lexical, best first)",
+       request_schema="FindMemories", response="Found", tag="tools")
+def find_memories(session_id):
+    scope = session_scope(engine(), session_id)
+    data = body("FindMemories")
+    items = engine().find(scope, data["query"], limit=data.get("limit", 5),
+                          include_expired=data.get("include_expired", False))
+    return reply(items=[_memory(i) for i in items], count=len(items))
+
+
+@route("POST", "/sessions/<session_id>/tools/get_memories",
+       summary="Memories by id, copied verbatim (a record id resolves to its newest version)",
+       request_schema="GetMemories", response="Got", tag="tools")
+def get_memories(session_id):
+    scope = session_scope(engine(), session_id)
+    data = body("GetMemories")
+    got = engine().get(scope, data["ids"])
+    return reply(items=[_memory(i) for i in got.items],
+                 missing=[{"id": raw, "reason": why} for raw, why in got.missing])
+
+
+@route("POST", "/sessions/<session_id>/tools/store_memory",
+       summary="Ask Keepmind to remember something (queued for curation at top priority)",
+       request_schema="StoreMemory", response="Stored", tag="tools")
+def store_memory(session_id):
+    scope = session_scope(engine(), session_id)
+    data = body("StoreMemory")
+    store = need("store_memory", "the write path, issue 5")
+    result = store(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
+    return reply(result=store_result(result))
+
+
+@route("POST", "/sessions/<session_id>/tools/update_memory",
+       summary="Replace text in, rewrite, retitle or delete a memory this session may see",
+       request_schema="UpdateMemory", response="Updated", tag="tools")
+def update_memory(session_id):
+    scope = session_scope(engine(), session_id)
+    data = body("UpdateMemory")
+    result = engine().update(scope, data["id"], old_text=data.get("old_text"), new_text=data.get("new_text"),
+                             new_content=data.get("new_content"), title=data.get("title"),
+                             delete=data.get("delete", False))
+    return reply(result={"id": result.id, "action": result.action, "new_id": result.new_id,
+                         "replacements": result.replacements, "revision": result.revision})
+
+
+def _memory(item) -> dict:
+    out = item.as_dict()
+    out["score"] = item.score
+    return out
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+@route("GET", "/checkpoints", summary="Checkpoint counts by state and the pending list",
+       response="Checkpoints", tag="status")
+def checkpoints():
+    overview = engine().checkpoint_overview()
+    token = current_token()
+    pending = [p for p in overview["pending"] if token.permits(p["audience"], p["boundary"])]
+    return reply(counts=overview["counts"], pending=pending)
+
+
+# -- tokens ---------------------------------------------------------------------------------------
+
+
+@route("GET", "/tokens", summary="The live tokens no wider than the calling token", response="Tokens",
+       tag="tokens")
+def list_tokens():
+    caller = current_token()
+    with engine().db.snapshot() as conn:
+        found = tokens.list_tokens(conn)
+    return reply(tokens=[t.as_dict() for t in found if caller.covers(t)])
+
+
+@route("POST", "/tokens", summary="Create a token no wider than the calling token (the secret is shown once)",
+       request_schema="TokenCreate", response="TokenCreated", tag="tokens")
+def create_token():
+    data = body("TokenCreate")
+    caller = current_token()
+    name, ceiling, bounds = tokens.check_spec(data["name"], data["audience_ceiling"],
+                                              data.get("boundaries", ["*"]))
+    wanted = tokens.Token("", name, ceiling, bounds, 0)
+    if not caller.covers(wanted):
+        raise Forbidden("a token can only create tokens no wider than itself (audience ceiling and boundaries)")
+    created = engine().write(tokens.create, name, ceiling, list(bounds), engine().now())
+    return reply(token=created.token.as_dict(), secret=created.secret)
+
+
+@route("POST", "/tokens/<token_id>/revoke", summary="Revoke a token (by id or name) no wider than the caller",
+       request_schema="Empty", response="TokenRevoked", tag="tokens", body_required=False)
+def revoke_token(token_id):
+    body("Empty")
+    revoked = engine().write(tokens.revoke, token_id, engine().now(), by=current_token())
+    return reply(token=revoked.as_dict())

@@ -1,0 +1,30 @@
+"""`create_app(engine, config=None)`: the Flask app for the API (and, later, the HTML pages)."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from . import errors, security
+
+
+def create_app(engine, config: dict | None = None) -> Flask:
+    """The WSGI app serving `engine`.
+
+    `config` may set `port` (the port the server is bound to, for the Host allowlist; the server
+    sets it again with `security.bind_port` once the socket is bound) and `max_body_bytes`
+    (defaults to the engine's `server.max_body_bytes` setting). Other keys go into app.config.
+    """
+    config = dict(config or {})
+    app = Flask("webui")
+    app.config["MAX_CONTENT_LENGTH"] = int(config.pop("max_body_bytes", engine.settings["server.max_body_bytes"]))
+    app.json.sort_keys = False  # keep "ok" first, as written
+    security.bind_port(app, config.pop("port", engine.settings["server.port"]))
+    app.config.update(config)
+    app.extensions["keepmind.engine"] = engine
+    errors.install(app)
+    security.install(app, engine)
+
+    # JSON API; HTML blueprints register beside it, never under /api.
+    from .openapi import api  # openapi.py adds its own route to the api blueprint
+    app.register_blueprint(api)
+    return app

@@ -1,0 +1,87 @@
+"""The OpenAPI 3.1 document of /api/v1, built from the route declarations in api.py.
+
+Served at /api/v1/openapi.json (behind the bearer token like every /api route). A test checks
+that its paths and methods are exactly the registered Flask routes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import jsonify
+
+from . import schemas
+from .api import OPERATIONS, PREFIX, api, route, version
+
+# Every operation can answer these; all of them carry the one error envelope.
+ERROR_STATUSES = {
+    "400": "Bad input: the message says what to fix",
+    "401": "Missing, invalid or revoked bearer token",
+    "403": "Refused: foreign Host, cross-site request, or beyond the token's ceiling or boundaries",
+    "404": "No such session, memory, token or route",
+    "405": "Method not allowed on this route",
+    "409": "Memory is turned off (memory.enabled = false)",
+    "413": "Body larger than server.max_body_bytes",
+    "503": "A part of Keepmind this route needs is not available (yet), or the engine is closing",
+}
+PATH_PARAMS = {
+    "session_id": ("A session id from POST /sessions", schemas.SESSION_ID),
+    "token_id": ("A token id or name", schemas.TOKEN_REF),
+}
+
+
+def openapi_path(rule: str) -> str:
+    return PREFIX + re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule)
+
+
+def operation_doc(op) -> dict:
+    doc = {
+        "operationId": op.operation_id,
+        "summary": op.summary,
+        "tags": [op.tag],
+        "responses": {
+            "200": {"description": "Success", "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{op.response}"}}}},
+            **{code: {"description": text, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"}}}} for code, text in ERROR_STATUSES.items()},
+        },
+    }
+    params = re.findall(r"<(?:[a-z]+:)?([a-z_]+)>", op.rule)
+    if params:
+        doc["parameters"] = [{"name": p, "in": "path", "required": True, "description": PATH_PARAMS[p][0],
+                              "schema": PATH_PARAMS[p][1]} for p in params]
+    if op.request:
+        doc["requestBody"] = {"required": op.body_required, "content": {"application/json": {
+            "schema": {"$ref": f"#/components/schemas/{op.request}"}}}}
+    return doc
+
+
+def document() -> dict:
+    paths: dict[str, dict] = {}
+    for op in OPERATIONS:
+        paths.setdefault(openapi_path(op.rule), {})[op.method.lower()] = operation_doc(op)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Keepmind localhost API",
+            "version": version(),
+            "description": "Long-term memory for LLM agents on 127.0.0.1. Every route needs "
+                           "`Authorization: Bearer <token>`; every error is "
+                           '`{"ok": false, "error": "...", "status": N}`.',
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {**schemas.REQUESTS, **schemas.RESPONSES},
+        },
+    }
+
+
+@route("GET", "/openapi.json", summary="This document", response="OpenAPI", tag="status")
+def openapi_json():
+    return jsonify(document())
+
+
+__all__ = ["api", "document", "openapi_path"]

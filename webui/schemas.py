@@ -1,0 +1,235 @@
+"""JSON Schemas of the API's bodies, and the small validator the routes use.
+
+The same dicts are the OpenAPI document's components and the routes' input checks, so the
+document cannot promise a shape the server does not enforce. The validator covers the subset
+used here: type (or a list of types), properties, required, additionalProperties, enum, pattern,
+min/maxLength, minimum/maximum, items, min/maxItems, anyOf.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.errors import InvalidInput
+from engine.memory import MAX_BODY_CHARS, MAX_TITLE_CHARS
+from engine.sessions import MAX_TURN_CHARS
+
+SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
+TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
+AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
+BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"}
+SHORT_TEXT = {"type": "string", "maxLength": 500}
+STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 200}
+MEMORY_ID = {"type": "string", "maxLength": 100}
+
+
+def obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+REQUESTS = {
+    "SessionOpen": obj({"audience": AUDIENCE, "boundary": BOUNDARY, "channel": SHORT_TEXT,
+                        "title": SHORT_TEXT}, ("audience", "boundary")),
+    "Turn": obj({"user": {"type": "string", "maxLength": MAX_TURN_CHARS},
+                 "assistant": {"type": "string", "maxLength": MAX_TURN_CHARS},
+                 "tools": STRINGS, "recalled_ids": STRINGS, "skills": STRINGS}),
+    "Empty": obj({}),
+    "Compaction": obj({"summary": {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS}},
+                      ("summary",)),
+    "Findings": obj({"findings": {
+        "type": "array", "minItems": 1, "maxItems": 50,
+        "items": {"anyOf": [
+            {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS},
+            {"type": "object", "properties": {
+                "title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
+                "content": {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS},
+                "tags": STRINGS}, "required": ["content"], "additionalProperties": False},
+        ]}}}, ("findings",)),
+    "Recall": obj({"message": {"type": "string", "maxLength": MAX_TURN_CHARS},
+                   "context": {"type": ["string", "null"], "maxLength": MAX_TURN_CHARS}}, ("message",)),
+    "FindMemories": obj({"query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                         "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                         "include_expired": {"type": "boolean"}}, ("query",)),
+    "GetMemories": obj({"ids": {"anyOf": [
+        {"type": "array", "items": MEMORY_ID, "minItems": 1, "maxItems": 100},
+        {"type": "string", "minLength": 1, "maxLength": 10_000}]}}, ("ids",)),
+    "StoreMemory": obj({"title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
+                        "content": {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS},
+                        "tags": STRINGS}, ("content",)),
+    "UpdateMemory": obj({"id": MEMORY_ID,
+                         "old_text": {"type": "string", "maxLength": MAX_BODY_CHARS},
+                         "new_text": {"type": "string", "maxLength": MAX_BODY_CHARS},
+                         "new_content": {"type": "string", "maxLength": MAX_BODY_CHARS},
+                         "title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
+                         "delete": {"type": "boolean"}}, ("id",)),
+    "TokenCreate": obj({"name": {"type": "string", "minLength": 1, "maxLength": 64},
+                        "audience_ceiling": AUDIENCE,
+                        "boundaries": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                                       "minItems": 1, "maxItems": 100}}, ("name", "audience_ceiling")),
+}
+
+_OK = {"type": "boolean", "const": True}
+_INT_OR_NULL = {"type": ["integer", "null"]}
+_STR_OR_NULL = {"type": ["string", "null"]}
+
+
+def ok(properties: dict, required: tuple[str, ...]) -> dict:
+    return {"type": "object", "properties": {"ok": _OK, **properties}, "required": ["ok", *required]}
+
+
+MEMORY = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"}, "kind": {"type": "string", "enum": ["document", "record"]},
+        "class": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},
+        "audience": {"type": "string"}, "boundary": {"type": "string"}, "source": {"type": "string"},
+        "sensitivity": {"type": "string"}, "recall_mode": {"type": "string"},
+        "confidence": {"type": "number"}, "aliases": {"type": "array", "items": {"type": "string"}},
+        "facets": {"type": "array", "items": {"type": "string"}}, "anchor_id": _STR_OR_NULL,
+        "provenance": {"type": "object"}, "authored_at": {"type": "integer"},
+        "created_at": {"type": "integer"}, "updated_at": {"type": "integer"},
+        "expires_at": _INT_OR_NULL, "revision": {"type": "integer"}, "stale": {"type": "boolean"},
+        "supersedes": _STR_OR_NULL, "score": {"type": ["number", "null"]},
+    },
+    "required": ["id", "kind", "class", "title", "content", "audience", "boundary", "stale"],
+}
+STORE_RESULT = {"type": "object", "properties": {
+    "id": _STR_OR_NULL, "action": {"type": "string"}, "reason": {"type": "string"},
+    "checkpoint_id": _STR_OR_NULL}, "required": ["action"]}
+TOKEN = {"type": "object", "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "audience_ceiling": AUDIENCE,
+    "boundaries": {"type": "array", "items": {"type": "string"}}, "created_at": {"type": "integer"},
+    "last_used_at": _INT_OR_NULL, "revoked": {"type": "boolean"}},
+    "required": ["id", "name", "audience_ceiling", "boundaries", "revoked"]}
+
+RESPONSES = {
+    "Error": {"type": "object", "properties": {
+        "ok": {"type": "boolean", "const": False}, "error": {"type": "string", "minLength": 1},
+        "status": {"type": "integer", "minimum": 400, "maximum": 599}},
+        "required": ["ok", "error", "status"], "additionalProperties": False},
+    "Memory": MEMORY,
+    "StoreResult": STORE_RESULT,
+    "Token": TOKEN,
+    "Status": ok({"memory": {"type": "object", "properties": {
+        "status": {"type": "string", "enum": ["healthy", "degraded", "paused"]},
+        "reasons": {"type": "array", "items": {"type": "string"}}}, "required": ["status", "reasons"]},
+        "version": {"type": "string"}, "token": TOKEN}, ("memory", "version")),
+    "Session": ok({"session": {"type": "object", "properties": {
+        "id": {"type": "string"}, "audience": AUDIENCE, "boundary": {"type": "string"},
+        "status": {"type": "string"}}, "required": ["id"]}}, ("session",)),
+    "TurnAdded": ok({"turn": {"type": "integer", "minimum": 1}}, ("turn",)),
+    "Stored": ok({"result": {"$ref": "#/components/schemas/StoreResult"}}, ("result",)),
+    "FindingsStored": ok({"results": {"type": "array", "items": {"$ref": "#/components/schemas/StoreResult"}}},
+                         ("results",)),
+    "RecallResult": ok({
+        "block": _STR_OR_NULL,
+        "items": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "title": {"type": "string"}, "content": {"type": "string"},
+            "class": {"type": "string"}, "score": {"type": ["number", "null"]}},
+            "required": ["id", "title", "content", "class"]}},
+        "receipt": _STR_OR_NULL,
+        "degraded": {"type": "array", "items": {"type": "string"}}}, ("block", "items", "receipt", "degraded")),
+    "Found": ok({"items": {"type": "array", "items": {"$ref": "#/components/schemas/Memory"}},
+                 "count": {"type": "integer"}}, ("items", "count")),
+    "Got": ok({"items": {"type": "array", "items": {"$ref": "#/components/schemas/Memory"}},
+               "missing": {"type": "array", "items": {"type": "object", "properties": {
+                   "id": {"type": "string"}, "reason": {"type": "string"}}, "required": ["id", "reason"]}}},
+              ("items", "missing")),
+    "Updated": ok({"result": {"type": "object", "properties": {
+        "id": {"type": "string"}, "action": {"type": "string"}, "new_id": _STR_OR_NULL,
+        "replacements": {"type": "integer"}, "revision": _INT_OR_NULL}, "required": ["id", "action"]}},
+        ("result",)),
+    "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                       "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),
+    "Tokens": ok({"tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}, ("tokens",)),
+    "TokenCreated": ok({"token": {"$ref": "#/components/schemas/Token"}, "secret": {"type": "string"}},
+                       ("token", "secret")),
+    "TokenRevoked": ok({"token": {"$ref": "#/components/schemas/Token"}}, ("token",)),
+    "OpenAPI": {"type": "object", "required": ["openapi", "paths"]},
+}
+
+_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def validate(value, schema: dict, where: str = "body") -> None:
+    """Raise InvalidInput naming the first place `value` breaks `schema`."""
+    if "anyOf" in schema:
+        errors = []
+        for option in schema["anyOf"]:
+            try:
+                validate(value, option, where)
+                return
+            except InvalidInput as exc:
+                errors.append(exc.message)
+        raise InvalidInput(errors[0] if len(errors) == 1 else f"{where} has the wrong shape: " + "; or ".join(errors))
+    types = schema.get("type")
+    if types is not None:
+        types = [types] if isinstance(types, str) else types
+        if not any(_TYPES[t](value) for t in types):
+            raise InvalidInput(f"{where} must be {' or '.join(_a(t) for t in types)}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise InvalidInput(f"{where} must be one of {', '.join(map(str, schema['enum']))}")
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            raise InvalidInput(f"{where} is empty" if schema["minLength"] == 1
+                               else f"{where} needs at least {schema['minLength']} characters")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            raise InvalidInput(f"{where} is {len(value)} characters; the limit is {schema['maxLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            raise InvalidInput(f"{where} has the wrong form (expected {schema['pattern']})")
+    elif _TYPES["number"](value):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise InvalidInput(f"{where} must be at least {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise InvalidInput(f"{where} must be at most {schema['maximum']}")
+    elif isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            raise InvalidInput(f"{where} needs at least {schema['minItems']} item(s)")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            raise InvalidInput(f"{where} has {len(value)} items; the limit is {schema['maxItems']}")
+        for i, item in enumerate(value):
+            validate(item, schema.get("items", {}), f"{where}[{i}]")
+    elif isinstance(value, dict):
+        props = schema.get("properties", {})
+        for name in schema.get("required", ()):
+            if name not in value:
+                raise InvalidInput(f"{where} needs {name!r}")
+        for name, item in value.items():
+            if name in props:
+                validate(item, props[name], name if where == "body" else f"{where}.{name}")
+            elif schema.get("additionalProperties") is False:
+                allowed = ", ".join(props) or "no fields"
+                raise InvalidInput(f"{where} has an unknown field {name!r}; allowed: {allowed}")
+
+
+def _a(t: str) -> str:
+    return {"integer": "a whole number", "array": "a list", "object": "an object", "null": "null",
+            "string": "a string", "boolean": "true or false", "number": "a number"}[t]
+
+
+def check_text(value, where: str = "body") -> None:
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates from JSON escapes)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{where} holds text that is not valid Unicode (a lone surrogate "
+                               "escape such as \\ud800)") from None
+    elif isinstance(value, list):
+        for item in value:
+            check_text(item, where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key, where)
+            check_text(item, where)

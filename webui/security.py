@@ -1,0 +1,147 @@
+"""Every defence of the localhost server, in one place.
+
+A server on 127.0.0.1 is still reachable from every web page the user opens (cross-site
+requests, DNS rebinding) and from every local process, so each request passes, in order:
+1. the Host allowlist: only the server's own `127.0.0.1:<port>` or `localhost:<port>`;
+2. on state-changing methods, no cross-site `Origin` and no cross-site `Sec-Fetch-Site`;
+3. the body size limit (`server.max_body_bytes`);
+4. on `/api/...`, a bearer token that verifies (stored hashed; see engine/tokens.py).
+The session-scope check (a token never acts through a session wider than its ceiling) is
+`session_scope`, called by every session route.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from flask import Flask, current_app, g, request
+
+from engine import sessions, tokens
+from engine.policy import Scope
+from engine.tokens import Token
+
+from .errors import Forbidden, Unauthorized
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+SAME_SITE_FETCH = frozenset({"same-origin", "none"})
+TOUCH_EVERY_MS = 60_000
+
+
+def bind_port(app: Flask, port: int) -> None:
+    """Tell the app the port it is served on (known only after the socket is bound)."""
+    app.config["KEEPMIND_PORT"] = int(port)
+
+
+def allowed_hosts(port: int | None) -> frozenset[str]:
+    if not port:
+        return frozenset()
+    return frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
+
+
+def allowed_origins(port: int | None) -> frozenset[str]:
+    return frozenset(f"http://{h}" for h in allowed_hosts(port))
+
+
+def check_host() -> None:
+    host = (request.headers.get("Host") or "").strip().lower()
+    if host not in allowed_hosts(current_app.config.get("KEEPMIND_PORT")):
+        raise Forbidden("this server answers only to its own address (127.0.0.1 or localhost with its "
+                        "port): the Host header names another site")
+
+
+def check_origin() -> None:
+    if request.method in SAFE_METHODS:
+        return
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None and fetch_site.strip().lower() not in SAME_SITE_FETCH:
+        raise Forbidden("cross-site requests cannot change anything here (Sec-Fetch-Site is "
+                        f"{fetch_site!r}); call the API from a local program, not a web page")
+    origin = request.headers.get("Origin")
+    if origin is not None and origin.strip().lower() not in allowed_origins(current_app.config.get("KEEPMIND_PORT")):
+        raise Forbidden("cross-site requests cannot change anything here (the Origin header names "
+                        "another site); call the API from a local program, not a web page")
+
+
+def check_body_size() -> None:
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if limit and request.content_length is not None and request.content_length > limit:
+        from werkzeug.exceptions import RequestEntityTooLarge
+        raise RequestEntityTooLarge()
+
+
+def bearer_secret() -> str | None:
+    header = request.headers.get("Authorization") or ""
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+def authenticate(engine) -> Token:
+    secret = bearer_secret()
+    if secret is None:
+        raise Unauthorized("missing API token: send `Authorization: Bearer <token>` "
+                           "(`keepmind token show` prints the local token)")
+    with engine.db.snapshot() as conn:
+        token = tokens.verify(conn, secret)
+    if token is None:
+        raise Unauthorized("invalid or revoked API token: `keepmind token show` prints the local "
+                           "token, `keepmind token create` makes a new one")
+    _touch(engine, token)
+    return token
+
+
+_touch_lock = threading.Lock()
+_last_touch: dict[str, int] = {}
+
+
+def _touch(engine, token: Token) -> None:
+    """Record last use at most once a minute per token, without waiting for the write."""
+    now = engine.now()
+    with _touch_lock:
+        if now - _last_touch.get(token.id, 0) < TOUCH_EVERY_MS:
+            return
+        _last_touch[token.id] = now
+    try:
+        engine.db.submit(tokens.touch, token.id, now)
+    except Exception:  # noqa: BLE001 - bookkeeping must never fail a request (e.g. engine closing)
+        pass
+
+
+def install(app: Flask, engine) -> None:
+    @app.before_request
+    def guard():
+        check_host()
+        check_origin()
+        check_body_size()
+        if request.path == "/api" or request.path.startswith("/api/"):
+            g.token = authenticate(engine)
+
+
+def current_token() -> Token:
+    return g.token
+
+
+def require_permits(token: Token, audience: str, boundary: str) -> None:
+    if not token.allows_audience(audience):
+        raise Forbidden(f"this token's audience ceiling is {token.audience_ceiling}: it cannot act in a "
+                        f"{audience} session; use a token whose ceiling allows {audience}")
+    if not token.allows_boundary(boundary):
+        raise Forbidden(f"this token may not act in boundary {boundary!r}: it is limited to "
+                        f"{', '.join(token.boundaries)}")
+
+
+def session_scope(engine, session_id: str) -> Scope:
+    """The scope of a session as the calling token may use it, or Forbidden.
+
+    Checked on every session route: a session opened by another (wider) token is no way around
+    the caller's ceiling. Cross-boundary reads granted by settings are kept only for boundaries
+    the token may see.
+    """
+    token = current_token()
+    with engine.db.snapshot() as conn:
+        row = sessions.session_row(conn, session_id)
+    require_permits(token, row["audience"], row["boundary"])
+    extra = tuple(b for b in engine.settings["policy.cross_boundary_reads"].get(row["boundary"], ())
+                  if token.allows_boundary(b))
+    return sessions.scope_of(row, extra)
