@@ -1,0 +1,225 @@
+"""An OpenAI-compatible chat-completions client for the write path (observer and curator).
+
+Works with Ollama, llama.cpp's server, LM Studio, vLLM and OpenAI: POST {base_url}/chat/completions
+with model, messages, temperature and max_tokens, bearer key when one is given. The API key is
+passed in by the composition root (which reads the environment variable the settings name);
+engine code never reads the environment. Timeouts default to 60 s (netclaw's 10 s failed 46% of
+calls) and every failure is logged with its kind and kept in `LlmHealth` for status and doctor.
+Replies are cleaned of `<think>` blocks and code fences before anyone parses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+from dataclasses import dataclass
+
+import httpx
+
+log = logging.getLogger("keepmind.writepath.llm")
+
+
+class LlmError(Exception):
+    """A call that produced no usable reply: kind is timeout, connect, http, empty or protocol."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    base_url: str
+    model: str
+    api_key: str | None = None
+    timeout_s: float = 60.0
+    max_output_tokens: int = 4096
+
+
+@dataclass(frozen=True)
+class LlmReply:
+    text: str  # cleaned: no <think> blocks, no code fences
+    raw: str
+    sha256: str  # of the raw reply, recorded with every decision
+    model: str
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class LlmHealth:
+    calls: int
+    failures: int
+    consecutive_failures: int
+    last_error: str | None
+    last_error_at: int | None
+    last_ok_at: int | None
+
+
+def config_from_settings(settings, api_key: str | None) -> LlmConfig | None:
+    """The provider configured in settings, or None (no LLM: rules and conservative curation)."""
+    base_url = settings.get("memory.llm.base_url")
+    model = settings.get("memory.llm.model")
+    if not base_url or not model:
+        return None
+    return LlmConfig(base_url=base_url, model=model, api_key=api_key or None,
+                     timeout_s=float(settings.get("memory.llm.timeout_seconds", 60)),
+                     max_output_tokens=int(settings.get("memory.llm.max_output_tokens", 4096)))
+
+
+def completions_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    return base + "/chat/completions"
+
+
+class ChatClient:
+    """One provider; thread-safe; owns an httpx client (close() releases it)."""
+
+    def __init__(self, config: LlmConfig, clock=None, transport: httpx.BaseTransport | None = None):
+        self.config = config
+        self._clock = clock
+        headers = {"Content-Type": "application/json"}
+        if config.api_key:
+            headers["Authorization"] = f"Bearer {config.api_key}"
+        self._http = httpx.Client(timeout=httpx.Timeout(config.timeout_s, connect=min(10.0, config.timeout_s)),
+                                  headers=headers, transport=transport, trust_env=False)
+        self._lock = threading.Lock()
+        self._calls = self._failures = self._consecutive = 0
+        self._last_error: str | None = None
+        self._last_error_at: int | None = None
+        self._last_ok_at: int | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self.config.model
+
+    def complete(self, system: str, user: str, *, purpose: str = "curation") -> LlmReply:
+        """Ask once; raise LlmError (already recorded) when no usable reply came back."""
+        body = {
+            "model": self.config.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0,
+            "max_tokens": self.config.max_output_tokens,
+            "stream": False,
+        }
+        url = completions_url(self.config.base_url)
+        try:
+            resp = self._http.post(url, json=body)
+        except httpx.TimeoutException as exc:
+            raise self._fail(purpose, "timeout", f"no reply within {self.config.timeout_s:.0f} s ({exc})")
+        except httpx.HTTPError as exc:
+            raise self._fail(purpose, "connect", f"{type(exc).__name__}: {exc}")
+        if resp.status_code >= 400:
+            raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {resp.text[:200]}")
+        try:
+            data = resp.json()
+            message = data["choices"][0]["message"]
+            raw = message.get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise self._fail(purpose, "protocol", f"not a chat-completions reply ({exc}): {resp.text[:200]}")
+        text = clean_reply(raw)
+        if not text.strip():
+            reason = "finish_reason=" + str(data["choices"][0].get("finish_reason"))
+            raise self._fail(purpose, "empty", f"the reply had no content ({reason}); "
+                                               "a reasoning model may need more output tokens")
+        with self._lock:
+            self._calls += 1
+            self._consecutive = 0
+            self._last_ok_at = self._now()
+        elapsed = resp.elapsed.total_seconds() * 1000 if resp.elapsed else 0.0
+        log.info("memory_llm_reply purpose=%s model=%s chars=%d ms=%.0f", purpose, self.config.model,
+                 len(raw), elapsed)
+        return LlmReply(text, raw, sha256_text(raw), self.config.model, elapsed)
+
+    def health(self) -> LlmHealth:
+        with self._lock:
+            return LlmHealth(self._calls, self._failures, self._consecutive, self._last_error,
+                             self._last_error_at, self._last_ok_at)
+
+    def status_reasons(self) -> list[str]:
+        h = self.health()
+        if h.consecutive_failures:
+            return [f"curation LLM failing ({h.consecutive_failures} in a row): {h.last_error}"]
+        return []
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _now(self) -> int | None:
+        return self._clock() if self._clock else None
+
+    def _fail(self, purpose: str, kind: str, message: str) -> LlmError:
+        with self._lock:
+            self._calls += 1
+            self._failures += 1
+            self._consecutive += 1
+            self._last_error = f"{kind}: {message}"
+            self._last_error_at = self._now()
+        log.warning("memory_llm_error purpose=%s kind=%s model=%s %s", purpose, kind,
+                    self.config.model, message)
+        return LlmError(kind, message)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
+
+
+def clean_reply(raw: str) -> str:
+    """Drop reasoning blocks (closed, dangling, or a lone closing tag) and code fences."""
+    text = _THINK.sub("", raw or "")
+    lowered = text.lower()
+    for closing in ("</think>", "</thinking>"):
+        if closing in lowered:  # opening tag eaten by the server: keep what follows the last close
+            text = text[lowered.rfind(closing) + len(closing):]
+            lowered = text.lower()
+    for opening in ("<think>", "<thinking>"):
+        if opening in lowered:  # unterminated reasoning: everything after it is not the answer
+            text = text[:lowered.find(opening)]
+            lowered = text.lower()
+    fenced = _FENCE.findall(text) if text.lstrip().startswith("```") else []
+    if fenced:
+        text = "\n".join(f.strip() for f in fenced)
+    return text.strip()
+
+
+def first_json_object(text: str):
+    """The first balanced {...} in `text` that parses as JSON, or None."""
+    text = text or ""
+    start = text.find("{")
+    while start != -1:
+        depth, in_str, escape = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_str:
+                if escape:
+                    escape = False
+                elif ch == "\\":
+                    escape = True
+                elif ch == '"':
+                    in_str = False
+                continue
+            if ch == '"':
+                in_str = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        value = json.loads(text[start:i + 1])
+                    except ValueError:
+                        break
+                    if isinstance(value, dict):
+                        return value
+                    break
+        start = text.find("{", start + 1)
+    return None

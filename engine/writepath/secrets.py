@@ -1,0 +1,210 @@
+"""Secret-like content: detect and redact credentials before anything reaches the database.
+
+A proposal that holds a secret is blocked (an audit event names the pattern, never the value) and
+a persisted turn has the value replaced by a marker. The patterns start from netclaw-facts §4
+(JSON and key=value credentials, Bearer headers, connection-string passwords, sk-/xox/ghp_ tokens,
+AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL credentials and
+card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass).
+Deliberately no generic "high entropy" rule: commit hashes, UUIDs and checksums are ordinary
+content people want remembered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARKER = "[secret removed]"
+
+# Provider token shapes: (kind, pattern). Each match is a secret in full.
+_TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
+    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{8,}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,}"),
+    ("openai_style_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"),
+    ("twilio_key", r"\bSK[0-9a-f]{32}\b"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    # Written with {5} so this source file never contains a literal key header.
+    ("pem_private_key",
+     r"-{5}BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-{5}[\s\S]*?(?:-{5}END (?:[A-Z0-9]+ )*PRIVATE KEY"
+     r"(?: BLOCK)?-{5}|\Z)"),
+    ("auth_header", r"(?i)\b(?:authorization\s*[:=]\s*)?(?:bearer|basic|token)\s+[A-Za-z0-9_\-.=+/]{16,}"),
+    ("url_credentials", r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:@/]*:[^\s@/]{3,}@[^\s]+"),
+]
+
+# Keys whose value is a credential, in JSON ("key": "value"), env (KEY=value) or YAML (key: value).
+_SECRET_KEY = (
+    r"(?:api[_\-\s]?key|apikey|access[_\-\s]?key|secret[_\-\s]?key|secret|client[_\-\s]?secret|"
+    r"auth[_\-\s]?token|access[_\-\s]?token|refresh[_\-\s]?token|bearer[_\-\s]?token|token|"
+    r"passw(?:or)?d|passphrase|pwd|pass|authorization|signing[_\-\s]?key|private[_\-\s]?key|"
+    r"connection[_\-\s]?string|credentials?|account[_\-\s]?key|shared[_\-\s]?access[_\-\s]?key|"
+    r"webhook[_\-\s]?secret|session[_\-\s]?secret)"
+)
+_KEY_VALUE = re.compile(
+    r"""(?ix)
+    (?<![\w.\-])(?P<key>["']?(?:[\w.\-]*[_.\-])?""" + _SECRET_KEY + r"""["']?)  # KEY, DB_PASSWORD
+    \s*(?::|=|=>)\s*
+    (?P<q>["']?)(?P<value>(?<=["'])[^"'\n]{4,}(?=["'])|[^\s"',;}{]{4,})
+    """
+)
+_SAID_PASSWORD = re.compile(
+    r"(?i)\b(?:password|passcode|passphrase|pin code|api key|secret key)\s+(?:is|was|=)\s+"
+    r"[\"'`]?(?P<value>[^\s\"'`]{4,})"
+)
+_PLACEHOLDERS = {
+    "none", "null", "true", "false", "redacted", "example", "changeme?", "xxxx", "****", "<redacted>",
+    "your_api_key", "your-api-key", "placeholder", "required", "optional", "string", "hidden",
+}
+_CARD = re.compile(r"(?<![\d\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5})(?![\d\-])")
+_COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    kind: str
+    start: int
+    end: int
+
+
+def _is_placeholder(value: str) -> bool:
+    v = value.strip().strip("\"'`").lower()
+    if v in _PLACEHOLDERS or v.startswith(("<", "${", "{{", "$(")) or set(v) <= set("*x.-_#"):
+        return True
+    return v == MARKER.lower() or "secret removed" in v
+
+
+def _value_looks_secret(key: str, value: str) -> bool:
+    """A value under a credential key: long enough and not a placeholder or a plain count."""
+    if _is_placeholder(value):
+        return False
+    key_l = key.lower()
+    password_like = any(w in key_l for w in ("pass", "pwd", "secret", "credential"))
+    if value.isdigit():
+        return password_like and len(value) >= 4
+    if password_like:
+        return len(value) >= 4
+    # token / api key / connection string: something long with letters and digits or symbols
+    return len(value) >= 8 and not value.isalpha()
+
+
+def luhn_valid(digits: str) -> bool:
+    total, double = 0, False
+    for ch in reversed(digits):
+        d = int(ch)
+        if double:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+        double = not double
+    return total % 10 == 0
+
+
+def _card_issuer(digits: str) -> bool:
+    n = len(digits)
+    two, four = int(digits[:2]), int(digits[:4])
+    if digits[0] == "4":
+        return n in (13, 16, 19)
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return n == 16
+    if two in (34, 37):
+        return n == 15
+    if digits.startswith("6011") or two == 65 or 644 <= int(digits[:3]) <= 649:
+        return n in (16, 19)
+    if 3528 <= four <= 3589:
+        return n in (16, 19)
+    if two in (36, 38, 39) or 300 <= int(digits[:3]) <= 305:
+        return n in (14, 16, 19)
+    return False
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret-like span in `text` (possibly overlapping), in order of appearance."""
+    if not text:
+        return []
+    hits: list[SecretHit] = []
+    for kind, pattern in _COMPILED:
+        for m in pattern.finditer(text):
+            if kind == "auth_header":
+                value = m.group(0).split()[-1]
+                # prose like "Basic internationalization" is not a credential: tokens have digits
+                if _is_placeholder(value) or not any(c.isdigit() for c in value):
+                    continue
+            if kind == "url_credentials":
+                password = m.group(0).split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+                if _is_placeholder(password):
+                    continue
+            hits.append(SecretHit(kind, m.start(), m.end()))
+    for m in _KEY_VALUE.finditer(text):
+        if _value_looks_secret(m.group("key"), m.group("value")):
+            hits.append(SecretHit("credential_assignment", m.start("value"), m.end("value")))
+    for m in _SAID_PASSWORD.finditer(text):
+        if not _is_placeholder(m.group("value")):
+            hits.append(SecretHit("stated_password", m.start("value"), m.end("value")))
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and _card_issuer(digits) and luhn_valid(digits):
+            hits.append(SecretHit("card_number", m.start(), m.end()))
+    hits.sort(key=lambda h: (h.start, -h.end))
+    return hits
+
+
+def contains_secret(text: str) -> bool:
+    return bool(find_secrets(text))
+
+
+def secret_kinds(text: str) -> list[str]:
+    """The distinct kinds of secret found (for audit events: the kind, never the value)."""
+    out: list[str] = []
+    for hit in find_secrets(text):
+        if hit.kind not in out:
+            out.append(hit.kind)
+    return out
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """`text` with every secret span replaced by MARKER, and the kinds found."""
+    hits = find_secrets(text)
+    if not hits:
+        return text, []
+    spans: list[list[int]] = []
+    for hit in hits:  # merge overlapping spans
+        if spans and hit.start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], hit.end)
+        else:
+            spans.append([hit.start, hit.end])
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        out.append(MARKER)
+        pos = end
+    out.append(text[pos:])
+    kinds: list[str] = []
+    for hit in hits:
+        if hit.kind not in kinds:
+            kinds.append(hit.kind)
+    return "".join(out), kinds
+
+
+def redact_value(value):
+    """Redact every string inside a JSON-like value; returns (value, kinds)."""
+    kinds: list[str] = []
+
+    def walk(v):
+        if isinstance(v, str):
+            clean, found = redact(v)
+            kinds.extend(k for k in found if k not in kinds)
+            return clean
+        if isinstance(v, dict):
+            return {walk(k) if isinstance(k, str) else k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value), kinds
