@@ -39,6 +39,21 @@ def texts(n: int, facts: str | None, rng: random.Random):
             yield " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16)))
 
 
+def make_queries(m: int, facts: str | None, rng: random.Random) -> list[str]:
+    """Questions made of 2-6 words of stored facts (so they match), or of the synthetic vocabulary."""
+    if not facts:
+        return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))) for _ in range(m)]
+    with open(facts, encoding="utf-8") as fh:
+        lines = [json.loads(line)["text"] for line in fh if line.strip()]
+    out = []
+    for _ in range(m):
+        words = rng.choice(lines).rstrip(".").split()
+        k = min(len(words), rng.randint(2, 6))
+        start = rng.randint(0, len(words) - k)
+        out.append("what about " + " ".join(words[start:start + k]) + "?")
+    return out
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -73,8 +88,7 @@ def run(args) -> int:
                 sid = engine.open_session("personal", "bench")
                 scope = engine.scope(sid)
                 seconds = build(engine, scope, n, args.facts, rng)
-                queries = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
-                           for _ in range(args.queries)]
+                queries = make_queries(args.queries, args.facts, rng)
                 for q in queries[:20]:  # warm the page cache
                     engine.find(scope, q, limit=10)
                 times = []

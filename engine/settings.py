@@ -69,6 +69,12 @@ def _opt_str(v):
     raise ValueError("a non-empty string or null")
 
 
+def _audience(v):
+    if v in ("personal", "team", "public"):
+        return v
+    raise ValueError("personal, team or public")
+
+
 def _boundary_map(v):
     if not isinstance(v, dict) or not all(
         isinstance(k, str) and isinstance(b, list) and all(isinstance(x, str) for x in b)
@@ -153,6 +159,11 @@ KEYS: list[Key] = [
     Key("policy.cross_boundary_reads", {},
         "Explicit cross-boundary reads: a boundary maps to the other boundaries its sessions may "
         "also read. Empty: every session reads its own boundary only.", _boundary_map),
+    Key("mcp.audience", "personal",
+        "Audience of the session `keepmind mcp` opens (personal, team or public); --audience overrides.",
+        _audience),
+    Key("mcp.boundary", "default",
+        "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _opt_str),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 
