@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
+import httpx
 from waitress.server import create_server
 
 from engine import open_engine, tokens
@@ -32,6 +35,14 @@ HOST = "127.0.0.1"
 
 class AlreadyRunning(EngineError):
     status = 409
+
+
+class ApiError(EngineError):
+    """An error answer from the API (its envelope's message and status), or no answer at all."""
+
+    def __init__(self, message: str, status: int = 503):
+        super().__init__(message)
+        self.status = status
 
 
 # -- one instance per data dir --------------------------------------------------------------------
@@ -329,3 +340,92 @@ class Daemon:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+# -- talking to a running Keepmind ----------------------------------------------------------------
+
+
+class DaemonClient:
+    """A small client of /api/v1 for the CLI, the MCP adapter and the bench (thread-safe)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0):
+        self.url = url.rstrip("/")
+        self.http = httpx.Client(base_url=self.url + "/api/v1", timeout=timeout,
+                                 headers={"Authorization": f"Bearer {token}"})
+
+    @classmethod
+    def from_home(cls, home: Path, **kw) -> "DaemonClient | None":
+        """A client for the server named in `<home>/server.json`, or None when there is none."""
+        info, secret = read_server_json(home), read_token_file(home)
+        if info is None or secret is None:
+            return None
+        return cls(info["url"], secret, **kw)
+
+    def request(self, method: str, path: str, body: dict | None = None) -> dict:
+        try:
+            response = self.http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise ApiError(f"Keepmind is not reachable at {self.url} ({type(exc).__name__}): "
+                           "is `keepmind serve` running?") from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise ApiError(f"Keepmind answered {response.status_code} without JSON", response.status_code or 502)
+        if response.status_code >= 400 or data.get("ok") is not True:
+            raise ApiError(str(data.get("error") or f"HTTP {response.status_code}"), response.status_code)
+        return data
+
+    def get(self, path: str) -> dict:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: dict | None = None) -> dict:
+        return self.request("POST", path, body or {})
+
+    def healthy(self) -> bool:
+        try:
+            self.get("/status")
+            return True
+        except ApiError:
+            return False
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def start_background(home: Path) -> subprocess.Popen:
+    """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
+    logs = Path(home) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "serve.log", "ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "desktop", "serve", "--home", str(home)],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True,
+            start_new_session=True,
+        )
+
+
+def connect(home: Path, *, start: bool = True, wait_s: float = 30.0) -> DaemonClient:
+    """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is."""
+    home = Path(home)
+    client = DaemonClient.from_home(home)
+    if client is not None and client.healthy():
+        return client
+    if client is not None:
+        client.close()
+    if not start:
+        raise ApiError(f"Keepmind is not running for {home}: start `keepmind serve --home {home}`")
+    process = start_background(home)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        client = DaemonClient.from_home(home)
+        if client is not None:
+            if client.healthy():
+                return client
+            client.close()
+        if process.poll() is not None:
+            # It may have lost the lock to another instance that is starting: give that one a moment.
+            deadline = min(deadline, time.monotonic() + 5.0)
+        time.sleep(0.1)
+    raise ApiError(f"`keepmind serve` did not come up within {wait_s:.0f} s; see {home / 'logs' / 'serve.log'}")

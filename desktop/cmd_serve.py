@@ -1,0 +1,159 @@
+"""`keepmind serve`, `keepmind status`, `keepmind token ...` and `keepmind mcp`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from engine import open_engine, tokens
+from engine.errors import EngineError
+
+from .cli import home_of, home_option
+from .paths import resolve_home
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="run the engine and the localhost API on 127.0.0.1 (no tray)")
+    home_option(p)
+    p.add_argument("--port", type=int, default=None,
+                   help="port on 127.0.0.1 (default: server.port from keepmind.json, 8765; 0 picks a free one)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("status", help="is Keepmind running, and is memory healthy, degraded or paused")
+    home_option(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("token", help="API tokens: show the local one, create, list, revoke")
+    tsub = p.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    t = tsub.add_parser("show", help="print the local token (created on first start)")
+    home_option(t)
+    t.set_defaults(func=cmd_token_show)
+    t = tsub.add_parser("create", help="create a token; its secret is printed once")
+    home_option(t)
+    t.add_argument("name")
+    t.add_argument("--ceiling", default="team", choices=("personal", "team", "public"),
+                   help="the widest audience its sessions may have (default team)")
+    t.add_argument("--boundary", action="append", dest="boundaries", metavar="NAME",
+                   help="a boundary it may use (repeat; default any)")
+    t.set_defaults(func=cmd_token_create)
+    t = tsub.add_parser("list", help="the tokens (never their secrets)")
+    home_option(t)
+    t.add_argument("--all", action="store_true", help="include revoked tokens")
+    t.set_defaults(func=cmd_token_list)
+    t = tsub.add_parser("revoke", help="revoke a token by id or name")
+    home_option(t)
+    t.add_argument("token")
+    t.set_defaults(func=cmd_token_revoke)
+
+    p = sub.add_parser("mcp", help="MCP server on stdio, talking to the running Keepmind (started if needed)")
+    home_option(p)
+    p.add_argument("--audience", choices=("personal", "team", "public"), default=None,
+                   help="audience of the MCP session (default: mcp.audience in keepmind.json)")
+    p.add_argument("--boundary", default=None,
+                   help="boundary of the MCP session (default: mcp.boundary in keepmind.json)")
+    p.add_argument("--no-start", action="store_true", help="fail instead of starting `keepmind serve`")
+    p.set_defaults(func=cmd_mcp)
+
+
+def cmd_serve(args) -> int:
+    from .server import Daemon
+
+    home = resolve_home(home_of(args))
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+    daemon = Daemon(home, port=args.port)
+    try:
+        daemon.start()
+        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)
+        while not stop.wait(0.5):
+            if not daemon.server.running:
+                print("error: the HTTP server stopped unexpectedly", file=sys.stderr)
+                return 1
+    finally:
+        daemon.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    print("keepmind stopped", flush=True)
+    return 0
+
+
+def cmd_status(args) -> int:
+    import json
+
+    from .server import DaemonClient
+
+    home = resolve_home(home_of(args))
+    client = DaemonClient.from_home(home)
+    if client is not None:
+        try:
+            info = client.get("/status")
+        except EngineError as exc:
+            info = None
+            reason = exc.message
+        finally:
+            client.close()
+    else:
+        info, reason = None, "no server.json"
+    if info is not None:
+        out = {"server": {"running": True, "url": client.url}, "memory": info["memory"], "version": info["version"]}
+    else:
+        with open_engine(home, start_workers=False) as engine:
+            memory = engine.status()
+        out = {"server": {"running": False, "reason": reason}, "memory": memory}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        server = out["server"]
+        print(f"server: {'running at ' + server['url'] if server['running'] else 'not running'}")
+        print(f"memory: {out['memory']['status']}")
+        for r in out["memory"]["reasons"]:
+            print(f"  - {r}")
+    return 0
+
+
+def cmd_token_show(args) -> int:
+    from .server import ensure_local_token
+
+    home = resolve_home(home_of(args))
+    with open_engine(home, start_workers=False) as engine:
+        print(ensure_local_token(engine, home))
+    return 0
+
+
+def cmd_token_create(args) -> int:
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        created = engine.write(tokens.create, args.name, args.ceiling, args.boundaries or ["*"], engine.now())
+    t = created.token
+    print(f"created token {t.name} ({t.id}): ceiling {t.audience_ceiling}, boundaries {', '.join(t.boundaries)}",
+          file=sys.stderr)
+    print("the secret is shown only now:", file=sys.stderr)
+    print(created.secret)
+    return 0
+
+
+def cmd_token_list(args) -> int:
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        with engine.db.snapshot() as conn:
+            found = tokens.list_tokens(conn, include_revoked=args.all)
+    if not found:
+        print("no tokens yet: `keepmind token show` creates the local one")
+    for t in found:
+        state = "revoked" if t.revoked_at is not None else "live"
+        print(f"{t.id}  {t.name:<20} ceiling={t.audience_ceiling:<8} boundaries={','.join(t.boundaries)}  {state}")
+    return 0
+
+
+def cmd_token_revoke(args) -> int:
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        t = engine.write(tokens.revoke, args.token, engine.now())
+    print(f"revoked {t.name} ({t.id})")
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from .mcp_server import run_stdio
+
+    return run_stdio(resolve_home(home_of(args)), audience=args.audience, boundary=args.boundary,
+                     start=not args.no_start)
