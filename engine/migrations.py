@@ -282,8 +282,34 @@ def _m001_initial(conn: apsw.Connection) -> None:
     )
 
 
+def _m002_observer_runs(conn: apsw.Connection) -> None:
+    """One row per finished observer run: what it covered, what it proposed, why it failed."""
+    conn.execute(
+        """
+        CREATE TABLE observer_runs (
+            run_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            from_turn INTEGER NOT NULL,
+            through_turn INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('completed', 'stale', 'failed')),
+            decided_by TEXT NOT NULL,
+            prompt_version TEXT,
+            response_sha256 TEXT,
+            accepted_json TEXT NOT NULL DEFAULT '[]',
+            rejections_json TEXT NOT NULL DEFAULT '{}',
+            error TEXT,
+            started_at INTEGER NOT NULL,
+            finished_at INTEGER NOT NULL
+        );
+        CREATE INDEX observer_runs_session ON observer_runs (session_id, finished_at);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
+    ("002_observer_runs", _m002_observer_runs),
 ]
 
 
