@@ -17,6 +17,8 @@ from flask import Blueprint, current_app, jsonify, request
 from engine import tokens
 
 from . import schemas
+from engine.errors import ScopeError
+
 from .errors import Forbidden, NotAvailable
 from .security import current_token, require_permits, session_scope
 
@@ -76,6 +78,12 @@ def need(name: str, issue: str):
         raise NotAvailable(f"{name.replace('_', ' ')} is not available in this version of Keepmind yet "
                            f"({issue}); the other routes work")
     return fn
+
+
+def writable(scope) -> None:
+    """Public sessions are inert: nothing they send becomes memory."""
+    if scope.inert:
+        raise ScopeError("public sessions cannot write memory: open a personal or team session")
 
 
 def reply(**fields):
@@ -143,7 +151,7 @@ def end_session(session_id):
 @route("POST", "/sessions/<session_id>/compaction", summary="Queue a compaction summary for curation",
        request_schema="Compaction", response="Stored", tag="sessions")
 def compaction(session_id):
-    session_scope(engine(), session_id)
+    writable(session_scope(engine(), session_id))
     data = body("Compaction")
     compact = need("compact", "the write path, issue 5")
     return reply(result=store_result(compact(session_id, data["summary"])))
@@ -152,7 +160,7 @@ def compaction(session_id):
 @route("POST", "/sessions/<session_id>/findings", summary="Queue findings a parent agent accepted",
        request_schema="Findings", response="FindingsStored", tag="sessions")
 def findings(session_id):
-    session_scope(engine(), session_id)
+    writable(session_scope(engine(), session_id))
     data = body("Findings")
     add_findings = need("add_findings", "the write path, issue 5")
     return reply(results=[store_result(r) for r in add_findings(session_id, data["findings"])])
@@ -203,6 +211,7 @@ def get_memories(session_id):
 def store_memory(session_id):
     scope = session_scope(engine(), session_id)
     data = body("StoreMemory")
+    writable(scope)
     store = need("store_memory", "the write path, issue 5")
     result = store(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
     return reply(result=store_result(result))
