@@ -13,6 +13,7 @@ from engine.errors import EngineError
 COMMAND_MODULES = (
     "desktop.cmd_store",
     "desktop.cmd_bench",
+    "desktop.cmd_models",
     "desktop.cmd_doctor",
     "desktop.cmd_serve",
 )

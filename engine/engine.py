@@ -18,6 +18,7 @@ from .db import Database, rows, scalar
 from .errors import EngineError, InvalidInput, MemoryDisabled, ScopeError
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
+from .models import attach as attach_models
 from .policy import Scope, check_readable, write_scope
 from .settings import Settings, load as load_settings
 
@@ -61,6 +62,7 @@ class Engine:
         self._workers: list[Worker] = []
         self._write_listeners: list[Callable[[list[str]], None]] = []
         self._status_hooks: list[Callable[[], list[str]]] = []
+        self.models: Any = None  # engine.models.ModelRuntime, attached by open_engine
         self._closed = False
         self._close_lock = threading.Lock()
 
@@ -359,6 +361,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
         log.info("migrations_applied %s", ",".join(applied))
     engine = Engine(home, db, settings, clock)
     # Subsystems attach here, each in one line, as they land (models, recall, write path).
+    engine.models = attach_models(engine, start=start_workers)
     return engine
 
 

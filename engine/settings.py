@@ -126,6 +126,9 @@ KEYS: list[Key] = [
     Key("memory.embeddings.auto_download", True,
         "Download a missing default model from the Hugging Face hub at its pinned revision. "
         "false: verify only, never touch the network.", _bool),
+    Key("memory.models_dir", None,
+        "Folder holding the model files (one sub-folder per model id); null: models/ in the data dir.",
+        _opt_str),
     Key("memory.curation.nominator_threshold", 0.86,
         "Cosine at or above which an existing memory is nominated as a possible duplicate.",
         _num(0.0, 1.0)),

@@ -5,6 +5,9 @@ This file is a composition root: it may set environment variables for the code u
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from engine import open_engine
@@ -44,3 +47,34 @@ def personal(engine):
 @pytest.fixture
 def team(engine):
     return engine.open_session("team", "work")
+
+
+@pytest.fixture(scope="session")
+def _offline_pack() -> Path:
+    """The verified all-minilm-l6-v2 folder installed by `./dev test` (models install-offline)."""
+    from engine.models.manifest import get
+    from engine.models.offline import OFFLINE_MODEL
+    from engine.models.verify import verify_installed
+
+    root = Path(os.environ.get("KEEPMIND_TEST_MODELS")
+                or Path(__file__).resolve().parents[1] / ".cache" / "test-models")
+    check = verify_installed(root / "models", get(None, OFFLINE_MODEL))
+    if not check.ok:
+        why = (f"the offline model pack is not installed in {root} ({'; '.join(check.problems)}): "
+               f"run `keepmind models install-offline --home {root}` (./dev test does)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    return root / "models" / OFFLINE_MODEL
+
+
+@pytest.fixture
+def offline_models_home(tmp_path, _offline_pack) -> Path:
+    """A fresh data dir whose models/ holds the verified offline embedder (all-MiniLM-L6-v2 int8).
+
+    The pack is linked, not copied; open_engine(offline_models_home, ...) gets an empty database.
+    """
+    home = tmp_path / "offline-home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / _offline_pack.name).symlink_to(_offline_pack, target_is_directory=True)
+    return home

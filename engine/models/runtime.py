@@ -1,0 +1,179 @@
+"""The embedder and the relevance gate on ONNX Runtime, tokenized with the `tokenizers` library.
+
+Both feed only the inputs the graph declares, pad each batch to its longest member (never to a
+fixed length baked into a tokenizer.json) and truncate at the manifest's max tokens. The embedder
+pools (CLS or masked mean, per manifest) and L2-normalizes; the query prefix goes on queries only.
+The gate encodes (query, memory) pairs with token types and truncates only the memory side, then
+applies the sigmoid to its single logit here (the exported graphs end at the logit).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .manifest import Manifest, ModelError
+
+BATCH = 32
+MAX_THREADS = 4  # measured upstream: more intra-op threads do not pay for a 6-12 layer BERT
+
+
+def intra_op_threads() -> int:
+    """Intra-op threads sized to the machine: its cores, at most 4, at least 1."""
+    return max(1, min(MAX_THREADS, os.cpu_count() or 1))
+
+
+def _session(path: Path, threads: int | None):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or intra_op_threads()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own hierarchy
+        raise ModelError(f"{path.parent.name}/{path.name} could not be loaded by ONNX Runtime "
+                         f"({exc.__class__.__name__}: {str(exc)[:200]}); re-install the model") from None
+
+
+def load_tokenizer(folder: Path, manifest: Manifest, *, pairs: bool = False):
+    """The model's tokenizer with our padding and truncation (overriding any baked into the file)."""
+    from tokenizers import Tokenizer
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    tokenizer_json = folder / "tokenizer.json"
+    if manifest.file("tokenizer.json") is not None and tokenizer_json.is_file():
+        tok = Tokenizer.from_file(str(tokenizer_json))
+    else:
+        tok = BertWordPieceTokenizer(str(folder / "vocab.txt"), lowercase=manifest.lowercase)
+    tok.no_padding()
+    tok.no_truncation()
+    tok.enable_truncation(max_length=manifest.max_tokens,
+                          strategy="only_second" if pairs else "longest_first")
+    pad_id = tok.token_to_id("[PAD]")
+    tok.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")  # longest in batch
+    return tok
+
+
+class _OnnxModel:
+    """A loaded graph, its tokenizer and the inputs it declares."""
+
+    def __init__(self, manifest: Manifest, folder: Path, *, pairs: bool, threads: int | None):
+        self.manifest = manifest
+        self.model_id = manifest.id
+        self.folder = Path(folder)
+        self._session = _session(self.folder / "model.onnx", threads)
+        self._inputs = {i.name: i.type for i in self._session.get_inputs()}
+        if "input_ids" not in self._inputs:
+            raise ModelError(f"{manifest.id}: model.onnx has no input_ids input "
+                             f"(it declares {', '.join(self._inputs)}); it is not a BERT-style model")
+        self._outputs = [o.name for o in self._session.get_outputs()]
+        self._tok = load_tokenizer(self.folder, manifest, pairs=pairs)
+        self._lock = threading.Semaphore(2)  # at most two concurrent inferences (upstream default)
+
+    def _feed(self, encodings) -> tuple[dict, np.ndarray]:
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        available = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            available["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        feed = {}
+        for name, kind in self._inputs.items():
+            if name not in available:
+                raise ModelError(f"{self.model_id}: model.onnx needs an input {name!r} Keepmind "
+                                 "cannot provide (it feeds input_ids, attention_mask, token_type_ids)")
+            value = available[name]
+            feed[name] = value.astype(np.int32) if kind == "tensor(int32)" else value
+        return feed, mask
+
+    def _run(self, output: str, feed: dict) -> np.ndarray:
+        with self._lock:
+            return self._session.run([output], feed)[0]
+
+
+class Embedder(_OnnxModel):
+    """Text -> L2-normalized float32 vectors (n, dims)."""
+
+    def __init__(self, manifest: Manifest, folder: Path, *, floor: float | None = None,
+                 floor_source: str | None = None, threads: int | None = None):
+        super().__init__(manifest, folder, pairs=False, threads=threads)
+        self.dims = manifest.dims
+        self.floor = floor
+        self.floor_source = floor_source
+        self.calibration = dict(manifest.calibration)
+        self.query_prefix = manifest.query_prefix
+        self.pooling = manifest.pooling or "mean"
+        preferred = ("last_hidden_state", "token_embeddings", "sentence_embedding")
+        self._output = next((o for o in preferred if o in self._outputs), self._outputs[0])
+        probe = self.embed_passages(["keepmind"])
+        if self.dims is None:
+            self.dims = int(probe.shape[1])
+        elif probe.shape[1] != self.dims:
+            raise ModelError(f"{manifest.id}: model.onnx produces {probe.shape[1]}-d vectors but the "
+                             f"manifest says {self.dims}; the files do not belong to this manifest")
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Vectors for search queries (the query prefix, if the model has one, goes first)."""
+        return self._embed([self.query_prefix + t for t in texts])
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Vectors for stored passages (memories); never prefixed."""
+        return self._embed(list(texts))
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dims or 0), dtype=np.float32) if self.dims else None
+        parts = []
+        for start in range(0, len(texts), BATCH):
+            chunk = texts[start:start + BATCH]
+            feed, mask = self._feed(self._tok.encode_batch([t or " " for t in chunk]))
+            hidden = self._run(self._output, feed).astype(np.float32, copy=False)
+            parts.append(self._pool(hidden, mask))
+        if not parts:
+            return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+        vectors = np.concatenate(parts, axis=0)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if hidden.ndim == 2:  # the graph already pooled
+            return hidden
+        if self.pooling == "cls":
+            return hidden[:, 0, :]
+        weights = mask[:, :, None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+class Gate(_OnnxModel):
+    """A cross-encoder: (query, memory) -> probability that the memory bears on the query."""
+
+    def __init__(self, manifest: Manifest, folder: Path, *, threshold: float | None = None,
+                 threshold_source: str | None = None, threads: int | None = None):
+        super().__init__(manifest, folder, pairs=True, threads=threads)
+        self.threshold = threshold
+        self.threshold_source = threshold_source
+        self.calibration = dict(manifest.calibration)
+        self._output = "logits" if "logits" in self._outputs else self._outputs[0]
+        self._query_tokens = max(8, manifest.max_tokens // 2)
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        """Sigmoid probabilities, one per passage, in the given order."""
+        if not passages:
+            return []
+        query = self._clip_query(query or " ")
+        feed, _ = self._feed(self._tok.encode_batch([(query, p or " ") for p in passages]))
+        logits = np.asarray(self._run(self._output, feed), dtype=np.float64)
+        if logits.ndim == 2 and logits.shape[1] == 2:  # two-class head: P(relevant) by softmax
+            logits = logits[:, 1] - logits[:, 0]
+        logits = logits.reshape(len(passages), -1)[:, 0]
+        return [float(v) for v in 1.0 / (1.0 + np.exp(-logits))]
+
+    def _clip_query(self, query: str) -> str:
+        """Only the memory side is truncated, so a huge query is clipped first to leave it room."""
+        enc = self._tok.encode(query, add_special_tokens=False)
+        if len(enc.ids) <= self._query_tokens:
+            return query
+        return query[:enc.offsets[self._query_tokens - 1][1]]

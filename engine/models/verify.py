@@ -1,0 +1,120 @@
+"""Verification and installation of model files: size first, then SHA-256, then an atomic rename.
+
+A file that fails its check is never loaded and never left in the models dir: installs stage into
+a hidden temp file beside the target and rename only after every file of the model has passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+from .manifest import Manifest, ModelError, ModelFile
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Verification:
+    model_id: str
+    ok: bool
+    problems: tuple[str, ...] = ()
+    missing: bool = False  # nothing of the model is installed (as opposed to corrupt)
+
+    @property
+    def state(self) -> str:
+        return "verified" if self.ok else ("missing" if self.missing else "corrupt")
+
+
+def sha256_stream(fh: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: fh.read(CHUNK), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return sha256_stream(fh)
+
+
+def check_file(path: Path, spec: ModelFile, label: str | None = None) -> str | None:
+    """None when `path` matches the spec, else a sentence naming the file and what differs."""
+    label = label or spec.name
+    path = Path(path)
+    if not path.is_file():
+        return f"{label} is missing"
+    size = path.stat().st_size
+    if spec.size is not None and size != spec.size:
+        return f"{label} has {size:,} bytes, expected {spec.size:,}"
+    digest = sha256_file(path)
+    if digest != spec.sha256:
+        return f"{label} has sha256 {digest[:16]}…, expected {spec.sha256[:16]}…"
+    return None
+
+
+def model_dir(models_dir: Path, model_id: str) -> Path:
+    return Path(models_dir) / model_id
+
+
+def verify_installed(models_dir: Path, manifest: Manifest) -> Verification:
+    """Check every file of an installed model against its manifest."""
+    folder = model_dir(models_dir, manifest.id)
+    present = [f for f in manifest.files if (folder / f.name).is_file()]
+    if not present:
+        return Verification(manifest.id, False, (f"{manifest.id} is not installed",), missing=True)
+    problems = tuple(p for f in manifest.files if (p := check_file(folder / f.name, f)) is not None)
+    return Verification(manifest.id, not problems, problems)
+
+
+def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path], *,
+                  origin: str = "", labels: dict[str, str] | None = None, move: bool = False) -> Path:
+    """Copy `sources` (installed name -> file) into models/<id>/ once every one has verified.
+
+    Raises ModelError naming the first file that fails; nothing is left behind in that case.
+    `move=True` moves the sources (downloads in a staging dir) instead of copying them.
+    """
+    labels = labels or {}
+    folder = model_dir(models_dir, manifest.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for spec in manifest.files:
+            src = sources.get(spec.name)
+            label = labels.get(spec.name, spec.name)
+            if src is None:
+                raise ModelError(f"{manifest.id}: {label} is missing{' from ' + origin if origin else ''}")
+            tmp = folder / f".{spec.name}.tmp-{uuid.uuid4().hex[:8]}"
+            staged.append((tmp, folder / spec.name))
+            if move:
+                shutil.move(str(src), tmp)
+            else:
+                shutil.copyfile(src, tmp)
+            problem = check_file(tmp, spec, label)
+            if problem:
+                raise ModelError(f"{problem}{' (in ' + origin + ')' if origin else ''}: "
+                                 f"it does not match the {manifest.id} manifest and was not installed")
+        for tmp, final in staged:
+            os.replace(tmp, final)
+        staged.clear()
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return folder
+
+
+def remove_strays(folder: Path) -> None:
+    """Delete temp files an interrupted install may have left (never a verified file)."""
+    if folder.is_dir():
+        for p in folder.glob(".*.tmp-*"):
+            p.unlink(missing_ok=True)
+
+
+ProgressFn = Callable[[str, int, int | None], None]  # (file name, bytes done, total or None)
