@@ -307,9 +307,32 @@ def _m002_observer_runs(conn: apsw.Connection) -> None:
     )
 
 
+def _m003_documents_fts_single_update_trigger(conn: apsw.Connection) -> None:
+    """Fix: two AFTER UPDATE triggers fired insert-new before delete-old (SQLite runs the newest
+    trigger first), so a revised document vanished from the FTS index. One trigger, in order,
+    and the index rebuilt from the live rows."""
+    conn.execute(
+        """
+        DROP TRIGGER IF EXISTS memory_documents_au_old;
+        DROP TRIGGER IF EXISTS memory_documents_au_new;
+        CREATE TRIGGER memory_documents_au AFTER UPDATE ON memory_documents BEGIN
+            INSERT INTO memory_documents_fts(memory_documents_fts, rowid, title, body, aliases, facets)
+            SELECT 'delete', old.rowid, old.title, old.body, old.aliases, old.facets
+            WHERE old.deleted_at IS NULL;
+            INSERT INTO memory_documents_fts(rowid, title, body, aliases, facets)
+            SELECT new.rowid, new.title, new.body, new.aliases, new.facets WHERE new.deleted_at IS NULL;
+        END;
+        INSERT INTO memory_documents_fts(memory_documents_fts) VALUES ('delete-all');
+        INSERT INTO memory_documents_fts(rowid, title, body, aliases, facets)
+            SELECT rowid, title, body, aliases, facets FROM memory_documents WHERE deleted_at IS NULL;
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
+    ("003_documents_fts_single_update_trigger", _m003_documents_fts_single_update_trigger),
 ]
 
 
