@@ -21,6 +21,7 @@ from .migrations import migrate
 from .models import attach as attach_models
 from .policy import Scope, check_readable, write_scope
 from .settings import Settings, load as load_settings
+from .writepath import attach as attach_write_path, intake
 
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
@@ -119,11 +120,36 @@ class Engine:
 
     def add_turn(self, session_id: str, *, user: str = "", assistant: str = "", tools=None,
                  recalled_ids=None, skills=None) -> int:
-        return self.write(sessions.add_turn, session_id, self.now(), user=user, assistant=assistant,
-                          tools=tools, recalled_ids=recalled_ids, skills=skills)
+        """Persist a completed turn (secret values redacted first) and let the observer know."""
+        index = self.write(sessions.add_turn, session_id, self.now(), user=intake.redact_turn_text(user),
+                           assistant=intake.redact_turn_text(assistant), tools=tools,
+                           recalled_ids=recalled_ids, skills=skills)
+        self._wake_observer()
+        return index
 
     def end_session(self, session_id: str) -> None:
         self.write(sessions.end_session, session_id, self.now())
+        self._wake_observer()
+
+    def _wake_observer(self) -> None:
+        writepath = getattr(self, "writepath", None)
+        if writepath is not None:
+            writepath.wake_observer()
+
+    # -- the write path (queued; curation decides) ---------------------------------------------
+
+    def store_memory(self, session_or_scope: str | Scope, title: str, content: str,
+                     tags=None) -> StoreResult:
+        """Queue an explicit memory (priority 100); StoreResult(action="queued", checkpoint_id)."""
+        return intake.store_memory(self, session_or_scope, title, content, tags)
+
+    def compact(self, session_id: str, summary: str) -> StoreResult:
+        """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""
+        return intake.compact(self, session_id, summary)
+
+    def add_findings(self, session_id: str, findings: list) -> list[StoreResult]:
+        """Queue subagent findings the parent accepted, as evidence."""
+        return intake.add_findings(self, session_id, findings)
 
     # -- explicit verbs ----------------------------------------------------------------------
 
@@ -342,8 +368,12 @@ def _apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_t
 
 
 def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Clock | None = None,
-                start_workers: bool = True) -> Engine:
-    """Open (creating if needed) the Keepmind store in `home` and return a running Engine."""
+                start_workers: bool = True, llm_api_key: str | None = None) -> Engine:
+    """Open (creating if needed) the Keepmind store in `home` and return a running Engine.
+
+    `llm_api_key` is the write path's provider key, read by the composition root from the
+    environment variable that `memory.llm.api_key_env` names.
+    """
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
     clock = clock or system_clock
@@ -362,6 +392,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     engine = Engine(home, db, settings, clock)
     # Subsystems attach here, each in one line, as they land (models, recall, write path).
     engine.models = attach_models(engine, start=start_workers)
+    attach_write_path(engine, llm_api_key=llm_api_key, start=start_workers)
     return engine
 
 

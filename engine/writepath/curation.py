@@ -1,0 +1,343 @@
+"""Curation: decide what a checkpoint's proposal becomes, then write it in one transaction.
+
+`plan` runs outside the writer (reads, embedding, the curator LLM) and returns a Decision;
+`apply` runs on the writer thread: it checks the lease is still held and the targets have not
+changed since planning, writes the memories through `store.insert_memory` / `store.revise_document`,
+appends the curation_events row and completes the checkpoint — all in one transaction.
+
+Rules first (netclaw-facts §4): empty, ephemeral, secret, policy, tombstone, fingerprint dedup.
+Records (evidence, trace) are created. A durable fact looks for the living document of its anchor
+and for nominees (cosine >= 0.86, at most 5, via engine.models); no candidate -> create without an
+LLM call. With candidates the curator LLM chooses; a merged body must pass the merge guard or the
+proposal is appended under a dated separator. Without an LLM nothing is merged destructively:
+same anchor -> append, similar only -> create.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field, replace
+
+import apsw
+
+from .. import search, store
+from ..db import one
+from ..memory import Provenance, normalize_text
+from ..policy import Scope
+from . import checkpoints, curator, mergeguard
+from .checkpoints import Lease
+from .events import RULE, record_event
+from .llm import LlmError
+from .proposals import Proposal
+from .secrets import MARKER, secret_kinds
+
+log = logging.getLogger("keepmind.writepath.curation")
+EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
+                       "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
+MIN_CONFIDENCE = 0.55
+LEXICAL_NOMINEE_OVERLAP = 0.5
+SOURCES_BY_TRIGGER = {"explicit-memory-request": "tool", "compaction-boundary": "compaction",
+                      "subagent-findings": "subagent", "observed-memory-proposals": "observer"}
+
+
+class TransientFailure(Exception):
+    """Retry later (the LLM timed out, a target changed while we were deciding)."""
+
+
+class PermanentFailure(Exception):
+    """Retrying cannot help (a malformed payload): dead-letter now, with this reason."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # create | update | consolidate | append | skip | drop | blocked
+    reason: str
+    decided_by: str = RULE
+    targets: tuple[str, ...] = ()
+    body: str | None = None
+    prompt_version: str | None = None
+    response_sha256: str | None = None
+    detail: dict = field(default_factory=dict)
+    revisions: tuple[tuple[str, int], ...] = ()  # targets' revisions when planned
+
+
+@dataclass(frozen=True)
+class Applied:
+    checkpoint_id: str
+    action: str
+    reason: str
+    memory_ids: tuple[str, ...]
+
+
+def parse_payload(lease: Lease) -> tuple[Proposal, dict]:
+    try:
+        payload = json.loads(lease.payload_json)
+        if "scrubbed" in payload:
+            raise PermanentFailure(f"payload was scrubbed ({payload['scrubbed']})")
+        return Proposal.from_payload(payload["proposal"]), payload
+    except PermanentFailure:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PermanentFailure(f"malformed checkpoint payload ({type(exc).__name__}: {exc})") from None
+
+
+def scope_of(lease: Lease) -> Scope:
+    return Scope(lease.audience, lease.boundary, lease.session_id)
+
+
+# -- planning (no writes) ---------------------------------------------------------------------
+
+
+def rule_verdict(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Decision | None:
+    """The rules that settle a proposal before any similarity or model is consulted."""
+    content = proposal.content.strip()
+    if not content:
+        return Decision("drop", "empty")
+    if normalize_text(content) in EPHEMERAL:
+        return Decision("drop", "ephemeral")
+    kinds = secret_kinds("\n".join((proposal.title, content, *proposal.aliases, *proposal.facets)))
+    if kinds or MARKER in content or MARKER in proposal.title:
+        return Decision("blocked", "secret", detail={"kinds": kinds or ["redacted_upstream"]})
+    if lease.audience == "public":
+        return Decision("drop", "policy", detail={"why": "public sessions form no memories"})
+    if proposal.confidence < MIN_CONFIDENCE and not proposal.explicit:
+        return Decision("drop", "low_confidence", detail={"confidence": proposal.confidence})
+    if store.is_tombstoned(conn, content, lease.audience, lease.boundary):
+        return Decision("skip", "tombstone")
+    duplicate = store.find_fingerprint(conn, content, lease.audience, lease.boundary)
+    if duplicate:
+        return Decision("skip", "duplicate", targets=(duplicate,))
+    return None
+
+
+def anchor_document(conn: apsw.Connection, lease: Lease, anchor: str | None) -> dict | None:
+    """The living document of this anchor in exactly this scope, if there is one."""
+    normalized = normalize_text(anchor or "")
+    if not normalized:
+        return None
+    return one(
+        conn,
+        "SELECT d.document_id AS id, d.title, d.body, d.revision, d.updated_at, a.canonical_name AS anchor"
+        " FROM memory_documents d JOIN memory_anchors a ON a.anchor_id = d.anchor_id"
+        " WHERE a.audience=? AND a.boundary=? AND a.normalized_name=? AND d.deleted_at IS NULL"
+        " AND d.memory_class='durable_fact' AND d.audience=? AND d.boundary=?"
+        " ORDER BY d.updated_at DESC LIMIT 1",
+        (lease.audience, lease.boundary, normalized, lease.audience, lease.boundary))
+
+
+def _word_overlap(a: str, b: str) -> float:
+    sa, sb = set(search.query_terms(a, limit=200)), set(search.query_terms(b, limit=200))
+    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+
+def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, now: int,
+             allow_lexical: bool) -> tuple[list[dict], dict]:
+    """Visible durable documents of the same scope similar to the proposal (cosine >= threshold)."""
+    threshold = float(engine.settings["memory.curation.nominator_threshold"])
+    k = int(engine.settings["memory.curation.nominator_k"])
+    scope = scope_of(lease)
+    models = getattr(engine, "models", None)
+    info: dict = {}
+    hits: list[tuple[str, float | None]] = []
+    try:
+        embedder = models.embedder() if models is not None else None
+        vectors = models.vectors() if models is not None else None
+    except Exception as exc:  # noqa: BLE001 - nomination degrades, it never fails curation
+        embedder = vectors = None
+        info["nominator_error"] = str(exc)[:200]
+    if embedder is not None and vectors is not None:
+        text_of = getattr(models, "passage_text", None)
+        passage = text_of(proposal.title, proposal.content) if text_of else f"{proposal.title}\n{proposal.content}"
+        try:
+            vec = embedder.embed_passages([passage])[0]
+            hits = [(i, float(c)) for i, c in vectors.search(vec, k * 4, min_cosine=threshold)
+                    if str(i).startswith("doc-") and c >= threshold]
+            info["nominated_by"] = "vector"
+        except Exception as exc:  # noqa: BLE001
+            info["nominator_error"] = str(exc)[:200]
+            hits = []
+    if "nominated_by" not in info:
+        info["nominator_degraded"] = True
+        if allow_lexical:
+            terms = [t for t in search.query_terms(proposal.content) if len(t) >= 3][:8]
+            for row, _score in search.lexical_candidates(conn, scope, terms, now, k * 2):
+                if row["id"].startswith("doc-") and _word_overlap(row["body"], proposal.content) >= LEXICAL_NOMINEE_OVERLAP:
+                    hits.append((row["id"], None))
+            info["nominated_by"] = "lexical"
+    rows = search.hydrate_visible(conn, scope, [h[0] for h in hits], now)
+    out = []
+    for memory_id, cosine in hits:
+        row = rows.get(memory_id)
+        if row is None or row["memory_class"] != "durable_fact":
+            continue
+        if row["audience"] != lease.audience or row["boundary"] != lease.boundary:
+            continue  # never fold a memory into one with a different audience
+        out.append({"id": memory_id, "title": row["title"], "body": row["body"],
+                    "revision": row["revision"], "updated_at": row["updated_at"],
+                    "anchor": None, "cosine": cosine})
+        if len(out) >= k:
+            break
+    if out:
+        info["top_cosine"] = max((c["cosine"] or 0.0) for c in out)
+    return out, info
+
+
+def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
+    """Decide (reads and model calls only); raises TransientFailure / PermanentFailure."""
+    proposal, _payload = parse_payload(lease)
+    with engine.db.snapshot() as conn:
+        verdict = rule_verdict(conn, lease, proposal)
+        if verdict is not None:
+            return proposal, verdict
+        if proposal.memory_class != "durable_fact":
+            return proposal, Decision("create", "record")
+        same_anchor = anchor_document(conn, lease, proposal.anchor)
+        nominees, info = nominate(engine, conn, lease, proposal, now, allow_lexical=llm is not None)
+    candidates = ([same_anchor] if same_anchor else []) + [n for n in nominees
+                                                            if not same_anchor or n["id"] != same_anchor["id"]]
+    revisions = tuple((c["id"], c["revision"]) for c in candidates)
+    if not candidates:
+        return proposal, Decision("create", "no_nominee", detail=info)
+    if llm is None:
+        return proposal, _conservative(proposal, same_anchor, revisions, "no_llm", info)
+    prompt = curator.build_prompt(proposal.title, proposal.content, proposal.anchor, now, candidates)
+    try:
+        reply = llm.complete(curator.SYSTEM, prompt, purpose="curation")
+    except LlmError as exc:
+        if lease.attempts < max_attempts:
+            raise TransientFailure(f"curator LLM {exc}") from None
+        return proposal, _conservative(proposal, same_anchor, revisions, "llm_failed",
+                                       {**info, "llm_error": str(exc)[:300]})
+    by = f"model:{reply.model}"
+    meta = dict(decided_by=by, prompt_version=curator.PROMPT_VERSION, response_sha256=reply.sha256)
+    choice = curator.parse_choice(reply.text)
+    if choice is None:
+        d = _conservative(proposal, same_anchor, revisions, "llm_no_decision", info)
+        return proposal, replace(d, **meta)
+    known = {c["id"]: c for c in candidates}
+    if choice.action == "skip":
+        return proposal, Decision("skip", "model_skip", targets=tuple(known), revisions=revisions,
+                                  detail=info, **meta)
+    if choice.action == "create":
+        if same_anchor:  # one living document per anchor: add to it, never a second copy
+            d = _append(proposal, same_anchor, revisions, "model_create_same_anchor", info)
+            return proposal, replace(d, **meta)
+        return proposal, Decision("create", "model_create", detail=info, **meta)
+    targets = [t for t in choice.targets if t in known]
+    if not targets:
+        d = (_append(proposal, same_anchor, revisions, "update_target_unknown", info) if same_anchor
+             else Decision("create", "update_target_unknown", detail=info))
+        return proposal, replace(d, **meta)
+    primary = known[targets[0]]
+    if choice.body is None:
+        return proposal, replace(_append(proposal, primary, revisions, "merge_without_body", info), **meta)
+    sources = [known[t]["body"] for t in targets] + [proposal.content]
+    guard = mergeguard.check_merge(sources, choice.body)
+    detail = {**info, "guard": {"retention": round(guard.retention, 3),
+                                "length_ratio": round(guard.length_ratio, 3),
+                                "missing": list(guard.missing[:20])}}
+    if not guard.passed:
+        return proposal, replace(_append(proposal, primary, revisions,
+                                         f"merge_guard_failed: {guard.reason}", detail), **meta)
+    action = "consolidate" if choice.action == "consolidate" and len(targets) > 1 else "update"
+    return proposal, Decision(action, f"model_{choice.action}", targets=tuple(targets), body=choice.body,
+                              revisions=revisions, detail=detail, **meta)
+
+
+def _append(proposal: Proposal, target: dict, revisions, reason: str, info: dict) -> Decision:
+    if mergeguard.contains_statement(target["body"], proposal.content):
+        return Decision("skip", "already_in_document", targets=(target["id"],), revisions=revisions,
+                        detail=info)
+    body = mergeguard.append_body(target["body"], proposal.content, target["updated_at"])
+    return Decision("append", reason, targets=(target["id"],), body=body, revisions=revisions, detail=info)
+
+
+def _conservative(proposal: Proposal, same_anchor: dict | None, revisions, why: str, info: dict) -> Decision:
+    """No usable model decision: never merge destructively (append to the anchor's document, or create)."""
+    if same_anchor:
+        return _append(proposal, same_anchor, revisions, f"{why}_same_anchor_append", info)
+    return Decision("create", f"{why}_nominee_create", detail=info)
+
+
+# -- applying (one write transaction) ---------------------------------------------------------
+
+
+def _draft(lease: Lease, proposal: Proposal, payload: dict) -> store.MemoryDraft:
+    prov = Provenance.from_obj(payload.get("provenance"))
+    external = (*prov.external, {"checkpoint": lease.checkpoint_id})
+    prov = Provenance(prov.session_id or lease.session_id, tuple(prov.turns or proposal.turns), external)
+    relations = tuple(store.Relation(r.relation, r.target, r.target_type) for r in proposal.relations)
+    source = payload.get("source") or SOURCES_BY_TRIGGER.get(lease.trigger, "observer")
+    return store.validate_draft(store.MemoryDraft(
+        title=proposal.title, body=proposal.content, memory_class=proposal.memory_class,
+        audience=lease.audience, boundary=lease.boundary,
+        author_audience=payload.get("author_audience") or lease.audience, source=source,
+        session_id=lease.session_id, provenance=prov, authored_at=payload.get("authored_at"),
+        aliases=proposal.aliases, facets=proposal.facets, anchor=proposal.anchor,
+        anchor_type=proposal.anchor_type, relations=relations, confidence=proposal.confidence,
+        recall_mode=payload.get("recall_mode") or proposal.recall_mode,
+    ))
+
+
+def _check_unchanged(conn: apsw.Connection, decision: Decision) -> dict[str, dict]:
+    found = {}
+    for memory_id, revision in decision.revisions:
+        row = one(conn, "SELECT *, document_id AS id, 'document' AS kind FROM memory_documents"
+                        " WHERE document_id=?", (memory_id,))
+        if row is None or row["revision"] != revision or row["deleted_at"] is not None:
+            raise TransientFailure(f"{memory_id} changed while curation was deciding; deciding again")
+        found[memory_id] = row
+    return found
+
+
+def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
+    anchor_id = row["anchor_id"] or (store.upsert_anchor(conn, proposal.anchor or "", proposal.anchor_type,
+                                                         row["audience"], row["boundary"], now)
+                                     if proposal.anchor else None)
+    if not anchor_id:
+        return
+    for rel in proposal.relations:
+        target = store.upsert_anchor(conn, rel.target, rel.target_type, row["audience"], row["boundary"], now)
+        if target:
+            store.assert_edge(conn, anchor_id, rel.relation, target, audience=row["audience"],
+                              boundary=row["boundary"], asserted_by=row["document_id"], now=now,
+                              confidence=proposal.confidence)
+
+
+def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Decision, now: int) -> Applied:
+    """Write the decision, its curation event and the checkpoint's completion in one transaction."""
+    checkpoints.hold(conn, lease.checkpoint_id, lease.owner)
+    payload = json.loads(lease.payload_json)
+    written: list[str] = []
+    action, reason, targets = decision.action, decision.reason, list(decision.targets)
+    if action == "create":
+        # the world may have moved since planning: the rules are cheap, check them again
+        again = rule_verdict(conn, lease, proposal)
+        if again is not None:
+            action, reason, targets = again.action, again.reason, list(again.targets)
+        else:
+            written.append(store.insert_memory(conn, _draft(lease, proposal, payload), now))
+            targets = written[:]
+    elif action in ("update", "append", "consolidate"):
+        rows = _check_unchanged(conn, decision)
+        primary = rows[targets[0]]
+        semantics = "append-document" if action == "append" else "merge-document"
+        store.revise_document(conn, primary, primary["title"], decision.body, now,
+                              source=SOURCES_BY_TRIGGER.get(lease.trigger, "observer"),
+                              reason=f"curation:{action}", semantics=semantics)
+        _assert_relations(conn, proposal, primary, now)
+        written.append(primary["document_id"])
+        for other in targets[1:]:
+            store.delete_memory(conn, rows[other], now, reason=f"consolidated into {primary['document_id']}",
+                                source="observer", as_wrong=False)
+            written.append(other)
+    record_event(conn, checkpoint_id=lease.checkpoint_id, session_id=lease.session_id, action=action,
+                 reason=reason, now=now, targets=targets, decided_by=decision.decided_by,
+                 prompt_version=decision.prompt_version, response_sha256=decision.response_sha256,
+                 detail={**decision.detail, "trigger": lease.trigger, "class": proposal.memory_class,
+                         "attempt": lease.attempts})
+    checkpoints.complete(conn, lease.checkpoint_id, lease.owner, now,
+                         scrub_reason="secret" if action == "blocked" else None)
+    return Applied(lease.checkpoint_id, action, reason, tuple(written))
+

@@ -1,0 +1,300 @@
+"""The observer: distils a session's new turns into at most 3 proposals, queued as checkpoints.
+
+Triggers (decided by `due_sessions`, from persisted state only, so a restart loses nothing):
+idle for `session.observer_idle_seconds` (min 10), every `session.distill_every_turns` completed
+turns (0 disables), the session ended, or passivated after `session.idle_timeout_minutes` idle.
+One run at a time per session; a run made stale by newer turns is discarded. Recalled memories
+appear in the transcript as `[recalled-memory]` and the prompt says to skip them; proposals
+accepted by earlier runs are passed back so they are not restated. With no LLM configured (or
+after it failed three times in a row) the rule-based extractor distils instead. The observer
+never writes memories: proposals go into the checkpoint queue at priority 60.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+
+import apsw
+
+from .. import search, sessions as session_store
+from ..db import one, rows, scalar
+from ..memory import fingerprint
+from . import checkpoints, extractor
+from .llm import LlmError, first_json_object
+from .proposals import MAX_PROPOSALS, Proposal, gate
+
+log = logging.getLogger("keepmind.writepath.observer")
+PROMPT_VERSION = "observer-v1"
+MAX_TRANSCRIPT_CHARS = 24_000
+RETRY_BASE_MS = 60_000
+LLM_FAILURES_BEFORE_RULES = 3
+
+SYSTEM = """You distil a conversation between a user and an assistant into long-term memories.
+Output a single JSON object {"proposals": [...]} and nothing else (no code fences).
+Propose 0 to 3 memories; consolidate related facts into one.
+
+Store operational, lasting facts: the user's preferences for tools, services and travel, memberships,
+home places, work and project context, technical decisions, workflows, communication preferences,
+and travel logistics. Never store credentials, financial account numbers or balances, or medical
+information. Skip family or relationship dynamics, opinions of people and venting unless the user
+explicitly asks. Always skip greetings, coordination chatter, superseded reasoning, raw tool output,
+walked-back statements, and anything already stated in [recalled-memory] or [loaded-skill] lines or
+in existingProposals (reuse an existing anchor to enrich it instead of restating it).
+
+Each proposal:
+{"operation": "upsert_document" | "append_record",
+ "memoryClass": "durable_fact" | "evidence" | "trace",
+ "subjectKind": "user" | "project" | "assistant" | "event" | ...,
+ "subjectValue": "...",
+ "anchor": {"canonicalName": "kebab-case-slug", "anchorType": "preference|membership|place|project|person|event|..."},
+ "title": "3-8 word noun phrase, no class prefix",
+ "content": "one or two self-contained sentences naming the subject",
+ "aliases": ["..."], "facets": ["..."],
+ "relations": [{"relationType": "member_of", "targetAnchor": {"canonicalName": "...", "anchorType": "..."}}],
+ "confidence": 0.7-0.95}
+
+durable_fact (lasting truths) uses upsert_document; evidence (dated events, trips, one-off plans,
+expiring in 30 days) and trace use append_record."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    session_id: str
+    audience: str
+    boundary: str
+    trigger: str
+    from_turn: int  # exclusive: the turns distilled so far
+    through_turn: int
+    text: str
+    user_turns: tuple[tuple[int, str], ...]
+    recalled: tuple[dict, ...]
+    existing: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    session_id: str
+    trigger: str
+    status: str  # completed | stale | failed
+    decided_by: str
+    proposals: tuple[Proposal, ...] = ()
+    checkpoint_ids: tuple[str, ...] = ()
+    rejections: dict | None = None
+    error: str | None = None
+
+
+def idle_ms(settings) -> int:
+    return max(10, int(settings["session.observer_idle_seconds"])) * 1000
+
+
+def due(session: dict, last_turn: int, distilled: int, last_failed_at: int | None, failures: int,
+        settings, now: int) -> str | None:
+    """Why this session should be distilled now, or None (pure: tests call it directly)."""
+    if session["audience"] == "public" or last_turn <= distilled:
+        return None
+    if last_failed_at is not None and now < last_failed_at + RETRY_BASE_MS * 2 ** max(0, failures - 1):
+        return None
+    idle_for = now - session["updated_at"]
+    if session["status"] == "ended":
+        return "end"
+    if session["status"] == "passivated" or idle_for >= int(settings["session.idle_timeout_minutes"]) * 60_000:
+        return "passivation"
+    if idle_for >= idle_ms(settings):
+        return "idle"
+    every = int(settings["session.distill_every_turns"])
+    if every > 0 and last_turn - distilled >= every:
+        return "turns"
+    return None
+
+
+def _progress(conn: apsw.Connection, session_id: str) -> tuple[int, int | None, int]:
+    """(turns distilled so far, time of the last failure if it is the latest run, failures in a row)."""
+    distilled = scalar(conn, "SELECT MAX(through_turn) FROM observer_runs WHERE session_id=?"
+                             " AND status='completed'", (session_id,)) or 0
+    recent = rows(conn, "SELECT status, finished_at FROM observer_runs WHERE session_id=?"
+                        " ORDER BY finished_at DESC, rowid DESC LIMIT 10", (session_id,))
+    failures = 0
+    for r in recent:
+        if r["status"] != "failed":
+            break
+        failures += 1
+    return distilled, (recent[0]["finished_at"] if failures else None), failures
+
+
+class Observer:
+    def __init__(self, engine, llm=None, on_queued=None):
+        self.engine = engine
+        self.llm = llm
+        self.on_queued = on_queued  # called after proposals were queued (wakes the curation worker)
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- scheduling ------------------------------------------------------------------------
+
+    def due_sessions(self, now: int, limit: int = 50) -> list[tuple[str, str]]:
+        if not self.engine.enabled:
+            return []
+        out = []
+        with self.engine.db.snapshot() as conn:
+            candidates = rows(
+                conn,
+                "SELECT s.*, (SELECT MAX(turn_index) FROM session_turns t WHERE t.session_id=s.session_id)"
+                " AS last_turn FROM sessions s WHERE s.audience != 'public' AND EXISTS (SELECT 1 FROM"
+                " session_turns t WHERE t.session_id=s.session_id AND t.turn_index > COALESCE((SELECT"
+                " MAX(through_turn) FROM observer_runs r WHERE r.session_id=s.session_id AND"
+                " r.status='completed'), 0)) ORDER BY s.updated_at LIMIT ?", (limit,))
+            for s in candidates:
+                distilled, failed_at, failures = _progress(conn, s["session_id"])
+                why = due(s, s["last_turn"] or 0, distilled, failed_at, failures, self.engine.settings, now)
+                if why:
+                    out.append((s["session_id"], why))
+        return out
+
+    # -- one run -----------------------------------------------------------------------------
+
+    def collect(self, session_id: str, trigger: str) -> Transcript | None:
+        with self.engine.db.snapshot() as conn:
+            session = session_store.session_row(conn, session_id)
+            distilled, _, failures = _progress(conn, session_id)
+            turns = rows(conn, "SELECT * FROM session_turns WHERE session_id=? AND turn_index>?"
+                               " ORDER BY turn_index", (session_id, distilled))
+            if not turns:
+                return None
+            scope = session_store.scope_of(session)
+            recalled_ids = []
+            for t in turns:
+                recalled_ids += [i for i in json.loads(t["recalled_ids_json"]) if i not in recalled_ids]
+            recalled = [{"id": r["id"], "title": r["title"], "body": r["body"]} for r in
+                        search.hydrate_visible(conn, scope, recalled_ids, self.engine.now(),
+                                               include_expired=True, include_trace=True).values()]
+            existing = []
+            for r in rows(conn, "SELECT accepted_json FROM observer_runs WHERE session_id=? AND"
+                                " status='completed' ORDER BY finished_at", (session_id,)):
+                existing += json.loads(r["accepted_json"])
+        lines = [f"[recalled-memory] {r['title']}: {r['body'][:400]}" for r in recalled]
+        for t in turns:
+            part = [f"[turn {t['turn_index']}]"]
+            if t["user_text"]:
+                part.append(f"[user] {t['user_text']}")
+            if t["assistant_text"]:
+                part.append(f"[assistant] {t['assistant_text']}")
+            part += [f"[tool] {name}" for name in json.loads(t["tools_json"])]
+            part += [f"[loaded-skill] {name}" for name in json.loads(t["skills_json"])]
+            lines.append("\n".join(part))
+        text = "\n".join(lines)
+        if len(text) > MAX_TRANSCRIPT_CHARS:  # keep the newest turns whole
+            text = text[-MAX_TRANSCRIPT_CHARS:]
+            text = text[text.find("\n[turn ") + 1:] if "\n[turn " in text else text
+        return Transcript(session_id, session["audience"], session["boundary"], trigger, distilled,
+                          turns[-1]["turn_index"], text,
+                          tuple((t["turn_index"], t["user_text"]) for t in turns if t["user_text"]),
+                          tuple(recalled), tuple(existing[-20:]))
+
+    def propose(self, transcript: Transcript, use_llm: bool) -> tuple[list[Proposal], dict, str, str | None]:
+        """(proposals, rejections, decided_by, response sha256); raises LlmError."""
+        if use_llm and self.llm is not None:
+            payload = {"sessionId": transcript.session_id, "turnCount": transcript.through_turn,
+                       "existingProposals": list(transcript.existing), "transcript": transcript.text}
+            reply = self.llm.complete(SYSTEM, json.dumps(payload, ensure_ascii=False), purpose="observer")
+            parsed = first_json_object(reply.text)
+            if parsed is None or not isinstance(parsed.get("proposals"), list):
+                raise LlmError("parse", f"no JSON object with proposals in the reply: {reply.text[:200]!r}")
+            result = gate(parsed["proposals"])
+            return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
+        found = extractor.extract(list(transcript.user_turns))
+        return found[:MAX_PROPOSALS], ({"max-proposals-exceeded": len(found) - MAX_PROPOSALS}
+                                       if len(found) > MAX_PROPOSALS else {}), "rule", None
+
+    def distill(self, session_id: str, now: int, trigger: str = "manual") -> RunResult | None:
+        """Run once for this session (skipped when a run is already in flight)."""
+        with self._lock:
+            if session_id in self._running:
+                return None
+            self._running.add(session_id)
+        try:
+            return self._distill(session_id, now, trigger)
+        finally:
+            with self._lock:
+                self._running.discard(session_id)
+
+    def _distill(self, session_id: str, now: int, trigger: str) -> RunResult | None:
+        transcript = self.collect(session_id, trigger)
+        if transcript is None:
+            return None
+        with self.engine.db.snapshot() as conn:
+            _, _, failures = _progress(conn, session_id)
+        use_llm = self.llm is not None and failures < LLM_FAILURES_BEFORE_RULES
+        run_id = uuid.uuid4().hex
+        try:
+            proposals, rejections, decided_by, sha = self.propose(transcript, use_llm)
+        except LlmError as exc:
+            self.engine.write(_record_run, run_id, transcript, "failed", f"model:{self.llm.model_id}",
+                              None, [], {}, str(exc)[:500], now)
+            return RunResult(run_id, session_id, trigger, "failed", f"model:{self.llm.model_id}", error=str(exc))
+        proposals = _drop_known(proposals, transcript)
+        result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now)
+        if result.checkpoint_ids and self.on_queued is not None:
+            self.on_queued()
+        log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d",
+                 session_id, trigger, result.status, len(result.proposals))
+        return result
+
+
+def _drop_known(proposals: list[Proposal], transcript: Transcript) -> list[Proposal]:
+    """Proposals that restate a recalled memory or an earlier accepted proposal are dropped."""
+    known = {fingerprint(r["body"]) for r in transcript.recalled}
+    known |= {fingerprint(e.get("content", "")) for e in transcript.existing}
+    known_terms = [set(search.query_terms(r["body"], limit=200)) for r in transcript.recalled]
+    out = []
+    for p in proposals:
+        if fingerprint(p.content) in known:
+            continue
+        terms = set(search.query_terms(p.content, limit=200))
+        if any(terms and len(terms & k) / len(terms) >= 0.8 for k in known_terms):
+            continue
+        out.append(p)
+    return out
+
+
+def _record_run(conn, run_id, transcript: Transcript, status, decided_by, sha, accepted, rejections,
+                error, now) -> None:
+    conn.execute(
+        "INSERT INTO observer_runs(run_id, session_id, trigger, from_turn, through_turn, status, decided_by,"
+        " prompt_version, response_sha256, accepted_json, rejections_json, error, started_at, finished_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (run_id, transcript.session_id, transcript.trigger, transcript.from_turn, transcript.through_turn,
+         status, decided_by, PROMPT_VERSION if decided_by != "rule" else None, sha,
+         json.dumps(accepted), json.dumps(rejections or {}), error, now, now))
+
+
+def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal], rejections: dict,
+            decided_by: str, sha: str | None, now: int) -> RunResult:
+    """Queue the proposals and record the run, unless newer turns made it stale."""
+    latest = scalar(conn, "SELECT MAX(turn_index) FROM session_turns WHERE session_id=?",
+                    (transcript.session_id,)) or 0
+    if latest > transcript.through_turn:
+        _record_run(conn, run_id, transcript, "stale", decided_by, sha, [], rejections, None, now)
+        return RunResult(run_id, transcript.session_id, transcript.trigger, "stale", decided_by)
+    ids, accepted = [], []
+    for p in proposals:
+        queued = checkpoints.enqueue(
+            conn, trigger="observed-memory-proposals",
+            payload={"proposal": p.to_payload(), "source": "observer",
+                     "provenance": {"session_id": transcript.session_id, "turns": list(p.turns),
+                                    "external": []}},
+            audience=transcript.audience, boundary=transcript.boundary,
+            session_id=transcript.session_id, now=now)
+        if queued.checkpoint_id:
+            ids.append(queued.checkpoint_id)
+            accepted.append({"anchor": p.anchor, "title": p.title, "content": p.content})
+    _record_run(conn, run_id, transcript, "completed", decided_by, sha, accepted, rejections, None, now)
+    session = one(conn, "SELECT status FROM sessions WHERE session_id=?", (transcript.session_id,))
+    if transcript.trigger == "passivation" and session and session["status"] == "open":
+        conn.execute("UPDATE sessions SET status='passivated' WHERE session_id=?", (transcript.session_id,))
+    return RunResult(run_id, transcript.session_id, transcript.trigger, "completed", decided_by,
+                     tuple(proposals), tuple(ids), rejections)
