@@ -187,7 +187,9 @@ class Settings:
         values = dict(self.values)
         for raw, v in overrides.items():
             name = raw.replace("__", ".")
-            values.update(validate({name: v}).values)
+            checked = validate({name: v}).values  # only this key: update() reset the earlier ones
+            if name in checked:
+                values[name] = checked[name]
         return Settings(values, self.warnings)
 
 

@@ -158,6 +158,7 @@ class Gate(_OnnxModel):
         self.calibration = dict(manifest.calibration)
         self._output = "logits" if "logits" in self._outputs else self._outputs[0]
         self._query_tokens = max(8, manifest.max_tokens // 2)
+        self._single = load_tokenizer(self.folder, manifest, pairs=False)  # for measuring the query
 
     def score(self, query: str, passages: list[str]) -> list[float]:
         """Sigmoid probabilities, one per passage, in the given order."""
@@ -173,7 +174,7 @@ class Gate(_OnnxModel):
 
     def _clip_query(self, query: str) -> str:
         """Only the memory side is truncated, so a huge query is clipped first to leave it room."""
-        enc = self._tok.encode(query, add_special_tokens=False)
+        enc = self._single.encode(query, add_special_tokens=False)
         if len(enc.ids) <= self._query_tokens:
             return query
         return query[:enc.offsets[self._query_tokens - 1][1]]

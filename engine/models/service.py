@@ -54,8 +54,9 @@ class ModelRuntime:
     """Owns the loaded models and the vector index of the active embedder."""
 
     def __init__(self, engine, *, models_dir: Path | None = None,
-                 downloader: Callable[..., object] | None = None):
+                 downloader: Callable[..., object] | None = None, gate_id: str = DEFAULT_GATE):
         self.engine = engine
+        self.gate_id = gate_id  # not a setting: the gate is pinned (tests and benches pass a tiny one)
         settings = engine.settings
         configured = settings.get("memory.models_dir")
         self.models_dir = Path(models_dir or configured or Path(engine.home) / "models")
@@ -193,32 +194,32 @@ class ModelRuntime:
     def _load_gate(self, download: bool, progress) -> None:
         if self._gate is not None:
             return
-        check = self.verify(DEFAULT_GATE)
+        check = self.verify(self.gate_id)
         error = None
         if not check.ok and download and self.auto_download:
-            self._reasons["gate"] = f"gate: downloading {DEFAULT_GATE} from the Hugging Face hub"
-            error = self._download(DEFAULT_GATE, progress)
-            check = self.verify(DEFAULT_GATE)
+            self._reasons["gate"] = f"gate: downloading {self.gate_id} from the Hugging Face hub"
+            error = self._download(self.gate_id, progress)
+            check = self.verify(self.gate_id)
         if not check.ok:
             detail = f"download failed: {error}" if error else (
                 "not installed" if check.missing else check.problems[0])
             hint = "" if self.auto_download else "; auto-download is off"
-            self._reasons["gate"] = (f"gate: {DEFAULT_GATE} is unavailable ({detail}{hint}); "
-                                     f"run `keepmind models download {DEFAULT_GATE}` where the hub is reachable")
+            self._reasons["gate"] = (f"gate: {self.gate_id} is unavailable ({detail}{hint}); "
+                                     f"run `keepmind models download {self.gate_id}` where the hub is reachable")
             log.warning("memory_relevance_gate_unavailable %s", self._reasons["gate"])
             return
-        man = manifests.get(self.models_dir, DEFAULT_GATE)
+        man = manifests.get(self.models_dir, self.gate_id)
         override = self.engine.settings["memory.recall.gate.threshold"]
         threshold, source = (override, "override") if override is not None else (man.threshold, "manifest")
         try:
-            self._gate = Gate(man, model_dir(self.models_dir, DEFAULT_GATE), threshold=threshold,
+            self._gate = Gate(man, model_dir(self.models_dir, self.gate_id), threshold=threshold,
                               threshold_source=source)
         except Exception as exc:  # noqa: BLE001
-            self._reasons["gate"] = f"gate: {DEFAULT_GATE} failed to load: {_msg(exc)}"
+            self._reasons["gate"] = f"gate: {self.gate_id} failed to load: {_msg(exc)}"
             return
         self._reasons.pop("gate", None)
         log.info("memory_relevance_gate_ready model=%s threshold=%s source=%s",
-                 DEFAULT_GATE, threshold, source)
+                 self.gate_id, threshold, source)
 
     def _download(self, model_id: str, progress) -> str | None:
         """Fetch a model from the hub; the error message, or None when it worked."""

@@ -1,0 +1,183 @@
+"""engine.models: loading, degraded reasons, embed-on-write, gap repair, model switching."""
+
+import socket
+
+import numpy as np
+import pytest
+
+from engine import open_engine
+from engine.models import ModelRuntime
+from engine.models.vectors import coverage
+from engine.settings import defaults
+
+
+def _open(home, clock, start_workers=False, **overrides):
+    settings = defaults().with_overrides(**overrides)
+    return open_engine(home, settings=settings, clock=clock, start_workers=start_workers)
+
+
+@pytest.fixture
+def tiny_home(tmp_path, tiny):
+    home = tmp_path / "home"
+    tiny.install_tiny(home / "models", "tiny-embed")
+    tiny.install_tiny(home / "models", "tiny-other", seed=11, dims=8, calibration={"min_cosine": None})
+    tiny.install_tiny(home / "models", "tiny-gate", role="gate")
+    return home
+
+
+def _count(engine, model_id):
+    with engine.db.snapshot() as conn:
+        return conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE model_id=?", (model_id,)).fetchall()[0][0]
+
+
+def test_models_are_attached_even_before_loading_and_report_nothing_until_started(engine):
+    assert engine.models is not None
+    assert engine.models.embedder() is None and engine.models.gate() is None
+    assert engine.models.vectors() is None
+    assert engine.models.status_reasons() == []
+    assert engine.models.passage_text("Title", "Body") == "Title\nBody"
+
+
+def test_every_write_is_embedded_and_searchable_without_reloading(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        loaded = engine.models.load()
+        assert loaded.embedder == "tiny-embed"
+        emb, index = engine.models.embedder(), engine.models.vectors()
+        assert emb.floor == 0.1 and emb.floor_source == "manifest"
+        sid = engine.open_session("personal", "work")
+        dark = engine.store(sid, "Theme", "the user prefers dark mode").id
+        train = engine.store(sid, "Commute", "train leaves at noon").id
+        assert index.has(dark) and index.has(train) and _count(engine, "tiny-embed") == 2
+        hits = index.search(emb.embed_queries(["dark mode"])[0], k=2)
+        assert [h[0] for h in hits] == [dark, train] and hits[0][1] > hits[1][1]
+        before = index.vector(dark)
+        engine.update(sid, dark, new_content="the user likes light themes")
+        assert not np.allclose(before, index.vector(dark))
+        engine.update(sid, train, delete=True)
+        assert not index.has(train) and len(index) == 1
+
+
+def test_gap_repair_embeds_what_was_written_before_the_model_loaded(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        sid = engine.open_session("personal", "work")
+        ids = [engine.store(sid, f"note {i}", f"coffee every morning {i}").id for i in range(20)]
+        assert _count(engine, "tiny-embed") == 0  # nothing loaded yet: writes are not embedded
+        loaded = engine.models.load()
+        assert (loaded.repair.embedded, loaded.repair.skipped, loaded.repair.failed) == (20, 0, 0)
+        assert all(engine.models.vectors().has(i) for i in ids)
+        again = engine.models.repair_gaps()
+        assert (again.embedded, again.skipped) == (0, 20)
+        forced = engine.models.repair_gaps(force=True)
+        assert forced.embedded == 20
+
+
+def test_index_is_loaded_from_the_database_at_start(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        engine.models.load()
+        sid = engine.open_session("personal", "work")
+        kept = engine.store(sid, "Theme", "the user prefers dark mode").id
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        loaded = engine.models.load()
+        assert loaded.repair.embedded == 0 and engine.models.vectors().has(kept)
+
+
+def test_switching_model_reembeds_under_the_new_id_and_keeps_old_vectors(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        engine.models.load()
+        sid = engine.open_session("personal", "work")
+        for i in range(3):
+            engine.store(sid, f"n{i}", f"dark mode {i}")
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-other") as engine:
+        loaded = engine.models.load()
+        assert loaded.embedder == "tiny-other" and loaded.repair.embedded == 3
+        assert _count(engine, "tiny-other") == 3 and _count(engine, "tiny-embed") == 3
+        assert engine.models.vectors().dims == 8
+        with engine.db.snapshot() as conn:
+            assert coverage(conn, "tiny-other") == {"live": 3, "embedded_current": 3, "other_model_items": 3}
+
+
+def test_uncalibrated_model_is_a_degraded_reason_and_an_override_is_reported(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-other") as engine:
+        engine.models.load()
+        assert engine.models.embedder().floor is None and engine.models.embedder().floor_source is None
+        assert any("uncalibrated" in r for r in engine.status()["reasons"])
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed",
+               memory__recall__min_cosine=0.33) as engine:
+        engine.models.load()
+        assert (engine.models.embedder().floor, engine.models.embedder().floor_source) == (0.33, "override")
+        assert engine.models.details()["embeddings"]["floor_source"] == "override"
+
+
+def test_a_tampered_model_file_is_never_loaded(tiny_home, clock):
+    path = tiny_home / "models" / "tiny-embed" / "model.onnx"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed",
+               memory__embeddings__auto_download=False) as engine:
+        loaded = engine.models.load(download=True)
+        assert loaded.embedder is None and engine.models.vectors() is None
+        reason = engine.models.status_reasons()[0]
+        assert "tiny-embed: corrupt" in reason and "model.onnx" in reason
+
+
+def test_disabled_embeddings_load_nothing_and_the_gate_follows(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__enabled=False) as engine:
+        runtime = ModelRuntime(engine, gate_id="tiny-gate")
+        runtime.load()
+        assert runtime.embedder() is None and runtime.gate() is None and runtime.status_reasons() == []
+        assert runtime.details()["embeddings"]["status"] == "disabled"
+        assert runtime.details()["gate"]["status"] == "disabled"
+
+
+def test_gate_loads_with_its_threshold_and_an_override_is_reported(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        runtime = ModelRuntime(engine, gate_id="tiny-gate")
+        runtime.load()
+        gate = runtime.gate()
+        assert (gate.threshold, gate.threshold_source) == (0.5, "manifest")
+        assert gate.score("theme?", ["they like dark themes"])[0] > 0.99
+        assert runtime.keep_warm_once() is True
+    with _open(tiny_home, clock, memory__embeddings__enabled=False, memory__recall__gate__enabled=True,
+               memory__recall__gate__threshold=0.2) as engine:
+        runtime = ModelRuntime(engine, gate_id="tiny-gate")
+        runtime.load()
+        assert runtime.embedder() is None
+        assert (runtime.gate().threshold, runtime.gate().threshold_source) == (0.2, "override")
+        assert runtime.details()["gate"]["enabled_source"] == "setting"
+
+
+def test_missing_gate_is_a_degraded_reason_naming_the_fix(tiny_home, clock):
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed",
+               memory__embeddings__auto_download=False) as engine:
+        engine.models.load()
+        assert engine.models.gate() is None
+        assert any("ms-marco-minilm-l-6-v2" in r and "auto-download is off" in r
+                   for r in engine.models.status_reasons())
+
+
+def test_background_start_never_blocks_and_loads_the_model(tiny_home, clock):
+    engine = _open(tiny_home, clock, start_workers=True, memory__embeddings__model_id="tiny-embed",
+                   memory__embeddings__auto_download=False)
+    try:
+        assert engine.models.wait_ready(30)
+        assert engine.models.embedder().model_id == "tiny-embed"
+    finally:
+        engine.close()
+
+
+def test_nothing_installed_and_auto_download_off_makes_no_network_request(tmp_path, clock, monkeypatch):
+    attempts = []
+    real_connect = socket.socket.connect
+
+    def guarded(self, address):
+        attempts.append(address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    with _open(tmp_path / "home", clock, memory__embeddings__auto_download=False) as engine:
+        loaded = engine.models.load(download=True)
+        assert loaded.embedder is None and loaded.gate is None
+        reasons = " ".join(engine.models.status_reasons())
+        assert "auto-download is off" in reasons and "install-offline" in reasons
+    assert attempts == []
