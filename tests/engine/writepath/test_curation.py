@@ -1,0 +1,238 @@
+"""Curation decisions: rules, nominees, the curator LLM, the merge guard, living documents, the graph."""
+
+import json
+
+from engine.clock import DAY_MS
+from engine.db import rows, scalar
+from engine.writepath import checkpoints
+from engine.writepath.events import events_for
+from engine.writepath.llm import sha256_text
+from engine.writepath.proposals import Proposal
+
+from .conftest import drain
+
+CURATOR = "You curate a long-term memory"
+TRACKER = "Price tracker: Sony WH-1000XM5"
+
+
+def _events(engine, cp):
+    with engine.db.snapshot() as conn:
+        return events_for(conn, cp)
+
+
+def _queue(engine, session, proposal: Proposal, trigger="observed-memory-proposals"):
+    scope = engine.scope(session)
+    return engine.write(checkpoints.enqueue, trigger=trigger,
+                        payload={"proposal": proposal.to_payload(), "source": "observer"},
+                        audience=scope.audience, boundary=scope.boundary, session_id=session,
+                        now=engine.now()).checkpoint_id
+
+
+def test_explicit_store_is_queued_then_created_without_any_llm_call(llm_engine, provider, personal):
+    result = llm_engine.store_memory(personal, "Editor", "I write code in Helix with the gruvbox theme.")
+    assert result.action == "queued" and result.id is None and result.checkpoint_id.startswith("cp-")
+    [outcome] = drain(llm_engine)
+    assert outcome.action == "create" and outcome.reason == "no_nominee"
+    assert provider.requests == []  # no nominee: no LLM call
+    [event] = _events(llm_engine, result.checkpoint_id)
+    assert event["decided_by"] == "rule" and event["action"] == "create" and event["reason"] == "no_nominee"
+    item = llm_engine.get(personal, outcome.memory_ids).items[0]
+    assert item.body == "I write code in Helix with the gruvbox theme." and item.source == "tool"
+    assert {"checkpoint": result.checkpoint_id} in item.provenance["external"]
+
+
+def test_empty_ephemeral_and_duplicate_are_dropped_with_reasons(engine, personal):
+    first = engine.store_memory(personal, "", "Backups run nightly at 02:00 UTC.")
+    again = engine.store_memory(personal, "", "backups run nightly at 02:00 utc")
+    thanks = _queue(engine, personal, Proposal("durable_fact", "t", "Thanks!", confidence=0.9))
+    vague = _queue(engine, personal, Proposal("durable_fact", "maybe", "User might like tea.", confidence=0.3))
+    outcomes = {o.checkpoint_id: o for o in drain(engine)}
+    assert outcomes[first.checkpoint_id].action == "create"
+    assert (outcomes[again.checkpoint_id].action, outcomes[again.checkpoint_id].reason) == ("skip", "duplicate")
+    assert (outcomes[thanks].action, outcomes[thanks].reason) == ("drop", "ephemeral")
+    assert (outcomes[vague].action, outcomes[vague].reason) == ("drop", "low_confidence")
+    with engine.db.snapshot() as conn:
+        assert scalar(conn, "SELECT COUNT(*) FROM memory_documents") == 1
+        assert scalar(conn, "SELECT COUNT(*) FROM curation_events") == 4
+
+
+def test_tombstoned_fact_proposed_again_is_skipped_with_reason_tombstone(engine, personal, clock):
+    engine.store_memory(personal, "Coffee", "User drinks oat-milk flat whites.")
+    [created] = drain(engine)
+    engine.update(personal, created.memory_ids[0], delete=True, reason="wrong: user is lactose-free")
+    clock.advance(DAY_MS)
+    again = _queue(engine, personal, Proposal("durable_fact", "Coffee order", "User drinks oat-milk flat whites!",
+                                              anchor="coffee", aliases=("coffee",), facets=("preference",),
+                                              confidence=0.9))
+    [outcome] = drain(engine)
+    assert outcome.checkpoint_id == again and (outcome.action, outcome.reason) == ("skip", "tombstone")
+    assert engine.find(personal, "flat whites") == []
+    assert _events(engine, again)[0]["reason"] == "tombstone"
+
+
+def test_price_tracker_without_llm_is_one_document_four_revisions_latest_first(engine, personal, clock):
+    prices = ["$349", "$329", "$319", "$299"]
+    for week, price in enumerate(prices):
+        engine.store_memory(personal, TRACKER, f"Sony WH-1000XM5 costs {price} at Best Buy this week.")
+        drain(engine)
+        clock.advance(7 * DAY_MS)
+    docs = [m for m in engine.list_memories(personal) if m.kind == "document"]
+    assert len(docs) == 1
+    doc = docs[0]
+    revisions = engine.revisions(personal, doc.id)
+    assert len(revisions) == 4 and doc.revision == 4
+    assert doc.body.startswith("Sony WH-1000XM5 costs $299")
+    assert [doc.body.index(p) for p in reversed(prices)] == sorted(doc.body.index(p) for p in prices)
+    assert "_[earlier, as of 2026-01-15]_" in doc.body
+    assert [r["body"].split(" costs ")[1][:4] for r in revisions] == list(reversed(prices))
+
+
+def test_price_tracker_with_curator_update_uses_previously_as_of(llm_engine, provider, personal, clock):
+    llm_engine.store_memory(personal, TRACKER, "Sony WH-1000XM5 costs $349 at Best Buy (2026-01-01).")
+    drain(llm_engine)
+    doc_id = llm_engine.list_memories(personal)[0].id
+    merged = [
+        "Sony WH-1000XM5 costs $329 at Best Buy (2026-01-08) (previously $349, as of 2026-01-01).",
+        "Sony WH-1000XM5 costs $319 at Best Buy (2026-01-15) (previously $329, as of 2026-01-08;"
+        " $349, as of 2026-01-01).",
+        "Sony WH-1000XM5 costs $299 at Best Buy (2026-01-22) (previously $319, as of 2026-01-15;"
+        " $329, as of 2026-01-08; $349, as of 2026-01-01).",
+    ]
+    for day, (price, body) in zip(("08", "15", "22"), zip(("$329", "$319", "$299"), merged)):
+        clock.advance(7 * DAY_MS)
+        provider.script(CURATOR, f"<think>same product, new dated price</think>UPDATE {doc_id}\n---\n{body}")
+        llm_engine.store_memory(personal, TRACKER, f"Sony WH-1000XM5 costs {price} at Best Buy (2026-01-{day}).")
+        [outcome] = drain(llm_engine)
+        assert (outcome.action, outcome.memory_ids) == ("update", (doc_id,))
+    doc = llm_engine.get(personal, [doc_id]).items[0]
+    assert doc.revision == 4 and doc.body == merged[-1] and doc.body.startswith("Sony WH-1000XM5 costs $299")
+    calls = provider.calls(CURATOR)
+    assert len(calls) == 3 and doc_id in calls[0]["messages"][1]["content"]
+    with llm_engine.db.snapshot() as conn:
+        last = rows(conn, "SELECT * FROM curation_events ORDER BY event_id DESC LIMIT 1")[0]
+    assert last["decided_by"] == "model:scripted-1" and last["prompt_version"] == "curator-balanced-v1"
+    raw = f"<think>same product, new dated price</think>UPDATE {doc_id}\n---\n{merged[-1]}"
+    assert last["response_sha256"] == sha256_text(raw)
+
+
+def test_careless_merge_falls_back_to_append_under_a_dated_separator(llm_engine, provider, personal, clock):
+    llm_engine.store_memory(personal, "Home airport", "User's home airport is Boston Logan (BOS); "
+                                                      "parking at Economy lot on 2026-01-01 cost $26.")
+    drain(llm_engine)
+    doc_id = llm_engine.list_memories(personal)[0].id
+    clock.advance(DAY_MS)
+    provider.script(CURATOR, f"UPDATE {doc_id}\n---\nUser flies from Providence now.")
+    llm_engine.store_memory(personal, "Home airport", "User's home airport is now Providence (PVD) since 2026-01-02.")
+    [outcome] = drain(llm_engine)
+    assert outcome.action == "append" and outcome.reason.startswith("merge_guard_failed")
+    body = llm_engine.get(personal, [doc_id]).items[0].body
+    assert body.startswith("User's home airport is now Providence (PVD)")
+    assert "Boston Logan (BOS)" in body and "$26" in body and "2026-01-01" in body
+    assert "---\n_[earlier, as of 2026-01-01]_" in body
+    [event] = _events(llm_engine, outcome.checkpoint_id)
+    assert event["decided_by"] == "model:scripted-1" and "missing" in event["detail"]["guard"]
+
+
+def test_curator_failure_retries_then_never_merges_destructively(llm_engine, provider, personal, clock):
+    llm_engine.store_memory(personal, "Laptop", "User's laptop is a ThinkPad X1 Carbon Gen 11.")
+    drain(llm_engine)
+    provider.script(CURATOR, *[("status", 503, "overloaded")] * 5)
+    llm_engine.store_memory(personal, "Laptop", "User's laptop has 32 GB of RAM.")
+    statuses = []
+    for _ in range(5):
+        outcome = llm_engine.writepath.curation.run_once(clock())
+        statuses.append(outcome.status)
+        clock.advance(checkpoints.BACKOFF_CAP_MS)
+    assert statuses == ["retry"] * 4 + ["completed"]
+    assert outcome.action == "append" and outcome.reason == "llm_failed_same_anchor_append"
+    body = llm_engine.list_memories(personal)[0].body
+    assert "32 GB" in body and "ThinkPad X1 Carbon Gen 11" in body
+    health = llm_engine.writepath.llm.health()
+    assert health.failures == 5 and "HTTP 503" in health.last_error
+    assert any("curation LLM failing" in r for r in llm_engine.status()["reasons"])
+
+
+def test_model_skip_and_unknown_update_target(llm_engine, provider, personal, clock):
+    llm_engine.store_memory(personal, "Shell", "User's shell is fish with starship prompt.")
+    drain(llm_engine)
+    provider.script(CURATOR, "SKIP")
+    llm_engine.store_memory(personal, "Shell", "User uses the fish shell.")
+    [skip] = drain(llm_engine)
+    assert (skip.action, skip.reason) == ("skip", "model_skip")
+    provider.script(CURATOR, "UPDATE doc-00000000000000000000000000000000\n---\nwhatever")
+    llm_engine.store_memory(personal, "Shell", "User's terminal is WezTerm.")
+    [unknown] = drain(llm_engine)
+    assert (unknown.action, unknown.reason) == ("append", "update_target_unknown")
+
+
+def test_anchors_dedupe_by_normalized_name_and_edges_keep_validity_intervals(engine, personal, clock):
+    def member(airline, when):
+        return Proposal("durable_fact", "Airline loyalty", f"User's preferred airline program is {airline}.",
+                        anchor="User Travel Profile", anchor_type="profile", aliases=("airline",),
+                        facets=("travel_profile",), confidence=0.95,
+                        relations=(_rel("member_of", airline),))
+    _queue(engine, personal, member("Delta SkyMiles", 0))
+    drain(engine)
+    clock.advance(DAY_MS)
+    _queue(engine, personal, Proposal("durable_fact", "Airline loyalty", "User switched to United MileagePlus.",
+                                      anchor="user-travel  profile!", anchor_type="profile", aliases=("airline",),
+                                      facets=("travel_profile",), confidence=0.95,
+                                      relations=(_rel("member_of", "United MileagePlus"),)))
+    drain(engine)
+    with engine.db.snapshot() as conn:
+        anchors = rows(conn, "SELECT canonical_name FROM memory_anchors WHERE anchor_type='profile'")
+        edges = rows(conn, "SELECT e.*, a.canonical_name AS target FROM memory_edges e JOIN memory_anchors a"
+                           " ON a.anchor_id=e.to_anchor_id ORDER BY valid_from")
+    assert len(anchors) == 1
+    assert [(e["target"], e["valid_to"] is None) for e in edges] == [("Delta SkyMiles", False),
+                                                                      ("United MileagePlus", True)]
+    assert edges[0]["valid_to"] == edges[1]["valid_from"]
+    assert all(e["asserted_by"].startswith("doc-") for e in edges)
+
+
+def _rel(relation, target):
+    from engine.writepath.proposals import RelationSpec
+
+    return RelationSpec(relation, target, "organization")
+
+
+def test_evidence_is_a_record_that_expires_in_30_days(engine, personal, clock):
+    _queue(engine, personal, Proposal("evidence", "Amsterdam trip", "User flies BOS to AMS on 2026-02-12.",
+                                      anchor="amsterdam-trip", aliases=("AMS",), facets=("travel",),
+                                      confidence=0.85))
+    [outcome] = drain(engine)
+    assert outcome.memory_ids[0].startswith("rec-")
+    item = engine.get(personal, outcome.memory_ids).items[0]
+    assert item.memory_class == "evidence" and item.recall_mode == "searchable"
+    assert item.expires_at == clock() + 30 * DAY_MS
+
+
+def test_compaction_and_findings_are_evidence(engine, personal):
+    compacted = engine.compact(personal, "We set up the CI pipeline and fixed flaky test_sync.")
+    findings = engine.add_findings(personal, ["The API rate limit is 600 requests per minute.",
+                                              {"title": "Retry header", "content": "429 replies carry Retry-After."}])
+    assert compacted.action == "queued" and [f.action for f in findings] == ["queued", "queued"]
+    outcomes = drain(engine)
+    assert [o.action for o in outcomes] == ["create"] * 3
+    items = engine.get(personal, [o.memory_ids[0] for o in outcomes]).items
+    modes = {i.source: i.recall_mode for i in items}
+    assert modes == {"compaction": "manual", "subagent": "searchable"}
+    with engine.db.snapshot() as conn:
+        priorities = [r["priority"] for r in rows(conn, "SELECT priority FROM memory_checkpoints ORDER BY priority DESC")]
+    assert priorities == [90, 70, 70]
+
+
+def test_public_sessions_cannot_queue(engine):
+    import pytest
+
+    from engine.errors import InvalidInput, ScopeError
+
+    public = engine.open_session("public", "web")
+    with pytest.raises(ScopeError):
+        engine.store_memory(public, "x", "The office wifi is slow.")
+    private = engine.open_session("personal", "work")
+    with pytest.raises(InvalidInput):
+        engine.store_memory(private, "x", "   ")
+    with pytest.raises(InvalidInput):
+        engine.add_findings(private, [{"title": "no content"}])
+    assert engine.checkpoint_overview()["counts"]["pending"] == 0
