@@ -83,6 +83,9 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
                 url = hf_hub_url(repo, path, revision=revision, endpoint=endpoint)
                 meta = get_hf_file_metadata(url, timeout=timeout_s, endpoint=endpoint)
             except Exception as exc:  # noqa: BLE001 - hub, network and offline-mode errors alike
+                if "NotFound" in exc.__class__.__name__:
+                    raise ModelError(f"the hub has no {path} in {repo} at {revision[:12]} ({_short(exc)}); "
+                                     "the manifest or the endpoint (HF_ENDPOINT) is wrong") from None
                 raise ModelError(f"could not reach the Hugging Face hub for {man.id} ({_short(exc)}); "
                                  "check the connection (or HF_ENDPOINT), or on machines without hub access "
                                  "run `keepmind models install-offline`") from None

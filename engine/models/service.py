@@ -57,6 +57,7 @@ class ModelRuntime:
                  downloader: Callable[..., object] | None = None, gate_id: str = DEFAULT_GATE):
         self.engine = engine
         self.gate_id = gate_id  # not a setting: the gate is pinned (tests and benches pass a tiny one)
+        self.hub_endpoint: str | None = None  # None: huggingface_hub's own (HF_ENDPOINT, else the hub)
         settings = engine.settings
         configured = settings.get("memory.models_dir")
         self.models_dir = Path(models_dir or configured or Path(engine.home) / "models")
@@ -232,7 +233,7 @@ class ModelRuntime:
             else:
                 from .download import download_model
 
-                download_model(self.models_dir, man, progress=progress)
+                download_model(self.models_dir, man, progress=progress, endpoint=self.hub_endpoint)
             return None
         except Exception as exc:  # noqa: BLE001 - a failed download is a degraded reason
             return _msg(exc)

@@ -23,3 +23,14 @@ def _helper(name: str):
 @pytest.fixture(scope="session")
 def tiny():
     return _helper("models_tiny")
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """A fake hub on loopback; huggingface_hub is let online (the suite sets HF_HUB_OFFLINE=1)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    fake = _helper("models_fakehub").FakeHub().start()
+    yield fake
+    fake.stop()
