@@ -148,12 +148,13 @@ def import_paths(models_dir: Path, paths: list[Path], *, as_id: str | None = Non
         chosen, problems = match(found, man, cache)
         if not problems:
             return ImportResult(man.id, man.custom, _install(models_dir, man, chosen, origin))
-        results.append((man, problems))
+        model = man.file("model.onnx")
+        if "model.onnx" in chosen or any(c.size == model.size for c in _named(found, model)):
+            results.append((man, problems))  # this model's file, altered: say so, naming it
     if as_id is not None and not pool:
         return _register_custom(models_dir, as_id, found, origin, pooling)
     if results:
-        # Prefer the manifest whose model file has the size we were given (a tampered copy).
-        results.sort(key=lambda r: (len(r[1]), any("bytes, expected" in p for p in r[1])))
+        results.sort(key=lambda r: len(r[1]))
         man, problems = results[0]
         raise ModelError(f"{origin} does not verify against the {man.id} manifest: {'; '.join(problems)}. "
                          "Nothing was installed: get an untampered copy")
