@@ -189,7 +189,7 @@ def recall(session_id):
 def find_memories(session_id):
     scope = session_scope(engine(), session_id)
     data = body("FindMemories")
-    items = engine().find(scope, data["query"], limit=data.get("limit", 5),
+    items = engine().find(scope, data["query"], limit=int(data.get("limit", 5)),
                           include_expired=data.get("include_expired", False))
     return reply(items=[_memory(i) for i in items], count=len(items))
 

@@ -17,10 +17,13 @@ from engine.sessions import MAX_TURN_CHARS
 SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
 TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
 AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
-BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"}
+BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S",
+            "x-message": "is blank: name a workspace or channel"}
 SHORT_TEXT = {"type": "string", "maxLength": 500}
 STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 200}
-MEMORY_ID = {"type": "string", "maxLength": 100}
+MEMORY_ID = {"type": "string", "pattern": "^\\s*(doc|rec)-[0-9a-f]{32}\\s*$",
+             "x-message": "is not a memory id: ids look like doc-<32 hex digits> or rec-<32 hex digits>; "
+                          "copy them verbatim from find results"}
 
 
 def obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
@@ -54,7 +57,7 @@ REQUESTS = {
                          "limit": {"type": "integer", "minimum": 1, "maximum": 100},
                          "include_expired": {"type": "boolean"}}, ("query",)),
     "GetMemories": obj({"ids": {"anyOf": [
-        {"type": "array", "items": MEMORY_ID, "minItems": 1, "maxItems": 100},
+        {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 100},
         {"type": "string", "minLength": 1, "maxLength": 10_000}]}}, ("ids",)),
     "StoreMemory": obj({"title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
                         "content": {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS},
@@ -153,7 +156,8 @@ RESPONSES = {
 
 _TYPES = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    # JSON Schema counts 22.0 as an integer; routes convert with int().
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
@@ -187,7 +191,7 @@ def validate(value, schema: dict, where: str = "body") -> None:
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             raise InvalidInput(f"{where} is {len(value)} characters; the limit is {schema['maxLength']}")
         if "pattern" in schema and not re.search(schema["pattern"], value):
-            raise InvalidInput(f"{where} has the wrong form (expected {schema['pattern']})")
+            raise InvalidInput(f"{where} " + schema.get("x-message", f"has the wrong form (expected {schema['pattern']})"))
     elif _TYPES["number"](value):
         if "minimum" in schema and value < schema["minimum"]:
             raise InvalidInput(f"{where} must be at least {schema['minimum']}")

@@ -1,0 +1,56 @@
+"""A real Keepmind server on a free loopback port, for API, MCP and CLI tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from desktop.server import Daemon
+from engine import tokens
+from engine.settings import defaults
+
+TEST_SETTINGS = {"memory__embeddings__auto_download": False, "memory__embeddings__enabled": False}
+
+
+@dataclass
+class Live:
+    daemon: Daemon
+
+    @property
+    def url(self) -> str:
+        return self.daemon.url
+
+    @property
+    def port(self) -> int:
+        return self.daemon.server.port
+
+    @property
+    def token(self) -> str:
+        return self.daemon.token
+
+    @property
+    def engine(self):
+        return self.daemon.engine
+
+    def client(self, token: str | None = "default", **headers) -> httpx.Client:
+        """An HTTP client of /api/v1 with the local token (or `token`, or none when None)."""
+        if token == "default":
+            token = self.token
+        if token is not None:
+            headers.setdefault("Authorization", f"Bearer {token}")
+        return httpx.Client(base_url=self.url + "/api/v1", headers=headers, timeout=30)
+
+    def make_token(self, name: str, ceiling: str, boundaries=("*",)) -> str:
+        created = self.engine.write(tokens.create, name, ceiling, list(boundaries), self.engine.now())
+        return created.secret
+
+    def stop(self) -> None:
+        self.daemon.stop()
+
+
+def start_live(home: Path, clock=None, **overrides) -> Live:
+    settings = defaults().with_overrides(**{**TEST_SETTINGS, **overrides})
+    return Live(Daemon(Path(home), port=0, settings=settings, clock=clock, threads=4,
+                       start_workers=False).start())

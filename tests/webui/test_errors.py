@@ -1,0 +1,109 @@
+"""One error envelope for every error, EngineError statuses mapped, never a 500 for client input."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import MemoryDisabled
+
+from .live import start_live
+
+NO_SESSION = "ses-" + "0" * 32
+
+
+def assert_envelope(r, status: int) -> str:
+    assert r.status_code == status, r.text
+    assert r.headers["Content-Type"].startswith("application/json")
+    body = r.json()
+    assert set(body) == {"ok", "error", "status"}
+    assert body["ok"] is False and body["status"] == status
+    assert isinstance(body["error"], str) and body["error"]
+    assert "Traceback" not in body["error"]
+    return body["error"]
+
+
+def test_unknown_route_is_404_envelope(api):
+    assert "no such route" in assert_envelope(api.get("/nothing/here"), 404)
+
+
+def test_non_api_route_is_404_envelope(live):
+    with live.client() as c:
+        r = c.get(live.url + "/favicon.ico")
+    assert_envelope(r, 404)
+
+
+def test_wrong_method_is_405_envelope(api):
+    r = api.delete("/status")
+    assert_envelope(r, 405)
+    assert "GET" in r.headers["Allow"]
+
+
+@pytest.mark.parametrize("raw,fragment", [
+    (b"{not json", "not valid JSON"),
+    (b"\xff\xfe\x00", "not valid JSON"),
+    (b"[1, 2]", "must be an object"),
+    (b'"text"', "must be an object"),
+    (b'{"audience": "personal"}', "needs 'boundary'"),
+    (b'{"audience": "boss", "boundary": "w"}', "must be one of"),
+    (b'{"audience": "personal", "boundary": "   "}', "is blank"),
+    (b'{"audience": "personal", "boundary": 7}', "must be a string"),
+    (b'{"audience": "personal", "boundary": "w", "extra": 1}', "unknown field 'extra'"),
+    (b'{"audience": "personal", "boundary": "\\ud800"}', "not valid Unicode"),
+])
+def test_bad_session_bodies_are_400_with_what_to_fix(api, raw, fragment):
+    r = api.post("/sessions", content=raw, headers={"Content-Type": "application/json"})
+    assert fragment in assert_envelope(r, 400)
+
+
+@pytest.mark.parametrize("body,fragment", [
+    ({"query": ""}, "query is empty"),
+    ({"query": "x", "limit": 0}, "at least 1"),
+    ({"query": "x", "limit": 10**30}, "at most 100"),
+    ({"query": "x", "limit": 2.5}, "whole number"),
+    ({"query": "x", "limit": True}, "whole number"),
+    ({"query": "x", "include_expired": "yes"}, "true or false"),
+    ({"query": ["x"]}, "must be a string"),
+])
+def test_bad_tool_input_is_400(live, api, body, fragment):
+    sid = live.engine.open_session("personal", "work")
+    assert fragment in assert_envelope(api.post(f"/sessions/{sid}/tools/find_memories", json=body), 400)
+
+
+def test_session_ids_are_checked(api):
+    assert "not a session id" in assert_envelope(api.post("/sessions/banana/turns", json={"user": "x"}), 400)
+    assert "no session" in assert_envelope(api.post(f"/sessions/{NO_SESSION}/turns", json={"user": "x"}), 404)
+
+
+def test_engine_errors_keep_their_status(live, api):
+    sid = live.engine.open_session("personal", "work")
+    r = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": "doc-" + "1" * 32, "delete": True})
+    assert "no memory" in assert_envelope(r, 404)
+    r = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": "bad-id", "delete": True})
+    assert "not a memory id" in assert_envelope(r, 400)
+    api.post(f"/sessions/{sid}/end")
+    assert "has ended" in assert_envelope(api.post(f"/sessions/{sid}/turns", json={"user": "hi"}), 400)
+
+
+def test_unexpected_failure_is_a_500_envelope_without_details(live, api, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("internal detail that must not leak")
+    monkeypatch.setattr(live.engine, "status", boom)
+    message = assert_envelope(api.get("/status"), 500)
+    assert "internal detail" not in message
+
+
+def test_memory_disabled_tools_refuse_and_recall_returns_nothing(tmp_path, clock):
+    live = start_live(tmp_path / "home", clock=clock, memory__enabled=False)
+    try:
+        sid = live.engine.open_session("personal", "work")
+        with live.client() as api:
+            assert api.get("/status").json()["memory"]["status"] == "paused"
+            for tool, body in (("find_memories", {"query": "x"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
+                               ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})):
+                r = api.post(f"/sessions/{sid}/tools/{tool}", json=body)
+                assert "memory is turned off" in assert_envelope(r, MemoryDisabled.status)
+            r = api.post(f"/sessions/{sid}/recall", json={"message": "anything"})
+            assert r.status_code == 200
+            assert r.json()["block"] is None and r.json()["items"] == []
+    finally:
+        live.stop()

@@ -1,0 +1,241 @@
+"""Security against a real server: tokens, Host allowlist, cross-site refusal, body limit, scope ceilings."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from engine.clock import FakeClock
+from webui.api import OPERATIONS
+
+from .live import start_live
+
+SECRET_WORD = "zorblat"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A personal session and memory (local token), and a team-ceiling token with its own session."""
+    live = start_live(tmp_path_factory.mktemp("scope") / "home", clock=FakeClock())
+    eng = live.engine
+    personal_sid = eng.open_session("personal", "work")
+    personal_id = eng.store(personal_sid, "Salary", f"The user's salary is 123456 {SECRET_WORD}.").id
+    team_sid = eng.open_session("team", "work")
+    team_id = eng.store(team_sid, "Standup", f"The team standup is at 9:30 ({SECRET_WORD} team note).").id
+    team_token = live.make_token("team-bot", "team")
+    with live.client(team_token) as team_api:
+        team_session = team_api.post("/sessions", json={"audience": "team", "boundary": "work"}).json()["session"]["id"]
+    yield {"live": live, "personal_sid": personal_sid, "personal_id": personal_id, "team_id": team_id,
+           "team_token": team_token, "team_session": team_session}
+    live.stop()
+
+
+def session_bodies(memory_id: str) -> dict:
+    return {
+        "add_turn": {"user": "what is my salary?", "assistant": "I do not know"},
+        "end_session": {},
+        "compaction": {"summary": "we talked about the salary"},
+        "findings": {"findings": ["the salary is secret"]},
+        "recall": {"message": f"salary {SECRET_WORD}"},
+        "find_memories": {"query": f"salary {SECRET_WORD}"},
+        "get_memories": {"ids": [memory_id]},
+        "store_memory": {"title": "x", "content": "the salary is 0"},
+        "update_memory": {"id": memory_id, "new_content": "overwritten by the team token"},
+    }
+
+
+SESSION_ROUTES = sorted(op.operation_id for op in OPERATIONS if "<session_id>" in op.rule)
+
+
+def route_path(operation_id: str, session_id: str) -> str:
+    op = next(o for o in OPERATIONS if o.operation_id == operation_id)
+    return op.rule.replace("<session_id>", session_id)
+
+
+def test_the_scope_matrix_covers_every_session_route():
+    assert set(session_bodies("doc-x")) == set(SESSION_ROUTES)
+
+
+@pytest.mark.parametrize("operation_id", SESSION_ROUTES)
+def test_team_token_cannot_act_through_a_personal_session(world, operation_id):
+    live = world["live"]
+    with live.client(world["team_token"]) as team_api:
+        r = team_api.post(route_path(operation_id, world["personal_sid"]),
+                          json=session_bodies(world["personal_id"])[operation_id])
+    assert r.status_code == 403, r.text
+    assert r.json() == {"ok": False, "status": 403, "error": r.json()["error"]}
+    assert "ceiling is team" in r.json()["error"]
+    assert SECRET_WORD not in r.text
+
+
+@pytest.mark.parametrize("operation_id", SESSION_ROUTES)
+def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, operation_id):
+    live = world["live"]
+    if operation_id == "end_session":
+        pytest.skip("ending its own session reads nothing")  # covered by the 403 matrix above
+    with live.client(world["team_token"]) as team_api:
+        r = team_api.post(route_path(operation_id, world["team_session"]),
+                          json=session_bodies(world["personal_id"])[operation_id])
+    assert r.status_code < 500 or r.status_code == 503, r.text
+    assert "123456" not in r.text
+    if operation_id == "get_memories":
+        assert r.json()["items"] == [] and r.json()["missing"][0]["id"] == world["personal_id"]
+    if operation_id == "update_memory":
+        assert r.status_code == 404
+    if operation_id == "find_memories":
+        assert [i["id"] for i in r.json()["items"]] == [world["team_id"]]
+
+
+def test_the_personal_memory_survived_the_team_token(world):
+    eng = world["live"].engine
+    item = eng.get(world["personal_sid"], [world["personal_id"]]).items[0]
+    assert item.body == f"The user's salary is 123456 {SECRET_WORD}."
+    with eng.db.snapshot() as conn:
+        turns = conn.execute("SELECT COUNT(*) FROM session_turns WHERE session_id=?",
+                             (world["personal_sid"],)).fetchone()[0]
+        status = conn.execute("SELECT status FROM sessions WHERE session_id=?", (world["personal_sid"],)).fetchone()[0]
+    assert (turns, status) == (0, "open")
+
+
+def test_team_token_cannot_open_a_personal_session(world):
+    with world["live"].client(world["team_token"]) as team_api:
+        r = team_api.post("/sessions", json={"audience": "personal", "boundary": "work"})
+    assert r.status_code == 403 and "ceiling is team" in r.json()["error"]
+
+
+def test_boundary_limited_token_stays_in_its_boundary(live):
+    sid = live.engine.open_session("team", "home")
+    secret = live.make_token("work-only", "team", ["work"])
+    with live.client(secret) as api:
+        assert api.post("/sessions", json={"audience": "team", "boundary": "home"}).status_code == 403
+        assert api.post("/sessions", json={"audience": "team", "boundary": "work"}).status_code == 200
+        r = api.post(f"/sessions/{sid}/tools/find_memories", json={"query": "anything"})
+    assert r.status_code == 403 and "boundary 'home'" in r.json()["error"]
+
+
+def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock):
+    live = start_live(tmp_path / "home", clock=clock, policy__cross_boundary_reads={"work": ["home"]})
+    try:
+        home_sid = live.engine.open_session("team", "home")
+        live.engine.store(home_sid, "Garden", "The garden hose is green.")
+        work_sid = live.engine.open_session("team", "work")
+        wide = live.make_token("wide", "team")
+        narrow = live.make_token("narrow", "team", ["work"])
+        body = {"query": "garden hose"}
+        with live.client(wide) as api:
+            assert api.post(f"/sessions/{work_sid}/tools/find_memories", json=body).json()["count"] == 1
+        with live.client(narrow) as api:
+            assert api.post(f"/sessions/{work_sid}/tools/find_memories", json=body).json()["count"] == 0
+    finally:
+        live.stop()
+
+
+def test_public_sessions_get_nothing(live, api):
+    live.engine.store(live.engine.open_session("personal", "work"), "Coffee", "The user likes coffee.")
+    sid = api.post("/sessions", json={"audience": "public", "boundary": "work"}).json()["session"]["id"]
+    r = api.post(f"/sessions/{sid}/recall", json={"message": "coffee"})
+    assert r.status_code == 200
+    assert r.json() == {"ok": True, "block": None, "items": [], "receipt": None, "degraded": []}
+    for tool, body in (("find_memories", {"query": "coffee"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
+                       ("store_memory", {"content": "remember this"}),
+                       ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})):
+        r = api.post(f"/sessions/{sid}/tools/{tool}", json=body)
+        assert r.status_code == 403, (tool, r.text)
+        assert "public sessions" in r.json()["error"]
+    for route, body in (("compaction", {"summary": "s"}), ("findings", {"findings": ["f"]})):
+        assert api.post(f"/sessions/{sid}/{route}", json=body).status_code == 403
+
+
+@pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS])
+def test_every_api_route_needs_a_token(live, path, method):
+    path = path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
+    r = httpx.request(method, live.url + path, json={} if method == "POST" else None)
+    assert r.status_code == 401
+    assert r.json()["status"] == 401 and r.json()["ok"] is False
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_wrong_and_revoked_tokens_are_401(live):
+    with live.client("km_not-a-real-token") as api:
+        assert api.get("/status").status_code == 401
+    secret = live.make_token("short-lived", "personal")
+    with live.client(secret) as api:
+        assert api.get("/status").status_code == 200
+        assert api.post("/tokens/short-lived/revoke").json()["token"]["revoked"] is True
+        assert api.get("/status").status_code == 401
+    with live.client(None, Authorization=f"Basic {secret}") as api:
+        assert api.get("/status").status_code == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "localhost",
+                                  "127.0.0.1.evil.example:{port}", "[::1]:{port}"])
+def test_foreign_host_is_refused(live, host):
+    with live.client(Host=host.format(port=live.port)) as api:
+        r = api.get("/status")
+    assert r.status_code == 403
+    assert "Host" in r.json()["error"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST:{port}"])
+def test_own_host_is_accepted(live, host):
+    with live.client(Host=host.format(port=live.port)) as api:
+        assert api.get("/status").status_code == 200
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "https://evil.example"},
+    {"Origin": "null"},
+    {"Origin": "http://127.0.0.1:1"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site"},
+    {"Origin": "http://localhost:{port}", "Sec-Fetch-Site": "cross-site"},
+])
+def test_cross_site_post_is_refused(live, headers):
+    headers = {k: v.format(port=live.port) for k, v in headers.items()}
+    with live.client(**headers) as api:
+        r = api.post("/sessions", json={"audience": "personal", "boundary": "work"})
+    assert r.status_code == 403
+    assert "cross-site" in r.json()["error"]
+    with live.engine.db.snapshot() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://127.0.0.1:{port}"}, {"Origin": "http://localhost:{port}"},
+    {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"},
+])
+def test_same_origin_post_is_accepted(live, headers):
+    headers = {k: v.format(port=live.port) for k, v in headers.items()}
+    with live.client(**headers) as api:
+        assert api.post("/sessions", json={"audience": "personal", "boundary": "work"}).status_code == 200
+
+
+def test_cross_site_get_is_not_state_changing_and_allowed(live):
+    with live.client(Origin="https://evil.example", **{"Sec-Fetch-Site": "cross-site"}) as api:
+        assert api.get("/status").status_code == 200
+
+
+def test_body_over_the_limit_is_413_in_the_envelope(live, api):
+    limit = live.engine.settings["server.max_body_bytes"]
+    r = api.post("/sessions", content=b"{" + b" " * limit + b"}", headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    assert r.json() == {"ok": False, "status": 413, "error": r.json()["error"]}
+    assert "server.max_body_bytes" in r.json()["error"]
+
+
+def test_token_routes_never_create_or_revoke_wider_tokens(live):
+    team = live.make_token("team-admin", "team", ["work"])
+    with live.client(team) as api:
+        r = api.post("/tokens", json={"name": "sneaky", "audience_ceiling": "personal"})
+        assert r.status_code == 403
+        r = api.post("/tokens", json={"name": "sneaky2", "audience_ceiling": "team", "boundaries": ["home"]})
+        assert r.status_code == 403
+        assert api.post("/tokens/local/revoke").status_code == 403
+        created = api.post("/tokens", json={"name": "narrower", "audience_ceiling": "public", "boundaries": ["work"]})
+        assert created.status_code == 200, created.text
+        names = {t["name"] for t in api.get("/tokens").json()["tokens"]}
+    assert names == {"team-admin", "narrower"}  # the wider local token is not listed
+    secret = created.json()["secret"]
+    with live.client(secret) as api:
+        assert api.post("/sessions", json={"audience": "public", "boundary": "work"}).status_code == 200
+        assert api.post("/sessions", json={"audience": "team", "boundary": "work"}).status_code == 403
