@@ -22,9 +22,11 @@ class ScriptedProvider:
         self.requests: list[dict] = []
         self.scripts: list[tuple[str, list]] = []
         self.release = threading.Event()  # a "hang" reply waits on this (never a sleep)
+        self.default = None  # the reply when no script matches (None: HTTP 500)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -47,6 +49,8 @@ class ScriptedProvider:
         for when, replies in self.scripts:
             if when in system and replies:
                 return replies.pop(0)
+        if self.default is not None:
+            return self.default
         return ("status", 500, "no scripted reply left")
 
     def _handler(self):
