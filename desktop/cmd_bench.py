@@ -7,6 +7,7 @@ import importlib
 # Each module exposes register(bench_subparsers).
 BENCH_MODULES = (
     "desktop.bench_find",
+    "desktop.bench_models",
     "desktop.bench_api",
 )
 
