@@ -23,6 +23,7 @@ class ScriptedProvider:
         self.scripts: list[tuple[str, list]] = []
         self.release = threading.Event()  # a "hang" reply waits on this (never a sleep)
         self.default = None  # the reply when no script matches (None: HTTP 500)
+        self.received = threading.Event()  # set on every request (tests wait on it, never sleep)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -66,7 +67,10 @@ class ScriptedProvider:
                 body["_path"] = self.path
                 body["_auth"] = self.headers.get("Authorization")
                 provider.requests.append(body)
+                provider.received.set()
                 reply = provider._reply_for(body)
+                if callable(reply):
+                    reply = reply(body)
                 if reply == "hang":
                     provider.release.wait(30)
                     return

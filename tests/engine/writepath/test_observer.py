@@ -1,0 +1,253 @@
+"""The observer: triggers, one run at a time, stale runs, recalled memories, pass-back, the gate."""
+
+import json
+import threading
+
+import pytest
+
+from engine import open_engine
+from engine.clock import DAY_MS
+from engine.db import rows
+from engine.settings import defaults
+
+from .conftest import drain, llm_settings
+
+OBSERVER = "You distil a conversation"
+
+
+def _proposal(title, content, cls="durable_fact", op="upsert_document", confidence=0.9, **extra):
+    p = {"operation": op, "memoryClass": cls, "subjectKind": "user", "subjectValue": "user",
+         "anchor": {"canonicalName": title.lower().replace(" ", "-"), "anchorType": "preference"},
+         "title": title, "content": content, "aliases": [title.split()[0]], "facets": ["preference"],
+         "confidence": confidence}
+    p.update(extra)
+    return p
+
+
+def _reply(*proposals):
+    return json.dumps({"proposals": list(proposals)})
+
+
+def _due(engine, now):
+    return dict(engine.writepath.observer.due_sessions(now))
+
+
+def test_idle_trigger_fires_at_90_seconds(engine, personal, clock):
+    engine.add_turn(personal, user="I prefer window seats.", assistant="Noted.")
+    clock.advance(89_999)
+    assert personal not in _due(engine, clock())
+    clock.advance(1)
+    assert _due(engine, clock())[personal] == "idle"
+
+
+def test_idle_setting_has_a_floor_of_10_seconds(home, clock):
+    settings = defaults().with_overrides(session__observer_idle_seconds=10)
+    with open_engine(home, settings=settings, clock=clock, start_workers=False) as eng:
+        session = eng.open_session("personal", "work")
+        eng.add_turn(session, user="I prefer window seats.")
+        clock.advance(9_999)
+        assert session not in _due(eng, clock())
+        clock.advance(1)
+        assert _due(eng, clock())[session] == "idle"
+
+
+def test_every_fifth_turn_triggers_and_zero_disables(home, clock):
+    for every, expected in ((5, "turns"), (0, None)):
+        settings = defaults().with_overrides(session__distill_every_turns=every)
+        with open_engine(home / str(every), settings=settings, clock=clock, start_workers=False) as eng:
+            session = eng.open_session("personal", "work")
+            for i in range(4):
+                eng.add_turn(session, user=f"message {i}")
+            assert session not in _due(eng, clock())
+            eng.add_turn(session, user="message 5")
+            assert _due(eng, clock()).get(session) == expected
+
+
+def test_end_and_passivation_trigger_a_final_run(engine, clock):
+    ended = engine.open_session("personal", "work")
+    engine.add_turn(ended, user="I'm a member of the Boston Public Library.")
+    engine.end_session(ended)
+    assert _due(engine, clock())[ended] == "end"
+    idle = engine.open_session("personal", "work")
+    engine.add_turn(idle, user="I live in Somerville.")
+    clock.advance(30 * 60_000)
+    assert _due(engine, clock())[idle] == "passivation"
+    results = {r.session_id: r for r in engine.writepath.scheduler.run_once(clock())}
+    assert results[ended].status == results[idle].status == "completed"
+    with engine.db.snapshot() as conn:
+        status = {r["session_id"]: r["status"] for r in rows(conn, "SELECT session_id, status FROM sessions")}
+    assert status[idle] == "passivated" and status[ended] == "ended"
+    assert _due(engine, clock()) == {}  # nothing new: no more runs
+
+
+def test_without_llm_the_rule_extractor_distils_user_statements(engine, personal, clock):
+    engine.add_turn(personal, user="Hi! I'm a Delta SkyMiles Gold member. Can you check flights?",
+                    assistant="Sure, here are three options.")
+    engine.add_turn(personal, user="I usually fly out of Boston Logan. Thanks!", assistant="Got it.")
+    clock.advance(90_000)
+    [run] = engine.writepath.scheduler.run_once(clock())
+    assert run.decided_by == "rule" and len(run.checkpoint_ids) == 2
+    drain(engine)
+    bodies = sorted(m.body for m in engine.list_memories(personal))
+    assert bodies == ["User is a Delta SkyMiles Gold member.", "User usually flies out of Boston Logan."]
+
+
+def test_public_sessions_are_never_observed(engine, clock):
+    public = engine.open_session("public", "web")
+    engine.add_turn(public, user="I live in Somerville.")
+    clock.advance(DAY_MS)
+    assert engine.writepath.scheduler.run_once(clock()) == []
+
+
+def test_turns_survive_a_restart_before_distillation(home, clock):
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as eng:
+        session = eng.open_session("personal", "work")
+        eng.add_turn(session, user="I prefer aisle seats on long flights.")
+    clock.advance(90_000)
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as eng:
+        [run] = eng.writepath.scheduler.run_once(clock())
+        assert run.session_id == session and len(run.checkpoint_ids) == 1
+
+
+def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, personal, clock):
+    provider.script(OBSERVER, _reply(
+        _proposal("Seat preference", "User prefers aisle seats.", confidence=0.95),
+        _proposal("Meal preference", "User orders vegetarian meals.", confidence=0.9),
+        _proposal("Lounge access", "User has Delta Sky Club access.", confidence=0.85),
+        _proposal("Bag habit", "User travels with carry-on only.", confidence=0.8),
+        _proposal("No metadata", "User likes trains.", aliases=[]),
+        _proposal("Bad class", "x", cls="opinion"),
+        _proposal("Ignored", "y", op="ignore"),
+    ))
+    llm_engine.add_turn(personal, user="Aisle seat, vegetarian meal, carry-on only please.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert [p.title for p in run.proposals] == ["Seat preference", "Meal preference", "Lounge access"]
+    assert run.rejections == {"missing-retrieval-metadata": 1, "invalid-memory-class": 1,
+                              "invalid-operation": 1, "max-proposals-exceeded": 1}
+    assert len(run.checkpoint_ids) == 3
+    with llm_engine.db.snapshot() as conn:
+        [row] = rows(conn, "SELECT * FROM observer_runs")
+        priorities = {r["priority"] for r in rows(conn, "SELECT priority FROM memory_checkpoints")}
+    assert row["decided_by"] == "model:scripted-1" and row["prompt_version"] == "observer-v1"
+    assert priorities == {60}
+
+
+def test_class_forces_the_storage_pattern(llm_engine, provider, personal, clock):
+    provider.script(OBSERVER, _reply(
+        _proposal("Home city", "User lives in Somerville, MA.", op="append_record"),
+        _proposal("Dentist visit", "User has a dentist appointment on 2026-01-09.", cls="evidence"),
+    ))
+    llm_engine.add_turn(personal, user="I live in Somerville; dentist on Friday.")
+    clock.advance(90_000)
+    llm_engine.writepath.scheduler.run_once(clock())
+    drain(llm_engine)
+    kinds = {m.title: (m.kind, m.recall_mode) for m in llm_engine.list_memories(personal)}
+    assert kinds == {"Home city": ("document", "auto"), "Dentist visit": ("record", "searchable")}
+
+
+def test_recalled_memories_are_marked_and_not_restated(llm_engine, provider, personal, clock):
+    known = llm_engine.store(personal, "Editor", "User writes code in Helix.").id
+    provider.script(OBSERVER, _reply(_proposal("Editor", "User writes code in Helix."),
+                                     _proposal("Font", "User likes the Iosevka font.")))
+    llm_engine.add_turn(personal, user="Set up Helix with Iosevka for me.", recalled_ids=[known])
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    transcript = json.loads(provider.calls(OBSERVER)[0]["messages"][1]["content"])["transcript"]
+    assert "[recalled-memory] Editor: User writes code in Helix." in transcript
+    assert "[user] Set up Helix with Iosevka for me." in transcript
+    assert [p.title for p in run.proposals] == ["Font"]
+
+
+def test_accepted_proposals_are_passed_back_to_the_next_run(llm_engine, provider, personal, clock):
+    provider.script(OBSERVER, _reply(_proposal("Seat preference", "User prefers aisle seats.")),
+                    _reply(_proposal("Seat preference", "User prefers aisle seats.")))
+    llm_engine.add_turn(personal, user="Aisle seats always.")
+    clock.advance(90_000)
+    first = llm_engine.writepath.scheduler.run_once(clock())
+    llm_engine.add_turn(personal, user="Like I said, aisle.")
+    clock.advance(90_000)
+    second = llm_engine.writepath.scheduler.run_once(clock())
+    payload = json.loads(provider.calls(OBSERVER)[1]["messages"][1]["content"])
+    assert payload["existingProposals"] == [{"anchor": "seat-preference", "title": "Seat preference",
+                                             "content": "User prefers aisle seats."}]
+    assert "Aisle seats always." not in payload["transcript"]  # only new turns are distilled
+    assert len(first[0].checkpoint_ids) == 1 and second[0].checkpoint_ids == ()
+
+
+def test_a_run_made_stale_by_a_newer_turn_is_discarded(llm_engine, provider, personal, clock):
+    def reply_while_user_keeps_typing(body):
+        llm_engine.add_turn(personal, user="Actually, make that a window seat.")
+        return _reply(_proposal("Seat preference", "User prefers aisle seats."))
+
+    provider.script(OBSERVER, reply_while_user_keeps_typing,
+                    _reply(_proposal("Seat preference", "User prefers window seats.")))
+    llm_engine.add_turn(personal, user="I prefer aisle seats.")
+    clock.advance(90_000)
+    [stale] = llm_engine.writepath.scheduler.run_once(clock())
+    assert stale.status == "stale" and stale.checkpoint_ids == ()
+    clock.advance(90_000)
+    [fresh] = llm_engine.writepath.scheduler.run_once(clock())
+    assert fresh.status == "completed" and [p.content for p in fresh.proposals] == ["User prefers window seats."]
+    transcript = json.loads(provider.calls(OBSERVER)[1]["messages"][1]["content"])["transcript"]
+    assert "I prefer aisle seats." in transcript and "window seat" in transcript
+
+
+def test_one_run_at_a_time_per_session(llm_engine, provider, personal, clock):
+    provider.script(OBSERVER, "hang")
+    llm_engine.add_turn(personal, user="I prefer aisle seats.")
+    clock.advance(90_000)
+    observer = llm_engine.writepath.observer
+    first = threading.Thread(target=observer.distill, args=(personal, clock(), "idle"))
+    first.start()
+    assert provider.received.wait(10)
+    assert observer.distill(personal, clock(), "idle") is None  # in flight: skipped
+    provider.release.set()
+    first.join(10)
+    assert len(provider.calls(OBSERVER)) == 1
+
+
+def test_llm_failures_are_recorded_backed_off_then_rules_take_over(llm_engine, provider, personal, clock):
+    provider.script(OBSERVER, ("status", 500, "model crashed"), "not json at all",
+                    ("raw", {"choices": []}))
+    llm_engine.add_turn(personal, user="I'm a member of the Sierra Club.")
+    clock.advance(90_000)
+    runs = []
+    for _ in range(3):
+        [run] = llm_engine.writepath.scheduler.run_once(clock())
+        runs.append(run)
+        assert llm_engine.writepath.scheduler.run_once(clock()) == []  # backing off
+        clock.advance(10 * 60_000)
+    assert [r.status for r in runs] == ["failed"] * 3
+    assert "HTTP 500" in runs[0].error and "parse" in runs[1].error and "protocol" in runs[2].error
+    [rules] = llm_engine.writepath.scheduler.run_once(clock())
+    assert rules.status == "completed" and rules.decided_by == "rule" and len(rules.checkpoint_ids) == 1
+    with llm_engine.db.snapshot() as conn:
+        errors = [r["error"] for r in rows(conn, "SELECT error FROM observer_runs WHERE status='failed'")]
+    assert len(errors) == 3 and all(errors)
+
+
+@pytest.mark.parametrize("reply", [
+    "```json\n" + _reply(_proposal("Seat preference", "User prefers aisle seats.")) + "\n```",
+    "<think>the user said aisle twice</think>\n" + _reply(_proposal("Seat preference", "User prefers aisle seats.")),
+    "Here you go: " + _reply(_proposal("Seat preference", "User prefers aisle seats.")) + " Hope that helps!",
+])
+def test_observer_reply_tolerates_fences_think_blocks_and_chatter(llm_engine, provider, personal, clock, reply):
+    provider.script(OBSERVER, reply)
+    llm_engine.add_turn(personal, user="Aisle please.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert run.status == "completed" and len(run.checkpoint_ids) == 1
+
+
+def test_llm_settings_key_is_sent_as_bearer(home, clock, provider):
+    with open_engine(home, settings=llm_settings(provider), clock=clock, start_workers=False,
+                     llm_api_key="k-123") as eng:
+        provider.script(OBSERVER, _reply())
+        session = eng.open_session("personal", "work")
+        eng.add_turn(session, user="hello there friend")
+        clock.advance(90_000)
+        eng.writepath.scheduler.run_once(clock())
+    [call] = provider.requests
+    assert call["_auth"] == "Bearer k-123" and call["_path"] == "/v1/chat/completions"
+    assert call["model"] == "scripted-1" and call["max_tokens"] == 4096 and call["temperature"] == 0
