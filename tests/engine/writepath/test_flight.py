@@ -1,0 +1,92 @@
+"""The seeds' flight scenario, end to end, with a scripted provider on loopback.
+
+A first conversation books an Amsterdam trip and mentions the user's airline membership and home
+airport. After it goes idle the observer distils it (the model's proposals come from the scripted
+provider), curation creates the memories (no nominee: no curator call), and a week later a
+question about flying out of Boston recalls the airline and the airport but not the trip.
+"""
+
+import json
+
+import pytest
+
+from engine.clock import DAY_MS
+from engine.db import rows
+
+from .conftest import drain
+
+OBSERVER = "You distil a conversation"
+CURATOR = "You curate a long-term memory"
+
+DISTILLED = {"proposals": [
+    {"operation": "upsert_document", "memoryClass": "durable_fact", "subjectKind": "user",
+     "subjectValue": "user", "anchor": {"canonicalName": "airline-membership", "anchorType": "membership"},
+     "title": "Delta SkyMiles Gold membership",
+     "content": "The user is a Delta SkyMiles Gold Medallion member and prefers to fly Delta or its partner KLM.",
+     "aliases": ["SkyMiles", "Delta"], "facets": ["travel_profile", "airline"],
+     "relations": [{"relationType": "member_of",
+                    "targetAnchor": {"canonicalName": "Delta SkyMiles", "anchorType": "program"}}],
+     "confidence": 0.95},
+    {"operation": "upsert_document", "memoryClass": "durable_fact", "subjectKind": "user",
+     "subjectValue": "user", "anchor": {"canonicalName": "home-airport", "anchorType": "place"},
+     "title": "Home airport Boston Logan",
+     "content": "The user's home airport is Boston Logan International (BOS); flights should depart from Boston.",
+     "aliases": ["BOS", "Logan"], "facets": ["travel_profile", "airport"],
+     "relations": [{"relationType": "home_airport",
+                    "targetAnchor": {"canonicalName": "BOS", "anchorType": "airport"}}],
+     "confidence": 0.93},
+    {"operation": "append_record", "memoryClass": "evidence", "subjectKind": "event",
+     "subjectValue": "amsterdam-trip", "anchor": {"canonicalName": "amsterdam-trip", "anchorType": "event"},
+     "title": "Amsterdam conference trip",
+     "content": "Booked DL 48 to Amsterdam (AMS) on 2026-01-20 for the fintech conference, returning 2026-01-24 on DL 49.",
+     "aliases": ["Amsterdam", "AMS"], "facets": ["trip"], "confidence": 0.85},
+]}
+
+
+def _first_conversation(engine, session):
+    engine.add_turn(session, user="Find me a flight to Amsterdam for the fintech conference on January 20th.",
+                    assistant="Delta DL 48 and KLM KL 6034 both leave Boston that evening. Any airline preference?")
+    engine.add_turn(session, user="I'm a Delta SkyMiles Gold member, so Delta or KLM. I always fly out of "
+                                  "Boston Logan, it's my home airport.",
+                    assistant="Then DL 48 on January 20, back on DL 49 on the 24th. Shall I book it?")
+    engine.add_turn(session, user="Yes, book it.", assistant="Booked: DL 48 out, DL 49 back.",
+                    tools=["flights.search", "flights.book"])
+
+
+def test_flight_scenario(llm_engine, provider, clock):
+    engine = llm_engine
+    first = engine.open_session("personal", "travel", channel="chat", title="Amsterdam trip")
+    provider.script(OBSERVER, json.dumps(DISTILLED))
+    _first_conversation(engine, first)
+    clock.advance(89_000)
+    assert engine.writepath.scheduler.run_once(clock()) == []  # not idle long enough
+    clock.advance(1_000)
+    [run] = engine.writepath.scheduler.run_once(clock())
+    assert run.trigger == "idle" and len(run.checkpoint_ids) == 3
+    transcript = json.loads(provider.calls(OBSERVER)[0]["messages"][1]["content"])["transcript"]
+    assert "[tool] flights.book" in transcript and "[user] Yes, book it." in transcript
+    outcomes = drain(engine)
+    assert [o.action for o in outcomes] == ["create"] * 3
+    assert provider.calls(CURATOR) == []  # nothing to compare with: no curator call
+
+    items = {m.title: m for m in engine.list_memories(first)}
+    airline, airport = items["Delta SkyMiles Gold membership"], items["Home airport Boston Logan"]
+    trip = items["Amsterdam conference trip"]
+    assert (airline.kind, airline.memory_class, airline.expires_at) == ("document", "durable_fact", None)
+    assert (airport.kind, airport.memory_class, airport.expires_at) == ("document", "durable_fact", None)
+    assert (trip.kind, trip.memory_class) == ("record", "evidence")
+    assert trip.expires_at == clock() + 30 * DAY_MS
+    with engine.db.snapshot() as conn:
+        edges = {(r["relation"], r["target"]) for r in rows(
+            conn, "SELECT e.relation, a.canonical_name AS target FROM memory_edges e"
+                  " JOIN memory_anchors a ON a.anchor_id = e.to_anchor_id WHERE e.valid_to IS NULL")}
+    assert edges == {("member_of", "Delta SkyMiles"), ("home_airport", "BOS")}
+
+    clock.advance(7 * DAY_MS)
+    if not hasattr(engine, "recall"):
+        pytest.skip("Engine.recall has not landed yet (recall issue); the write-path half passed")
+    later = engine.open_session("personal", "travel")
+    result = engine.recall(later, "I need a flight from Boston to Chicago next Friday for a client meeting.")
+    recalled = {item.id for item in result.items}
+    assert airline.id in recalled and airport.id in recalled
+    assert trip.id not in recalled

@@ -1,0 +1,69 @@
+"""The merge guard: careless merges that drop a number, a date or a name fall back to append."""
+
+from engine.clock import parse_time
+from engine.writepath.mergeguard import (
+    append_body,
+    check_merge,
+    contains_statement,
+    load_bearing_tokens,
+    previously,
+)
+
+AS_OF = parse_time("2026-01-08T00:00:00Z")
+
+
+def test_load_bearing_tokens_cover_numbers_dates_urls_versions_identifiers_and_names():
+    text = ("Deploy notes: the API moved to https://api.example.com/v2 on 2026-01-08 (8 May 2023 before). "
+            "Set MAX_WORKERS to 12, use numpy 1.26.4, call fetch_prices() via priceTracker in "
+            "/srv/app/config.yaml; it costs $89 and takes 30 ms. Ask Priya Raman.")
+    tokens = load_bearing_tokens(text)
+    for expected in ("https://api.example.com/v2", "2026-01-08", "8 may 2023", "max_workers", "12",
+                     "1.26.4", "fetch_prices", "pricetracker", "/srv/app/config.yaml", "$89", "30 ms",
+                     "priya", "raman"):
+        assert expected in tokens, expected
+    assert "deploy" not in tokens and "the" not in tokens  # sentence-start capitals and words are not names
+
+
+def test_dropping_a_number_fails():
+    sources = ["The office has 42 desks and 3 meeting rooms.", "The office has 42 desks and a kitchen."]
+    result = check_merge(sources, "The office has desks, meeting rooms and a kitchen.")
+    assert not result.passed and {"42", "3"} <= set(result.missing)
+
+
+def test_dropping_a_date_fails():
+    sources = ["Passport expires 2027-04-30.", "Passport renewal was filed on 2026-01-05."]
+    result = check_merge(sources, "Passport expires 2027-04-30; renewal filed.")
+    assert not result.passed and "2026-01-05" in result.missing
+
+
+def test_dropping_a_name_fails():
+    sources = ["The design review is run by Priya Raman.", "The design review is every Thursday with Tomasz."]
+    result = check_merge(sources, "The design review is run every Thursday by the design lead.")
+    assert not result.passed and {"priya", "raman", "tomasz"} <= set(result.missing)
+
+
+def test_collapsed_merge_fails_on_length_even_when_tokens_survive():
+    long = "Deploys: " + " ".join(f"step {i} checks the service health and waits." for i in range(1, 4))
+    result = check_merge([long], "Deploys: step 1 2 3.")
+    assert result.retention == 1.0 and not result.passed and "length" in result.reason
+
+
+def test_lossless_union_passes():
+    sources = ["User's home airport is Boston Logan (BOS).", "User flies Delta from BOS, terminal A."]
+    merged = "User's home airport is Boston Logan (BOS); they fly Delta from there, terminal A."
+    assert check_merge(sources, merged).passed
+
+
+def test_previously_as_of_pattern_keeps_the_superseded_value_and_passes():
+    old = "Sony WH-1000XM5 price at Best Buy: $349."
+    new = "Sony WH-1000XM5 price at Best Buy: $329."
+    merged = previously(new, "$349", AS_OF)
+    assert merged == "Sony WH-1000XM5 price at Best Buy: $329 (previously $349, as of 2026-01-08)."
+    assert check_merge([old, new], merged).passed
+    assert not check_merge([old, new], new).passed  # the overwrite would lose $349
+
+
+def test_append_puts_the_newest_first_under_a_dated_separator():
+    body = append_body("Price: $349.", "Price: $329.", AS_OF)
+    assert body == "Price: $329.\n\n---\n_[earlier, as of 2026-01-08]_\nPrice: $349."
+    assert contains_statement(body, "price: $349") and not contains_statement(body, "Price: $300.")
