@@ -68,6 +68,7 @@ class ModelRuntime:
         self._reasons: dict[str, str] = {}  # filled by start() and load(); empty before either
         self._ready = threading.Event()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a bulk write asked for gap repair
         self._thread: threading.Thread | None = None
         self._load_lock = threading.Lock()
         self.last_repair: RepairResult | None = None
@@ -253,8 +254,9 @@ class ModelRuntime:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=1)  # a hub download cannot be cancelled; the thread is a daemon
 
     def _run(self) -> None:
         try:
@@ -270,8 +272,22 @@ class ModelRuntime:
             log.exception("memory_models_load_failed")
         finally:
             self._ready.set()
-        while not self._stop.wait(KEEP_WARM_SECONDS):
-            self.keep_warm_once()
+        while not self._stop.is_set():
+            self._wake.wait(KEEP_WARM_SECONDS)
+            if self._stop.is_set():
+                break
+            self.run_once()
+
+    def run_once(self) -> RepairResult | bool:
+        """One tick of the background loop: a requested gap repair, else a keep-warm inference."""
+        if self._wake.is_set():
+            self._wake.clear()
+            return self.repair_gaps()
+        return self.keep_warm_once()
+
+    def request_repair(self) -> None:
+        """Ask the background thread for a gap repair (after a bulk write with unknown ids)."""
+        self._wake.set()
 
     def keep_warm_once(self) -> bool:
         """One tiny inference per loaded model so the next recall does not pay a cold start."""
@@ -321,7 +337,10 @@ class ModelRuntime:
         """engine.on_write listener: embed what changed, drop what is gone, under the active model."""
         embedder, index = self._embedder, self._index
         ids = [i for i in dict.fromkeys(ids) if i]
-        if embedder is None or index is None or not ids:
+        if embedder is None or index is None:
+            return
+        if not ids:  # a bulk write (an import) that did not list its ids: repair in the background
+            self.request_repair()
             return
         from ..memory import content_hash
 

@@ -181,3 +181,18 @@ def test_nothing_installed_and_auto_download_off_makes_no_network_request(tmp_pa
         reasons = " ".join(engine.models.status_reasons())
         assert "auto-download is off" in reasons and "install-offline" in reasons
     assert attempts == []
+
+
+def test_a_bulk_write_without_ids_gets_a_background_gap_repair(tiny_home, clock):
+    from engine import store
+
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        engine.models.load()
+        sid = engine.open_session("personal", "work")
+        draft = engine.draft(engine.scope(sid), "Imported", "coffee every morning", source="import")
+        imported = engine.write(store.insert_memory, draft, engine.now())
+        assert engine.models.run_once() is True  # nothing requested: a keep-warm tick
+        engine.notify_written([])  # what a bulk import does
+        assert not engine.models.vectors().has(imported)
+        repaired = engine.models.run_once()
+        assert repaired.embedded == 1 and engine.models.vectors().has(imported)
