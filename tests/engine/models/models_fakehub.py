@@ -21,6 +21,7 @@ class FakeHub:
         self.files: dict[tuple[str, str, str], bytes] = {}
         self.requests: list[tuple[str, str, str | None]] = []  # (method, path, Range header)
         self.cut_next_get = False
+        self.commit: str | None = None  # answer this X-Repo-Commit instead of the requested revision
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,7 +75,7 @@ class FakeHub:
         part = data[start:]
         h.send_response(206 if start else 200)
         h.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
-        h.send_header("X-Repo-Commit", m["rev"])
+        h.send_header("X-Repo-Commit", self.commit or m["rev"])
         h.send_header("Accept-Ranges", "bytes")
         h.send_header("Content-Type", "application/octet-stream")
         h.send_header("Content-Length", str(len(part)))

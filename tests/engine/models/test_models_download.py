@@ -71,18 +71,29 @@ def test_a_download_interrupted_mid_file_is_recovered_on_the_next_try(tmp_path, 
     assert verify_installed(models, published).ok
 
 
-def test_a_connection_dropped_mid_file_is_retried_and_verified(tmp_path, hub, published, monkeypatch):
+def test_a_connection_dropped_mid_file_resumes_with_a_range_request(tmp_path, hub, published, monkeypatch):
     import huggingface_hub.file_download as fd
 
     no_wait = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if not k.startswith("_")})
     no_wait.sleep = lambda _s: None  # the library backs off 1 s before resuming; not in a test
     monkeypatch.setattr(fd, "time", no_wait)
+    monkeypatch.setattr(fd.constants, "DOWNLOAD_CHUNK_SIZE", 512)  # so bytes land before the cut
     hub.cut_next_get = True
     models = tmp_path / "models"
     assert download_model(models, published, endpoint=hub.url).action == "downloaded"
     assert verify_installed(models, published).ok
-    gets = [p for m, p, _ in hub.requests if m == "GET" and p.endswith("/onnx/model.onnx")]
-    assert len(gets) == 2  # the cut one (half the bytes) and the retry
+    gets = [rng for m, p, rng in hub.requests if m == "GET" and p.endswith("/onnx/model.onnx")]
+    half = published.file("model.onnx").size // 2
+    assert len(gets) == 2 and gets[1] is not None  # the cut one (half the bytes), then a resume:
+    assert int(gets[1].split("=")[1].split("-")[0]) in range(half - 512, half + 1)  # from where it broke
+
+
+def test_a_hub_answering_another_commit_than_the_pinned_one_is_refused(tmp_path, hub, published):
+    hub.commit = "f" * 40
+    models = tmp_path / "models"
+    with pytest.raises(ModelError, match="instead of the pinned"):
+        download_model(models, published, endpoint=hub.url)
+    assert _leftovers(models) == [] and not any(m == "GET" for m, _, _ in hub.requests)
 
 
 def test_a_file_the_hub_does_not_have_is_a_clear_error(tmp_path, hub, published):
