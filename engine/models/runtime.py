@@ -125,7 +125,6 @@ class Embedder(_OnnxModel):
         return self._embed(list(texts))
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dims or 0), dtype=np.float32) if self.dims else None
         parts = []
         for start in range(0, len(texts), BATCH):
             chunk = texts[start:start + BATCH]
@@ -133,7 +132,7 @@ class Embedder(_OnnxModel):
             hidden = self._run(self._output, feed).astype(np.float32, copy=False)
             parts.append(self._pool(hidden, mask))
         if not parts:
-            return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self.dims or 0), dtype=np.float32)
         vectors = np.concatenate(parts, axis=0)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
