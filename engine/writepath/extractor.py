@@ -45,7 +45,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"are going with|'re going with|will go with)\b"),
     ("milestone", "durable_fact", 0.75,
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|successfully\s+)?"
-     r"(?:finished|completed|launched|graduated|published|shipped|released|won|opened|bought|adopted|"
+     r"(?:finished|completed|launched|graduated|published|shipped|released|won(?!')|opened|bought|adopted|"
      r"passed|got (?:promoted|married|engaged|accepted|hired|a new)|started (?:a|my|our|the)|"
      r"signed|landed|built|ran|painted|wrote|created|received|became)\b"),
     ("person", "durable_fact", 0.75,
@@ -63,7 +63,19 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
      r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b"),
     ("preference", "durable_fact", 0.75, r"\b(?:i|we)\s+(?:always|never|usually)\s+(?!been\b)\w+"),
+    ("plan", "evidence", 0.7,
+     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
+     r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
+    ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b|\bi\s+(?:still\s+)?(?:have|own)\s+"
+     r"(?:a|an|my|this|that|some|lots|two|three)\b"),
+    ("event", "evidence", 0.65,
+     r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|been to|visited|attended|"
+     r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
+     r"hosted|competed|traveled|travelled|taught|learned|started)\b"),
 ]]
+_INTERJECTION = re.compile(
+    r"^(?:(?:oh|ooh|yeah|yep|yes|wow|haha|hah|lol|hey|hi|hello|thanks|thank you|cool|great|awesome|aw+|"
+    r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice)\b[\s,!.:;~-]*)+", re.I)
 _SKIP = re.compile(
     r"^(?:if|when|would|could|should|maybe|perhaps|do you|did you|have you|are you|can you|what|why|"
     r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay)\b", re.I)
@@ -158,9 +170,12 @@ def third_person(sentence: str, subject: str) -> str:
 def _clause(sentence: str, start: int) -> str:
     """The clause holding the match: from the start of its clause to the end of the sentence."""
     head = sentence[:start]
-    cut = max(head.rfind(", "), head.rfind(" - "), head.rfind("; "), head.rfind(" but "),
-              head.rfind(" and "), head.rfind(" so "))
-    return sentence[cut + 2:].lstrip(" ,-;") if cut >= 0 and start - cut < 60 else sentence
+    cut, width = -1, 0
+    for sep in (", ", " - ", "; ", " but ", " and ", " so "):
+        at = head.rfind(sep)
+        if at > cut:
+            cut, width = at, len(sep)
+    return sentence[cut + width:].lstrip(" ,-;") if cut >= 0 and start - cut < 60 else sentence
 
 
 _TAIL = re.compile(r",\s+(?:so|but|and you|can you|could you|please|which means)\b|\s+-\s+|;\s+|\s+but\s+", re.I)
@@ -176,6 +191,9 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
     """Every first-person statement of a lasting kind in one message."""
     found: list[Statement] = []
     for sentence in sentences(text):
+        sentence = _INTERJECTION.sub("", sentence).strip()
+        if sentence and sentence[0].islower():
+            sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
         if not (_MIN_WORDS <= len(words) <= _MAX_WORDS):
             continue
@@ -188,6 +206,8 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
             if m:
                 clause = _clause(_cut_tail(sentence, m.end()), m.start())
                 fact = third_person(clause, subject)
+                if len(_key_words(fact, subject)) < 3:
+                    break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence))
                 break
     return found
@@ -227,7 +247,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
 
 _NETCLAW_PREFIX = re.compile(r"^(?:i|well|going to|want to|if that|i'm|you|let me|maybe|just|so|anyway)\b", re.I)
 _NETCLAW_FACT = re.compile(
-    r"\b((?:[A-Z][\w-]*\s+){0,4}[A-Z][\w-]*|(?:our|the)\s+(?:\w+\s+){0,3}\w+)\s+"
+    r"\b((?:[A-Z][\w-]*\s+){0,4}[A-Z][\w-]*|(?:[Oo]ur|[Tt]he)\s+(?:\w+\s+){0,3}\w+)\s+"
     r"(has|have|uses|use|supports|support|requires|require|needs|need|completed)\s+(.+)")
 _NETCLAW_MILESTONE = re.compile(r"\bwe\s+(?:successfully\s+)?completed\s+(.+)", re.I)
 

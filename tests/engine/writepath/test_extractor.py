@@ -1,0 +1,89 @@
+"""The rule-based extractor: lasting first-person statements, rewritten in the third person."""
+
+import pytest
+
+from engine.writepath import extractor_eval
+from engine.writepath.extractor import extract, netclaw_baseline, statements, third_person
+
+
+@pytest.mark.parametrize("text,category,fact", [
+    ("I'm a Delta SkyMiles Gold member, so book Delta when you can.", "membership",
+     "User is a Delta SkyMiles Gold member."),
+    ("I usually fly out of Boston Logan.", "home", "User usually flies out of Boston Logan."),
+    ("We live in Somerville near Davis Square.", "home", "User and others live in Somerville near Davis Square."),
+    ("I really prefer aisle seats on long flights.", "preference", "User really prefers aisle seats on long flights."),
+    ("My favorite editor is Helix with the gruvbox theme.", "preference",
+     "User's favorite editor is Helix with the gruvbox theme."),
+    ("We decided to use Postgres for the billing service.", "decision",
+     "User and others decided to use Postgres for the billing service."),
+    ("I just finished the Boston marathon in 3:41.", "milestone", "User just finished the Boston marathon in 3:41."),
+    ("My sister Anna works at Google in Zurich.", "person", "User's sister Anna works at Google in Zurich."),
+    ("I work as a nurse at Mass General.", "work", "User works as a nurse at Mass General."),
+    ("We're flying to Amsterdam on March 3 for a conference.", "plan",
+     "User and others are flying to Amsterdam on March 3 for a conference."),
+])
+def test_lasting_statements_are_extracted(text, category, fact):
+    [found] = statements(text)
+    assert (found.category, found.fact) == (category, fact)
+
+
+@pytest.mark.parametrize("text", [
+    "Do you like aisle seats?",
+    "If I move to Denver I would need a car.",
+    "Maybe I'll try the new ramen place.",
+    "Thanks, that sounds good!",
+    "The weather is nice today.",
+    "I love it!",
+    "You should use Postgres.",
+])
+def test_questions_hypotheticals_chatter_and_empty_objects_are_skipped(text):
+    assert statements(text) == []
+
+
+def test_interjections_are_stripped_not_fatal():
+    [found] = statements("Oh wow, I just adopted a rescue greyhound named Pixel!")
+    assert found.fact == "User just adopted a rescue greyhound named Pixel."
+
+
+def test_proposals_carry_retrieval_metadata_and_class():
+    found = extract([(3, "I'm a member of the Sierra Club. We're flying to Lisbon on May 2.")])
+    by_class = {p.memory_class: p for p in found}
+    member = by_class["durable_fact"]
+    assert member.anchor and member.aliases and "membership" in member.facets and member.turns == (3,)
+    assert by_class["evidence"].content == "User and others are flying to Lisbon on May 2."
+
+
+def test_third_person_keeps_names_and_handles_contractions():
+    assert third_person("I've been to Rome once and my brother lives there.", "Gina") == \
+        "Gina has been to Rome once and Gina's brother lives there."
+
+
+def test_netclaw_baseline_produces_its_fragments():
+    assert netclaw_baseline("The cache uses Redis for sessions.") == ["Project Fact: The cache uses Redis for sessions."]
+
+
+def test_eval_scores_a_tiny_conversation():
+    sample = {
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1": [
+                {"dia_id": "D1:1", "speaker": "Ana", "text": "I just adopted a rescue greyhound named Pixel!"},
+                {"dia_id": "D1:2", "speaker": "Ben", "text": "Wow, congrats! How old is Pixel?"},
+                {"dia_id": "D1:3", "speaker": "Ana", "text": "I love hiking with my friends on weekends."},
+            ],
+        },
+        "observation": {"session_1_observation": {
+            "Ana": [["Ana adopted a rescue greyhound named Pixel.", "D1:1"],
+                    ["Ana works at a bakery.", ["D1:3"]]],
+            "Ben": [["Ben congratulated Ana.", "D1:2"]],
+        }},
+    }
+    result = extractor_eval.evaluate([sample], threshold=0.4)
+    assert (result.statements, result.matched_statements) == (2, 1)
+    assert (result.gold, result.matched_gold) == (3, 1)
+    assert result.precision == 0.5 and result.recall == round(1 / 3, 4)
+
+
+def test_eval_reads_malformed_dia_ids():
+    assert extractor_eval.dia_ids("D8:6; D9:17") == ["D8:6", "D9:17"]
+    assert extractor_eval.dia_ids(["D1:3", "D1:4,D1:5"]) == ["D1:3", "D1:4", "D1:5"]
