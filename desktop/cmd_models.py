@@ -148,14 +148,17 @@ def cmd_download(args) -> int:
     bars: dict[str, ProgressBar] = {}
 
     def progress(name: str, done: int, total: int | None) -> None:
-        bar = bars.setdefault(name, ProgressBar(f"{man.id}/{name}"))
-        bar(done, total)
+        if name not in bars:
+            if bars:
+                list(bars.values())[-1].finish()  # one line per file
+            bars[name] = ProgressBar(f"{man.id}/{name}")
+        bars[name](done, total)
 
     try:
         result = download_model(models_dir, man, progress=progress, endpoint=os.environ.get("HF_ENDPOINT"))
     finally:
         if bars:
-            next(iter(bars.values())).finish()
+            list(bars.values())[-1].finish()
     print(f"{man.id}: {result.action} in {result.folder} (verified)")
     return 0
 

@@ -99,3 +99,23 @@ def test_backfill_without_any_model_says_what_to_do(tmp_path, capsys):
     (home / "keepmind.json").write_text('{"memory.embeddings.auto_download": false}')
     assert main(["memory", "backfill-embeddings", "--home", str(home)]) == 1
     assert "install-offline" in capsys.readouterr().err
+
+
+def test_models_download_uses_hf_endpoint_and_shows_progress(tmp_path, tiny, hub, monkeypatch, capsys):
+    from engine.models import manifest as manifests
+
+    src = tmp_path / "published"
+    tiny.write_tokenizer(src)
+    tiny.write_embedder(src / "model.onnx")
+    repo, rev = "keepmind-tests/tiny", "a" * 40
+    for name, path in (("model.onnx", "onnx/model.onnx"), ("vocab.txt", "vocab.txt"),
+                       ("tokenizer.json", "tokenizer.json")):
+        hub.add(repo, rev, path, (src / name).read_bytes())
+    home = tmp_path / "home"
+    manifests.save_custom(home / "models", manifests.parse(
+        tiny.manifest_obj("tiny-hub", src, hub={"repo": repo, "revision": rev})))
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    assert main(["models", "download", "tiny-hub", "--home", str(home)]) == 0
+    captured = capsys.readouterr()
+    assert "tiny-hub: downloaded" in captured.out and "tiny-hub/model.onnx [" in captured.err
+    assert hub.requests and main(["models", "verify", "--home", str(home)]) == 0
