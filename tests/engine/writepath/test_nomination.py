@@ -1,0 +1,66 @@
+"""Nomination with the real offline embedder: cosine >= 0.86 nominates, the curator decides."""
+
+import pytest
+
+from engine import open_engine
+from engine.settings import defaults
+
+from .conftest import drain, llm_settings
+
+CURATOR = "You curate a long-term memory"
+LAPTOP = "User's laptop is a ThinkPad X1 Carbon Gen 11 with 32 GB of RAM."
+LAPTOP_AGAIN = "The user's laptop is a ThinkPad X1 Carbon Gen 11, with 32 GB RAM."
+
+
+def _open(home, clock, settings):
+    engine = open_engine(home, settings=settings.with_overrides(memory__embeddings__auto_download=False,
+                                                                 memory__recall__gate__enabled=False),
+                         clock=clock, start_workers=False)
+    engine.models.load()
+    assert engine.models.embedder() is not None, engine.models.status_reasons()
+    return engine
+
+
+@pytest.mark.offline_model
+def test_near_duplicate_is_nominated_and_the_curator_merges_it(offline_models_home, clock, provider):
+    engine = _open(offline_models_home, clock, llm_settings(provider))
+    try:
+        session = engine.open_session("personal", "work")
+        existing = engine.store(session, "Laptop", LAPTOP).id  # embedded on write
+        other = engine.store(session, "Coffee", "User drinks oat-milk flat whites every morning.").id
+        assert engine.models.vectors().has(existing) and engine.models.vectors().has(other)
+        merged = "User's laptop, their work machine, is a ThinkPad X1 Carbon Gen 11 with 32 GB of RAM."
+        provider.script(CURATOR, f"UPDATE {existing}\n---\n{merged}")
+        engine.store_memory(session, "Work machine", LAPTOP_AGAIN)  # cosine ~0.89 with the existing one
+        [outcome] = drain(engine)
+        assert (outcome.action, outcome.memory_ids) == ("update", (existing,))
+        [call] = provider.calls(CURATOR)
+        prompt = call["messages"][1]["content"]
+        assert existing in prompt and other not in prompt
+        assert engine.get(session, [existing]).items[0].body == merged
+        # a different fact has no nominee: created without asking the model
+        engine.store_memory(session, "Standup", "The team standup is at 09:30 on weekdays.")
+        [created] = drain(engine)
+        assert (created.action, created.reason) == ("create", "no_nominee")
+        assert len(provider.calls(CURATOR)) == 1
+    finally:
+        engine.close()
+
+
+@pytest.mark.offline_model
+def test_without_llm_a_nominee_never_causes_a_merge(offline_models_home, clock):
+    engine = _open(offline_models_home, clock, defaults())
+    try:
+        session = engine.open_session("personal", "work")
+        existing = engine.store(session, "Laptop", LAPTOP).id
+        engine.store_memory(session, "Work machine", LAPTOP_AGAIN)
+        [outcome] = drain(engine)
+        assert (outcome.action, outcome.reason) == ("create", "no_llm_nominee_create")
+        assert engine.get(session, [existing]).items[0].body == LAPTOP
+        from engine.writepath.events import events_for
+
+        with engine.db.snapshot() as conn:
+            [event] = events_for(conn, outcome.checkpoint_id)
+        assert event["detail"]["nominated_by"] == "vector" and event["detail"]["top_cosine"] >= 0.86
+    finally:
+        engine.close()

@@ -1,0 +1,37 @@
+"""The workers' own threads: started by open_engine(start_workers=True), stopped by close()."""
+
+import threading
+
+from engine import open_engine
+from engine.db import one
+from engine.settings import defaults
+from engine.writepath import checkpoints
+
+
+def test_started_workers_curate_on_their_own_and_close_stops_them(home, clock):
+    settings = defaults().with_overrides(memory__embeddings__enabled=False)
+    engine = open_engine(home, settings=settings, clock=clock, start_workers=True)
+    written = threading.Event()
+    engine.on_write(lambda ids: written.set())
+    session = engine.open_session("personal", "work")
+    engine.store_memory(session, "Backups", "Backups run nightly at 02:00 UTC to the NAS.")
+    assert written.wait(10)  # the curation thread was woken by the enqueue
+    assert engine.find(session, "backups")[0].body == "Backups run nightly at 02:00 UTC to the NAS."
+    threads = {t.name for t in threading.enumerate()}
+    assert {"keepmind-curation", "keepmind-observer"} <= threads
+    engine.close()
+    threads = {t.name for t in threading.enumerate()}
+    assert not {"keepmind-curation", "keepmind-observer"} & threads
+
+
+def test_close_hands_back_a_lease_held_by_the_worker(home, clock):
+    engine = open_engine(home, settings=defaults(), clock=clock, start_workers=False)
+    session = engine.open_session("personal", "work")
+    queued = engine.store_memory(session, "Backups", "Backups run nightly.")
+    engine.write(checkpoints.lease_next, engine.writepath.curation.owner, clock(), 60_000)
+    engine.close()
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as again:
+        with again.db.snapshot() as conn:
+            row = one(conn, "SELECT status, lease_owner FROM memory_checkpoints WHERE checkpoint_id=?",
+                      (queued.checkpoint_id,))
+    assert row == {"status": "pending", "lease_owner": None}
