@@ -125,15 +125,18 @@ class Embedder(_OnnxModel):
         return self._embed(list(texts))
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        # Batches of similar length waste less on padding; the order is restored at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         parts = []
-        for start in range(0, len(texts), BATCH):
-            chunk = texts[start:start + BATCH]
-            feed, mask = self._feed(self._tok.encode_batch([t or " " for t in chunk]))
+        for start in range(0, len(order), BATCH):
+            chunk = [texts[i] or " " for i in order[start:start + BATCH]]
+            feed, mask = self._feed(self._tok.encode_batch(chunk))
             hidden = self._run(self._output, feed).astype(np.float32, copy=False)
             parts.append(self._pool(hidden, mask))
         if not parts:
             return np.zeros((0, self.dims or 0), dtype=np.float32)
-        vectors = np.concatenate(parts, axis=0)
+        vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        vectors[order] = np.concatenate(parts, axis=0)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
 

@@ -32,6 +32,14 @@ def test_mean_pooling_ignores_padding_so_batching_does_not_change_vectors(tiny, 
     assert np.allclose(together[0], expected / np.linalg.norm(expected), atol=1e-5)
 
 
+def test_large_batches_keep_the_input_order(tiny, tmp_path):
+    emb = _embedder(tiny, tmp_path)
+    texts = [("dark " * (i % 7 + 1)) + ("train " * (i % 5)) for i in range(70)]  # > one batch, mixed lengths
+    together = emb.embed_passages(texts)
+    for i in (0, 3, 33, 69):
+        assert np.allclose(together[i], emb.embed_passages([texts[i]])[0], atol=1e-5)
+
+
 def test_cls_pooling_takes_the_first_token(tiny, tmp_path):
     emb = _embedder(tiny, tmp_path, pooling="cls")
     table, ids = tiny.embedding_table(), tiny.vocab_ids()
