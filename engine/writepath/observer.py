@@ -157,7 +157,7 @@ class Observer:
 
     # -- one run -----------------------------------------------------------------------------
 
-    def collect(self, session_id: str, trigger: str) -> Transcript | None:
+    def collect(self, session_id: str, trigger: str, now: int) -> Transcript | None:
         with self.engine.db.snapshot() as conn:
             session = session_store.session_row(conn, session_id)
             distilled, _, failures = _progress(conn, session_id)
@@ -170,7 +170,7 @@ class Observer:
             for t in turns:
                 recalled_ids += [i for i in json.loads(t["recalled_ids_json"]) if i not in recalled_ids]
             recalled = [{"id": r["id"], "title": r["title"], "body": r["body"]} for r in
-                        search.hydrate_visible(conn, scope, recalled_ids, self.engine.now(),
+                        search.hydrate_visible(conn, scope, recalled_ids, now,
                                                include_expired=True, include_trace=True).values()]
             existing = []
             for r in rows(conn, "SELECT accepted_json FROM observer_runs WHERE session_id=? AND"
@@ -223,7 +223,7 @@ class Observer:
                 self._running.discard(session_id)
 
     def _distill(self, session_id: str, now: int, trigger: str) -> RunResult | None:
-        transcript = self.collect(session_id, trigger)
+        transcript = self.collect(session_id, trigger, now)
         if transcript is None:
             return None
         with self.engine.db.snapshot() as conn:

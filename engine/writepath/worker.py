@@ -11,6 +11,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 
+from ..db import scalar
 from ..errors import EngineClosed, EngineError
 from . import checkpoints, curation
 from .checkpoints import LeaseLost
@@ -28,6 +29,12 @@ class CurationOutcome:
     memory_ids: tuple[str, ...] = ()
 
 
+def _has_work(conn, now: int) -> bool:
+    """A cheap read first, so an idle worker does not open a write transaction every poll."""
+    return bool(scalar(conn, "SELECT 1 FROM memory_checkpoints WHERE (status='pending' AND available_at<=?)"
+                             " OR status='leased' LIMIT 1", (now,)))
+
+
 def _lease(conn, owner: str, now: int, lease_ms: int, max_attempts: int):
     checkpoints.reclaim(conn, now, max_attempts, checkpoints.owner_alive)
     return checkpoints.lease_next(conn, owner, now, lease_ms)
@@ -37,6 +44,7 @@ class _Loop:
     """A daemon thread calling `run_once()` until stopped; sleeps only when there was no work."""
 
     name = "keepmind-worker"
+    poll_seconds = POLL_SECONDS
 
     def __init__(self):
         self._stop = threading.Event()
@@ -64,7 +72,7 @@ class _Loop:
                 log.exception("%s_run_failed", self.name)
                 outcome = None
             if outcome is None or not self._busy(outcome):
-                self._wake.wait(POLL_SECONDS)
+                self._wake.wait(self.poll_seconds)
                 self._wake.clear()
 
     def _join(self, timeout: float) -> None:
@@ -93,6 +101,9 @@ class CurationWorker(_Loop):
         now = engine.now() if now is None else now
         max_attempts = int(engine.settings["memory.curation.max_attempts"])
         lease_ms = int(engine.settings["memory.curation.lease_seconds"]) * 1000
+        with engine.db.snapshot() as conn:
+            if not _has_work(conn, now):
+                return CurationOutcome("idle")
         lease = engine.write(_lease, self.owner, now, lease_ms, max_attempts)
         if lease is None:
             return CurationOutcome("idle")
@@ -155,6 +166,7 @@ class ObserverScheduler(_Loop):
     """Finds sessions due for distillation (idle, every N turns, ended, passivated) and distils them."""
 
     name = "keepmind-observer"
+    poll_seconds = 1.0  # triggers are >= 10 s apart; add_turn and end_session wake it at once
 
     def __init__(self, engine, observer):
         super().__init__()
