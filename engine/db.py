@@ -67,6 +67,30 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     return None
 
 
+def _immediate(conn: apsw.Connection, fn: Callable[..., Any], args, kwargs) -> Any:
+    """Run `fn` in BEGIN IMMEDIATE ... COMMIT (ROLLBACK on exception).
+
+    IMMEDIATE takes the write lock up front, waiting out the busy timeout. A deferred transaction
+    that reads first and then writes gets SQLITE_BUSY at once, without waiting, whenever another
+    connection holds the write lock at that moment: a CLI in another process, or a new reader
+    connection running apsw's `PRAGMA optimize` on open.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn, *args, **kwargs)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
 class Database:
     """The database file, its writer thread and per-thread read connections."""
 
@@ -110,8 +134,7 @@ class Database:
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                with conn:  # BEGIN ... COMMIT, or ROLLBACK on exception
-                    result = fn(conn, *args, **kwargs)
+                result = _immediate(conn, fn, args, kwargs)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 future.set_exception(exc)
             else:
