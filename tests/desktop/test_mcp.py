@@ -1,0 +1,145 @@
+"""`keepmind mcp`: listed and every tool called by the MCP client library, in-process and over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+import anyio
+import psutil
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from desktop.mcp_server import McpSession, build_server
+from desktop.server import DaemonClient, read_server_json
+from tests.webui.live import start_live
+
+TOOLS = ["find_memories", "get_memories", "recall", "store_memory", "update_memory"]
+
+
+@pytest.fixture
+def live(tmp_path, clock):
+    server = start_live(tmp_path / "home", clock=clock)
+    yield server
+    server.stop()
+
+
+async def exercise_every_tool(client: Client, engine_has_recall: bool) -> dict:
+    """List the tools and call each one; returns what the calls gave back."""
+    listed = await client.list_tools()
+    assert sorted(t.name for t in listed.tools) == TOOLS
+    for tool in listed.tools:
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        assert tool.description
+    out = {}
+    found = await client.call_tool("find_memories", {"query": "espresso grinder"})
+    assert not found.is_error, found.content
+    out["found"] = found.structured_content
+    mid = found.structured_content["items"][0]["id"]
+    got = await client.call_tool("get_memories", {"ids": [mid, "doc-" + "0" * 32]})
+    assert not got.is_error
+    out["got"] = got.structured_content
+    updated = await client.call_tool("update_memory", {"id": mid, "old_text": "Baratza", "new_text": "Niche"})
+    assert not updated.is_error, updated.content
+    out["updated"] = updated.structured_content
+    stored = await client.call_tool("store_memory", {"title": "Tea", "content": "The user drinks green tea after 4pm."})
+    out["stored"] = stored
+    recalled = await client.call_tool("recall", {"message": "which grinder do I use?"})
+    out["recalled"] = recalled
+    bad = await client.call_tool("update_memory", {"id": "not-an-id", "delete": True})
+    assert bad.is_error and "not a memory id" in bad.content[0].text
+    return out
+
+
+def check_results(out: dict, engine_has_store: bool, engine_has_recall: bool) -> None:
+    assert out["found"]["count"] == 1
+    item = out["found"]["items"][0]
+    assert item["memory_class"] == "durable_fact" and "Baratza" in item["content"]
+    assert out["got"]["items"][0]["id"] == item["id"]
+    assert out["got"]["missing"][0]["id"] == "doc-" + "0" * 32
+    assert out["updated"] == {"id": item["id"], "action": "replaced", "new_id": None, "replacements": 1,
+                              "revision": 2}
+    if engine_has_store:
+        assert not out["stored"].is_error, out["stored"].content
+        assert out["stored"].structured_content["action"] == "queued"
+        assert out["stored"].structured_content["checkpoint_id"]
+    else:
+        assert out["stored"].is_error and "not available" in out["stored"].content[0].text
+    if engine_has_recall:
+        assert not out["recalled"].is_error, out["recalled"].content
+        assert set(out["recalled"].structured_content) >= {"block", "items", "receipt", "degraded"}
+    else:
+        assert out["recalled"].is_error and "not available" in out["recalled"].content[0].text
+
+
+def test_mcp_tools_in_process(live):
+    sid = live.engine.open_session("personal", "work")
+    live.engine.store(sid, "Coffee", "The user grinds espresso with a Baratza grinder.")
+    session = McpSession(lambda: DaemonClient(live.url, live.token), "personal", "work")
+    server = build_server(session)
+
+    async def main():
+        async with Client(server) as client:
+            return await exercise_every_tool(client, hasattr(live.engine, "recall"))
+
+    out = anyio.run(main)
+    check_results(out, hasattr(live.engine, "store_memory"), hasattr(live.engine, "recall"))
+    session.close()
+    with live.engine.db.snapshot() as conn:
+        rows = conn.execute("SELECT audience, boundary, channel, status FROM sessions WHERE channel='mcp'").fetchall()
+    assert rows == [("personal", "work", "mcp", "ended")]
+
+
+def test_mcp_session_obeys_the_token_ceiling(live):
+    team_token = live.make_token("team-mcp", "team")
+    session = McpSession(lambda: DaemonClient(live.url, team_token), "personal", "work")
+
+    async def main():
+        async with Client(build_server(session)) as client:
+            return await client.call_tool("find_memories", {"query": "anything"})
+
+    result = anyio.run(main)
+    session.close()
+    assert result.is_error and "ceiling is team" in result.content[0].text
+
+
+def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(json.dumps({
+        "server.port": 0, "memory.embeddings.auto_download": False, "memory.embeddings.enabled": False,
+        "mcp": {"audience": "personal", "boundary": "work"}}))
+    # a memory in the store before the daemon starts
+    seed = start_live(home)
+    try:
+        sid = seed.engine.open_session("personal", "work")
+        seed.engine.store(sid, "Coffee", "The user grinds espresso with a Baratza grinder.")
+        has_store, has_recall = hasattr(seed.engine, "store_memory"), hasattr(seed.engine, "recall")
+    finally:
+        seed.stop()
+    assert read_server_json(home) is None
+    params = StdioServerParameters(command=sys.executable, args=["-m", "desktop", "mcp", "--home", str(home)],
+                                   env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+    async def main():
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await exercise_every_tool(client, has_recall)
+
+    pid = None
+    try:
+        out = anyio.run(main)
+        info = read_server_json(home)
+        assert info is not None, "keepmind mcp did not start the server"
+        pid = info["pid"]
+        check_results(out, has_store, has_recall)
+    finally:
+        info = read_server_json(home)
+        if info is not None:
+            pid = info["pid"]
+        if pid is not None and psutil.pid_exists(pid):
+            os.kill(pid, signal.SIGTERM)
+            psutil.Process(pid).wait(60)
+    assert read_server_json(home) is None
