@@ -236,3 +236,35 @@ def test_public_sessions_cannot_queue(engine):
     with pytest.raises(InvalidInput):
         engine.add_findings(private, [{"title": "no content"}])
     assert engine.checkpoint_overview()["counts"]["pending"] == 0
+
+
+def test_consolidate_folds_near_duplicates_into_one_document(llm_engine, provider, personal, clock):
+    a = llm_engine.store(personal, "Standup time", "The team standup is at 09:30 in room Orca.",
+                         anchor="Standup time").id
+    b = llm_engine.store(personal, "Daily standup", "The daily team standup is at 09:30 on Zoom.").id
+    merged = ("The daily team standup is at 09:45 on Zoom since 2026-01-05 (previously 09:30,"
+              " in room Orca or on Zoom).")
+    provider.script(CURATOR, f"CONSOLIDATE {a} {b}\n---\n{merged}")
+    clock.advance(DAY_MS)
+    llm_engine.store_memory(personal, "Standup time", "The daily team standup is at 09:45 on Zoom since 2026-01-05.")
+    [outcome] = drain(llm_engine)
+    assert outcome.action == "consolidate" and outcome.memory_ids == (a, b)
+    prompt = provider.calls(CURATOR)[0]["messages"][1]["content"]
+    assert a in prompt and b in prompt  # the anchor's document and the lexical nominee
+    assert llm_engine.get(personal, [a]).items[0].body == merged
+    assert llm_engine.get(personal, [b]).items == []  # folded in, not deleted as wrong
+    with llm_engine.db.snapshot() as conn:
+        assert rows(conn, "SELECT deactivated_reason FROM memory_documents WHERE document_id=?",
+                    (b,))[0]["deactivated_reason"] == f"consolidated into {a}"
+        assert scalar(conn, "SELECT COUNT(*) FROM tombstones") == 0
+
+
+def test_unparseable_curator_reply_is_conservative(llm_engine, provider, personal):
+    llm_engine.store_memory(personal, "Standup time", "The team standup is at 09:30.")
+    drain(llm_engine)
+    provider.script(CURATOR, "I think these might be related, hard to say.")
+    llm_engine.store_memory(personal, "Standup time", "Standup notes go in the #standup channel.")
+    [outcome] = drain(llm_engine)
+    assert (outcome.action, outcome.reason) == ("append", "llm_no_decision_same_anchor_append")
+    body = llm_engine.list_memories(personal)[0].body
+    assert "09:30" in body and "#standup" in body
