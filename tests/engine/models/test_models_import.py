@@ -169,3 +169,10 @@ def test_a_saved_calibration_rewrites_only_that_object(tmp_path, known_tiny):
     saved = json.loads(path.read_text())
     assert saved["calibration"] == {"min_cosine": 0.31, "data": "unit test"}
     assert saved["files"] == man.as_dict()["files"] and manifests.get(models, "tiny-embed").min_cosine == 0.31
+
+
+def test_a_known_model_file_without_its_tokenizer_says_what_is_missing(tmp_path, known_tiny):
+    models, _, files = known_tiny
+    only_model = _zip(tmp_path / "half.zip", {"model.onnx": files["model.onnx"]})
+    with pytest.raises(ModelError, match=r"holds the tiny-embed model\.onnx but not vocab\.txt, tokenizer\.json"):
+        import_paths(models, [only_model])
