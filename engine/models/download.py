@@ -9,6 +9,7 @@ HF_ENDPOINT); a metadata request without retries goes first so an unreachable hu
 from __future__ import annotations
 
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,7 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
     from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
 
     repo, revision = hub["repo"], hub["revision"]
+    _remove_stale_staging(models_dir / ".downloads")
     staging = models_dir / ".downloads" / f"{man.id}-{uuid.uuid4().hex[:8]}"
     sources: dict[str, Path] = {}
     try:
@@ -110,6 +112,19 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
         if parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
     return DownloadResult(man.id, "downloaded", installed)
+
+
+def _remove_stale_staging(parent: Path, older_than_s: float = 6 * 3600) -> None:
+    """Staging folders of a process killed mid-download (a live one is younger than this)."""
+    if not parent.is_dir():
+        return
+    cutoff = time.time() - older_than_s
+    for entry in parent.iterdir():
+        try:
+            if entry.is_dir() and entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _short(exc: BaseException) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from .manifest import Manifest, ModelError, ModelFile
 
@@ -82,6 +83,7 @@ def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path]
     labels = labels or {}
     folder = model_dir(models_dir, manifest.id)
     folder.mkdir(parents=True, exist_ok=True)
+    remove_strays(folder)
     staged: list[tuple[Path, Path]] = []
     try:
         for spec in manifest.files:
@@ -110,11 +112,14 @@ def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path]
     return folder
 
 
-def remove_strays(folder: Path) -> None:
-    """Delete temp files an interrupted install may have left (never a verified file)."""
+def remove_strays(folder: Path, older_than_s: float = 3600) -> None:
+    """Delete temp files a killed install left behind (never a verified file, never a fresh one
+    that another process may still be writing)."""
+    cutoff = time.time() - older_than_s
     if folder.is_dir():
         for p in folder.glob(".*.tmp-*"):
-            p.unlink(missing_ok=True)
-
-
-ProgressFn = Callable[[str, int, int | None], None]  # (file name, bytes done, total or None)
+            try:
+                if p.stat().st_mtime < cutoff:
+                    p.unlink()
+            except OSError:
+                pass

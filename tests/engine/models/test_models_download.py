@@ -135,3 +135,21 @@ def test_auto_download_off_sends_nothing_to_the_hub(tmp_path, hub, clock):
     finally:
         engine.close()
     assert hub.requests == []
+
+
+def test_leftovers_of_a_killed_download_are_cleaned_up_by_the_next_one(tmp_path, hub, published):
+    import os
+
+    models = tmp_path / "models"
+    stale = models / ".downloads" / "tiny-embed-deadbeef"
+    stale.mkdir(parents=True)
+    (stale / "model.onnx.incomplete").write_bytes(b"partial")
+    stray = models / "tiny-embed" / ".model.onnx.tmp-deadbeef"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"partial")
+    old = time.time() - 7 * 3600
+    for p in (stale, stray):
+        os.utime(p, (old, old))
+    assert download_model(models, published, endpoint=hub.url).action == "downloaded"
+    assert _leftovers(models) == ["tiny-embed", "tiny-embed/model.onnx", "tiny-embed/tokenizer.json",
+                                  "tiny-embed/vocab.txt"]
