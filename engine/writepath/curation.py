@@ -16,7 +16,6 @@ same anchor -> append, similar only -> create.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field, replace
 
 import apsw
@@ -32,7 +31,6 @@ from .llm import LlmError
 from .proposals import Proposal
 from .secrets import MARKER, secret_kinds
 
-log = logging.getLogger("keepmind.writepath.curation")
 EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
                        "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
 MIN_CONFIDENCE = 0.55

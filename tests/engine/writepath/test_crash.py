@@ -7,7 +7,6 @@ applied twice (memories, revisions and curation events are counted).
 """
 
 import json
-import os
 import random
 import signal
 import subprocess

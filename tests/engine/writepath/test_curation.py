@@ -1,6 +1,5 @@
 """Curation decisions: rules, nominees, the curator LLM, the merge guard, living documents, the graph."""
 
-import json
 
 from engine.clock import DAY_MS
 from engine.db import rows, scalar
