@@ -25,7 +25,7 @@ from ..db import one, rows
 from ..errors import InvalidInput, NotFound
 from ..memory import new_id
 from .events import record_event
-from .secrets import redact_value
+from .secrets import redact, redact_value
 
 TRIGGERS = {
     "explicit-memory-request": 100,
@@ -165,7 +165,7 @@ def fail(conn: apsw.Connection, checkpoint_id: str, owner: str, error: str, now:
     row = one(conn, "SELECT * FROM memory_checkpoints WHERE checkpoint_id=?", (checkpoint_id,))
     if row is None or row["status"] != "leased" or row["lease_owner"] != owner:
         return "lost"
-    error = error[:1000]
+    error = redact(error)[0][:1000]  # an error may quote a model reply; never keep a secret in it
     if permanent or row["attempts"] >= max_attempts:
         reason = error if permanent else f"{error}; gave up after {row['attempts']} attempts"
         conn.execute(

@@ -26,6 +26,7 @@ from ..memory import fingerprint
 from . import checkpoints, extractor
 from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
+from .secrets import redact
 
 log = logging.getLogger("keepmind.writepath.observer")
 PROMPT_VERSION = "observer-v1"
@@ -269,7 +270,7 @@ def _record_run(conn, run_id, transcript: Transcript, status, decided_by, sha, a
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (run_id, transcript.session_id, transcript.trigger, transcript.from_turn, transcript.through_turn,
          status, decided_by, PROMPT_VERSION if decided_by != "rule" else None, sha,
-         json.dumps(accepted), json.dumps(rejections or {}), error, now, now))
+         json.dumps(accepted), json.dumps(rejections or {}), redact(error)[0] if error else None, now, now))
 
 
 def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal], rejections: dict,

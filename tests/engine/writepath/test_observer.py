@@ -251,3 +251,15 @@ def test_llm_settings_key_is_sent_as_bearer(home, clock, provider):
     [call] = provider.requests
     assert call["_auth"] == "Bearer k-123" and call["_path"] == "/v1/chat/completions"
     assert call["model"] == "scripted-1" and call["max_tokens"] == 4096 and call["temperature"] == 0
+
+
+def test_a_failure_preview_never_keeps_a_secret(llm_engine, provider, personal, clock):
+    leaked = "ghp_" + "Zx9" * 12
+    provider.script(OBSERVER, f"Sorry, I cannot parse this. The token was {leaked}")
+    llm_engine.add_turn(personal, user="Please remember my preferences.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert run.status == "failed"
+    with llm_engine.db.snapshot() as conn:
+        [row] = rows(conn, "SELECT error FROM observer_runs")
+    assert "parse" in row["error"] and leaked not in row["error"] and "[secret removed]" in row["error"]
