@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..memory import content_hash
 from . import manifest as manifests
 from . import vectors as vec
 from .manifest import DEFAULT_DOWNLOAD, DEFAULT_EMBEDDERS, DEFAULT_GATE, Manifest, ModelError
@@ -311,8 +312,6 @@ class ModelRuntime:
         embedder, index = self._embedder, self._index
         if embedder is None or index is None:
             return RepairResult(None)
-        from ..memory import content_hash
-
         with self.engine.db.snapshot() as conn:
             todo = vec.gaps(conn, embedder.model_id, force=force)
             live = vec.coverage(conn, None)["live"]
@@ -322,10 +321,7 @@ class ModelRuntime:
                 break  # shutting down: the next start repairs the rest
             chunk = todo[start:start + batch]
             try:
-                vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in chunk])
-                items = [(i, content_hash(t, b)) for i, t, b in chunk]
-                self.engine.write(vec.save_vectors, embedder.model_id, items, vectors, self.engine.now())
-                index.upsert_many([i for i, _ in items], vectors)
+                self._embed_and_save(embedder, index, chunk)
                 embedded += len(chunk)
             except Exception:  # noqa: BLE001 - counted and reported, the rest goes on
                 log.exception("memory_embedding_batch_failed")
@@ -346,8 +342,6 @@ class ModelRuntime:
         if not ids:  # a bulk write (an import) that did not list its ids: repair in the background
             self.request_repair()
             return
-        from ..memory import content_hash
-
         with self.engine.db.snapshot() as conn:
             live = vec.live_items(conn, ids)
             stored = vec.stored_hashes(conn, embedder.model_id, list(live))
@@ -355,12 +349,16 @@ class ModelRuntime:
             index.remove(gone)
         todo = [(i, t, b) for i, (t, b) in live.items()
                 if stored.get(i) != content_hash(t, b) or not index.has(i)]
-        if not todo:
-            return
-        vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in todo])
-        items = [(i, content_hash(t, b)) for i, t, b in todo]
-        self.engine.write(vec.save_vectors, embedder.model_id, items, vectors, self.engine.now())
-        index.upsert_many([i for i, _ in items], vectors)
+        if todo:
+            self._embed_and_save(embedder, index, todo)
+
+    def _embed_and_save(self, embedder: Embedder, index: vec.VectorIndex,
+                        items: list[tuple[str, str, str]]) -> None:
+        """Embed (id, title, body) items, store the vectors with their content hash, index them."""
+        vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in items])
+        keyed = [(i, content_hash(t, b)) for i, t, b in items]
+        self.engine.write(vec.save_vectors, embedder.model_id, keyed, vectors, self.engine.now())
+        index.upsert_many([i for i, _ in keyed], vectors)
 
     # -- reporting -----------------------------------------------------------------------------------
 
