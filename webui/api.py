@@ -174,6 +174,13 @@ def recall(session_id):
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
         return reply(block=None, items=[], receipt=None, degraded=[])
+    granted = engine().settings["policy.cross_boundary_reads"].get(scope.boundary, ())
+    beyond = [b for b in granted if b not in scope.extra_boundaries and b != scope.boundary]
+    if beyond:
+        # Engine.recall reads with the session's full policy; this token may not see all of it.
+        raise Forbidden(f"recall in this session also reads boundary {beyond[0]!r} "
+                        "(policy.cross_boundary_reads), which this token may not see; use find_memories, "
+                        "or a token allowed in that boundary")
     result = need("recall", "recall, issue 4")(session_id, data["message"], data.get("context"))
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),

@@ -126,6 +126,9 @@ def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock):
             assert api.post(f"/sessions/{work_sid}/tools/find_memories", json=body).json()["count"] == 1
         with live.client(narrow) as api:
             assert api.post(f"/sessions/{work_sid}/tools/find_memories", json=body).json()["count"] == 0
+            r = api.post(f"/sessions/{work_sid}/recall", json={"message": "garden hose"})
+            assert r.status_code == 403 and "boundary 'home'" in r.json()["error"]
+            assert "green" not in r.text
     finally:
         live.stop()
 
