@@ -22,7 +22,7 @@ DISTILLED = {"proposals": [
     {"operation": "upsert_document", "memoryClass": "durable_fact", "subjectKind": "user",
      "subjectValue": "user", "anchor": {"canonicalName": "airline-membership", "anchorType": "membership"},
      "title": "Delta SkyMiles Gold membership",
-     "content": "The user is a Delta SkyMiles Gold Medallion member and prefers to fly Delta or its partner KLM.",
+     "content": "The user is a Delta SkyMiles Gold Medallion member and prefers Delta or KLM flights.",
      "aliases": ["SkyMiles", "Delta"], "facets": ["travel_profile", "airline"],
      "relations": [{"relationType": "member_of",
                     "targetAnchor": {"canonicalName": "Delta SkyMiles", "anchorType": "program"}}],
