@@ -98,6 +98,8 @@ class CurationWorker(_Loop):
 
     def run_once(self, now: int | None = None) -> CurationOutcome:
         engine = self.engine
+        if not engine.enabled:  # the deployment gate: no formation (the queue waits, nothing is lost)
+            return CurationOutcome("idle")
         now = engine.now() if now is None else now
         max_attempts = int(engine.settings["memory.curation.max_attempts"])
         lease_ms = int(engine.settings["memory.curation.lease_seconds"]) * 1000

@@ -35,3 +35,19 @@ def test_close_hands_back_a_lease_held_by_the_worker(home, clock):
             row = one(conn, "SELECT status, lease_owner FROM memory_checkpoints WHERE checkpoint_id=?",
                       (queued.checkpoint_id,))
     assert row == {"status": "pending", "lease_owner": None}
+
+
+def test_memory_disabled_pauses_formation_and_keeps_the_queue(home, clock):
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        session = engine.open_session("personal", "work")
+        engine.store_memory(session, "Backups", "Backups run nightly.")
+        engine.add_turn(session, user="I'm a member of the Sierra Club.")
+    clock.advance(120_000)
+    off = defaults().with_overrides(memory__enabled=False)
+    with open_engine(home, settings=off, clock=clock, start_workers=False) as engine:
+        assert engine.writepath.curation.run_once(clock()).status == "idle"
+        assert engine.writepath.scheduler.run_once(clock()) == []
+        assert engine.checkpoint_overview()["counts"]["pending"] == 1
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        assert engine.writepath.curation.run_once(clock()).status == "completed"
+        assert len(engine.writepath.scheduler.run_once(clock())) == 1
