@@ -66,6 +66,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
      r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
+    ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
+     r"meaning|feeling|going through)\w+ing\b"),
     ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b|\bi\s+(?:still\s+)?(?:have|own)\s+"
      r"(?:a|an|my|this|that|some|lots|two|three)\b"),
     ("event", "evidence", 0.65,
