@@ -196,3 +196,24 @@ def test_a_bulk_write_without_ids_gets_a_background_gap_repair(tiny_home, clock)
         assert not engine.models.vectors().has(imported)
         repaired = engine.models.run_once()
         assert repaired.embedded == 1 and engine.models.vectors().has(imported)
+
+
+def test_a_slow_or_failing_download_never_blocks_start_and_ends_as_a_reason(tmp_path, clock):
+    import threading
+
+    release, entered = threading.Event(), threading.Event()
+
+    def downloader(models_dir, man, progress=None):
+        entered.set()
+        release.wait(30)
+        raise OSError("connection reset by peer")
+
+    with _open(tmp_path / "home", clock) as engine:
+        runtime = ModelRuntime(engine, downloader=downloader)
+        runtime.start()  # returns at once; loading and the download run in the background
+        assert runtime.wait_ready(30) and entered.wait(30)
+        assert any("downloading snowflake-arctic-embed-m-int8" in r for r in runtime.status_reasons())
+        release.set()
+        runtime.stop()  # joins the loader, which records the failure first
+        reasons = " ".join(runtime.status_reasons())
+        assert "download of snowflake-arctic-embed-m-int8 failed: connection reset by peer" in reasons
