@@ -255,11 +255,11 @@ class ModelRuntime:
         self._thread = threading.Thread(target=self._run, name="keepmind-models", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 1.0) -> None:
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout=1)  # a hub download cannot be cancelled; the thread is a daemon
+            self._thread.join(timeout=timeout_s)  # a hub download cannot be cancelled; it is a daemon
 
     def _run(self) -> None:
         try:

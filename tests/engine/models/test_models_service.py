@@ -214,6 +214,6 @@ def test_a_slow_or_failing_download_never_blocks_start_and_ends_as_a_reason(tmp_
         assert runtime.wait_ready(30) and entered.wait(30)
         assert any("downloading snowflake-arctic-embed-m-int8" in r for r in runtime.status_reasons())
         release.set()
-        runtime.stop()  # joins the loader, which records the failure first
+        runtime.stop(timeout_s=30)  # joins the loader, which records the failure first
         reasons = " ".join(runtime.status_reasons())
         assert "download of snowflake-arctic-embed-m-int8 failed: connection reset by peer" in reasons
