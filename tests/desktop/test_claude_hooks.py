@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.webui.live import start_live
 
 HOOK = Path(__file__).resolve().parents[2] / "packaging" / "agents" / "claude-code" / "keepmind_hook.py"
 
 
 @pytest.fixture
-def live(tmp_path, clock):
+def live(tmp_path, clock, start_live):
     home = tmp_path / "home"
     home.mkdir()
     (home / "keepmind.json").write_text(json.dumps({"mcp": {"audience": "personal", "boundary": "work"}}))

@@ -15,16 +15,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from desktop.mcp_server import McpSession, build_server
 from desktop.server import DaemonClient, read_server_json
-from tests.webui.live import start_live
 
 TOOLS = ["find_memories", "get_memories", "recall", "store_memory", "update_memory"]
-
-
-@pytest.fixture
-def live(tmp_path, clock):
-    server = start_live(tmp_path / "home", clock=clock)
-    yield server
-    server.stop()
 
 
 async def exercise_every_tool(client: Client, engine_has_recall: bool) -> dict:
@@ -106,7 +98,7 @@ def test_mcp_session_obeys_the_token_ceiling(live):
     assert result.is_error and "ceiling is team" in result.content[0].text
 
 
-def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_path):
+def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_path, start_live):
     home = tmp_path / "home"
     home.mkdir()
     (home / "keepmind.json").write_text(json.dumps({

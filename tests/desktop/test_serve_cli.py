@@ -15,7 +15,6 @@ import pytest
 
 from desktop.cli import main
 from desktop.server import read_server_json
-from tests.webui.live import start_live
 
 QUIET = {"memory.embeddings.auto_download": False, "memory.embeddings.enabled": False}
 
@@ -38,7 +37,7 @@ def start_serve(home: Path) -> tuple[subprocess.Popen, str]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_serve_answers_then_stops_cleanly_on_a_signal(tmp_path, signum):
+def test_serve_answers_then_stops_cleanly_on_a_signal(tmp_path, signum, start_live):
     home = prepared_home(tmp_path)
     process, url = start_serve(home)
     try:
@@ -107,7 +106,7 @@ def test_token_commands(tmp_path, capsys):
     assert "no token 'nobody'" in capsys.readouterr().err
 
 
-def test_status_command_running_and_not(tmp_path, capsys, clock):
+def test_status_command_running_and_not(tmp_path, capsys, clock, start_live):
     home = tmp_path / "home"
     assert main(["status", "--home", str(home)]) == 0
     out = capsys.readouterr().out

@@ -12,14 +12,6 @@ import pytest
 
 from desktop.server import AlreadyRunning, ApiServer, Daemon, read_server_json
 from engine import tokens
-from tests.webui.live import start_live
-
-
-@pytest.fixture
-def live(tmp_path, clock):
-    server = start_live(tmp_path / "home", clock=clock)
-    yield server
-    server.stop()
 
 
 def waitress_threads() -> list[str]:
@@ -67,7 +59,7 @@ def test_stop_lets_a_running_request_finish():
     assert not server.running and waitress_threads() == []
 
 
-def test_daemon_writes_server_json_and_a_0600_token_and_cleans_up(tmp_path, clock):
+def test_daemon_writes_server_json_and_a_0600_token_and_cleans_up(tmp_path, clock, start_live):
     home = tmp_path / "home"
     live = start_live(home, clock=clock)
     info = read_server_json(home)
@@ -84,7 +76,7 @@ def test_daemon_writes_server_json_and_a_0600_token_and_cleans_up(tmp_path, cloc
     live.stop()  # idempotent
 
 
-def test_one_instance_per_data_dir(tmp_path, clock):
+def test_one_instance_per_data_dir(tmp_path, clock, start_live):
     home = tmp_path / "home"
     first = start_live(home, clock=clock)
     try:
@@ -107,7 +99,7 @@ def test_shutdown_order_is_server_then_engine(live, monkeypatch):
     assert order == ["server", "engine(http running=False)"]
 
 
-def test_the_local_token_is_kept_across_restarts_and_replaced_when_revoked(tmp_path, clock):
+def test_the_local_token_is_kept_across_restarts_and_replaced_when_revoked(tmp_path, clock, start_live):
     home = tmp_path / "home"
     live = start_live(home, clock=clock)
     first = live.token
@@ -128,7 +120,7 @@ def test_the_local_token_is_kept_across_restarts_and_replaced_when_revoked(tmp_p
         live.stop()
 
 
-def test_a_failed_start_releases_everything(tmp_path, clock):
+def test_a_failed_start_releases_everything(tmp_path, clock, start_live):
     home = tmp_path / "home"
     (home).mkdir()
     (home / "keepmind.json").write_text('{"server.port": "not a port"}')

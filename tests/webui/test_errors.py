@@ -6,7 +6,6 @@ import pytest
 
 from engine.errors import MemoryDisabled
 
-from .live import start_live
 
 NO_SESSION = "ses-" + "0" * 32
 
@@ -92,7 +91,7 @@ def test_unexpected_failure_is_a_500_envelope_without_details(live, api, monkeyp
     assert "internal detail" not in message
 
 
-def test_memory_disabled_tools_refuse_and_recall_returns_nothing(tmp_path, clock):
+def test_memory_disabled_tools_refuse_and_recall_returns_nothing(tmp_path, clock, start_live):
     live = start_live(tmp_path / "home", clock=clock, memory__enabled=False)
     try:
         sid = live.engine.open_session("personal", "work")

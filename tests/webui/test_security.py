@@ -8,13 +8,12 @@ import pytest
 from engine.clock import FakeClock
 from webui.api import OPERATIONS
 
-from .live import start_live
 
 SECRET_WORD = "zorblat"
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, start_live):
     """A personal session and memory (local token), and a team-ceiling token with its own session."""
     live = start_live(tmp_path_factory.mktemp("scope") / "home", clock=FakeClock())
     eng = live.engine
@@ -113,7 +112,7 @@ def test_boundary_limited_token_stays_in_its_boundary(live):
     assert r.status_code == 403 and "boundary 'home'" in r.json()["error"]
 
 
-def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock):
+def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock, start_live):
     live = start_live(tmp_path / "home", clock=clock, policy__cross_boundary_reads={"work": ["home"]})
     try:
         home_sid = live.engine.open_session("team", "home")
