@@ -8,6 +8,7 @@ by Engine.close.
 
 from __future__ import annotations
 
+from . import doctor
 from .llm import ChatClient, config_from_settings
 from .observer import Observer
 from .worker import CurationWorker, ObserverScheduler
@@ -45,6 +46,7 @@ def attach(engine, *, llm_api_key: str | None = None, start: bool = False) -> Wr
     engine.writepath = writepath
     engine.add_worker(writepath, start=start)
     engine.add_status_hook(writepath.status_reasons)
+    engine.doctor_checks = [*getattr(engine, "doctor_checks", []), doctor.check_llm]
     return writepath
 
 

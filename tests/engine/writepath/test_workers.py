@@ -51,3 +51,25 @@ def test_memory_disabled_pauses_formation_and_keeps_the_queue(home, clock):
     with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
         assert engine.writepath.curation.run_once(clock()).status == "completed"
         assert len(engine.writepath.scheduler.run_once(clock())) == 1
+
+
+def test_doctor_reports_the_curation_llm(home, clock, provider):
+    from engine.doctor import run_checks
+
+    from .conftest import llm_settings
+
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
+        assert check.level == "pass" and "none configured" in check.message
+    with open_engine(home, settings=llm_settings(provider), clock=clock, start_workers=False) as engine:
+        provider.script("You distil a conversation", ("status", 502, "bad gateway"))
+        session = engine.open_session("personal", "work")
+        engine.add_turn(session, user="I prefer aisle seats.")
+        clock.advance(90_000)
+        engine.writepath.scheduler.run_once(clock())
+        [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
+    assert check.level == "warning" and "1 of 1 observer calls" in check.message and "HTTP 502" in check.message
+    keyed = llm_settings(provider, memory__llm__api_key_env="KEEPMIND_TEST_UNSET_KEY")
+    with open_engine(home, settings=keyed, clock=clock, start_workers=False) as engine:
+        [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
+    assert check.level == "warning" and "KEEPMIND_TEST_UNSET_KEY" in check.message
