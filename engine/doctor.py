@@ -46,35 +46,40 @@ def check_backlog(engine) -> Check:
 
 
 def check_embeddings(engine) -> Check:
-    models = getattr(engine, "models", None)
     if not engine.settings["memory.embeddings.enabled"]:
         return Check("Embeddings", "pass", "disabled by settings: recall is lexical-only")
-    embedder = models.embedder() if models is not None else None
-    if embedder is None:
-        reasons = "; ".join(models.status_reasons()) if models is not None else "no model runtime"
-        return Check("Embeddings", "warning", f"no embedder is ready ({reasons}): recall is lexical-only")
-    with engine.db.snapshot() as conn:
-        total = scalar(conn, "SELECT COUNT(*) FROM memory_documents WHERE deleted_at IS NULL") + scalar(
-            conn, "SELECT COUNT(*) FROM memory_records r WHERE is_tombstone=0 AND NOT EXISTS"
-                  " (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id=r.record_id)")
-        current = scalar(conn, "SELECT COUNT(*) FROM memory_embeddings WHERE model_id=?", (embedder.model_id,))
-        other = scalar(conn, "SELECT COUNT(DISTINCT item_id) FROM memory_embeddings WHERE model_id != ?",
-                       (embedder.model_id,))
-    parts = [f"model {embedder.model_id}", f"{current}/{total} memories embedded"]
-    if embedder.floor is None:
+    info = engine.models.details()["embeddings"]
+    if info["model_id"] is None:
+        level = "warning" if engine.settings["memory.embeddings.auto_download"] else "error"
+        return Check("Embeddings", level, f"no embedder is ready ({info['reason']}): recall is lexical-only")
+    parts = [f"model {info['model_id']}", f"{info['embedded_current']}/{info['live']} memories embedded"
+             f" at their current text", f"queryPrefix={info['query_prefix']}"]
+    if info["floor"] is None:
         return Check("Embeddings", "warning", ", ".join(parts) + ": the model is uncalibrated, so recall "
                      "stays lexical; run `keepmind eval calibrate` or set memory.recall.min_cosine")
-    parts.append(f"floor={embedder.floor:.3f} (source={embedder.floor_source})")
-    if other:
-        parts.append(f"{other} items also have vectors of other models (run "
+    parts.append(f"floor={info['floor']:.3f} (source={info['floor_source']})")
+    if info["other_model_items"]:
+        parts.append(f"{info['other_model_items']} items also have vectors of other models (run "
                      "`keepmind memory backfill-embeddings --force` after switching models)")
-    if current < total:
-        return Check("Embeddings", "warning", ", ".join(parts) + ": gap repair has not caught up")
+    if info["embedded_current"] < info["live"]:
+        return Check("Embeddings", "warning", ", ".join(parts) + ": gap repair has not caught up "
+                     "(`keepmind memory backfill-embeddings`)")
     return Check("Embeddings", "pass", ", ".join(parts))
 
 
+def check_gate(engine) -> Check:
+    info = engine.models.details()["gate"]
+    if info["status"] == "disabled":
+        return Check("Relevance gate", "pass", f"off ({info['enabled_source']}): the floor alone decides")
+    if info["model_id"] is None:
+        return Check("Relevance gate", "warning",
+                     f"no cross-encoder ({info['reason']}); recall uses the offline feature gate")
+    return Check("Relevance gate", "pass", f"{info['model_id']}, threshold {info['threshold']:.3f} "
+                 f"(source={info['threshold_source']})")
+
+
 def run_checks(engine) -> list[Check]:
-    checks = [check_database(engine), check_backlog(engine), check_embeddings(engine)]
+    checks = [check_database(engine), check_backlog(engine), check_embeddings(engine), check_gate(engine)]
     for extra in getattr(engine, "doctor_checks", []):
         checks.append(extra(engine))
     return checks
