@@ -174,17 +174,34 @@ def recall(session_id):
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
         return reply(block=None, items=[], receipt=None, degraded=[])
-    granted = engine().settings["policy.cross_boundary_reads"].get(scope.boundary, ())
-    beyond = [b for b in granted if b not in scope.extra_boundaries and b != scope.boundary]
-    if beyond:
-        # Engine.recall reads with the session's full policy; this token may not see all of it.
-        raise Forbidden(f"recall in this session also reads boundary {beyond[0]!r} "
-                        "(policy.cross_boundary_reads), which this token may not see; use find_memories, "
-                        "or a token allowed in that boundary")
+    recall_guard(scope)
     result = need("recall", "recall, issue 4")(session_id, data["message"], data.get("context"))
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
                  degraded=list(out.get("degraded", [])))
+
+
+@route("GET", "/sessions/<session_id>/receipts/<receipt_id>",
+       summary="Why recall injected (or dropped) what it did: the stored receipt of one recall",
+       response="Receipt", tag="recall")
+def recall_receipt(session_id, receipt_id):
+    scope = session_scope(engine(), session_id)
+    recall_guard(scope)
+    receipt = need("explain", "recall, issue 4")(receipt_id)
+    if not isinstance(receipt, dict) or receipt.get("session_id") != session_id:
+        from engine.errors import NotFound
+        raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
+    return reply(receipt=receipt)
+
+
+def recall_guard(scope) -> None:
+    """Engine.recall reads with the session's full policy: refuse if this token may not see all of it."""
+    granted = engine().settings["policy.cross_boundary_reads"].get(scope.boundary, ())
+    beyond = [b for b in granted if b not in scope.extra_boundaries and b != scope.boundary]
+    if beyond:
+        raise Forbidden(f"recall in this session also reads boundary {beyond[0]!r} "
+                        "(policy.cross_boundary_reads), which this token may not see; use find_memories, "
+                        "or a token allowed in that boundary")
 
 
 # -- the four memory tools ------------------------------------------------------------------------

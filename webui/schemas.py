@@ -16,6 +16,7 @@ from engine.sessions import MAX_TURN_CHARS
 
 SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
 TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
+RECEIPT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
 BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S",
             "x-message": "is blank: name a workspace or channel"}
@@ -135,6 +136,8 @@ RESPONSES = {
             "required": ["id", "title", "content", "class"]}},
         "receipt": _STR_OR_NULL,
         "degraded": {"type": "array", "items": {"type": "string"}}}, ("block", "items", "receipt", "degraded")),
+    "Receipt": ok({"receipt": {"type": "object", "properties": {
+        "receipt": {"type": "string"}, "session_id": _STR_OR_NULL}, "required": ["receipt"]}}, ("receipt",)),
     "Found": ok({"items": {"type": "array", "items": {"$ref": "#/components/schemas/Memory"}},
                  "count": {"type": "integer"}}, ("items", "count")),
     "Got": ok({"items": {"type": "array", "items": {"$ref": "#/components/schemas/Memory"}},

@@ -125,3 +125,21 @@ def test_store_memory_never_queues_a_secret(live, api):
     assert r.status_code == 200
     assert r.json()["result"]["action"] == "blocked" and r.json()["result"]["checkpoint_id"] is None
     assert fake_key not in r.text
+
+
+def test_recall_answers_and_its_receipt_explains_it(live, api):
+    if not hasattr(live.engine, "recall"):
+        pytest.skip("recall has not landed")
+    sid = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
+    live.engine.store(sid, "Espresso grinder", "The user grinds espresso with a Baratza Sette 270 grinder.")
+    r = api.post(f"/sessions/{sid}/recall", json={"message": "which espresso grinder do I use?"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) == {"ok", "block", "items", "receipt", "degraded"}
+    assert body["receipt"].startswith("rcp-")
+    assert "Baratza" in body["block"]  # lexical-only here (embeddings off): deterministic
+    assert body["items"][0]["class"] == "durable_fact" and body["items"][0]["content"].endswith("270 grinder.")
+    receipt = api.get(f"/sessions/{sid}/receipts/{body['receipt']}").json()["receipt"]
+    assert receipt["receipt"] == body["receipt"] and receipt["session_id"] == sid
+    other = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
+    assert api.get(f"/sessions/{other}/receipts/{body['receipt']}").status_code == 404

@@ -21,10 +21,12 @@ def world(tmp_path_factory, start_live):
     personal_id = eng.store(personal_sid, "Salary", f"The user's salary is 123456 {SECRET_WORD}.").id
     team_sid = eng.open_session("team", "work")
     team_id = eng.store(team_sid, "Standup", f"The team standup is at 9:30 ({SECRET_WORD} team note).").id
+    receipt = eng.recall(personal_sid, "what is my salary?").receipt_id if hasattr(eng, "recall") else None
     team_token = live.make_token("team-bot", "team")
     with live.client(team_token) as team_api:
         team_session = team_api.post("/sessions", json={"audience": "team", "boundary": "work"}).json()["session"]["id"]
     yield {"live": live, "personal_sid": personal_sid, "personal_id": personal_id, "team_id": team_id,
+           "receipt": receipt or "rcp-" + "0" * 32,
            "team_token": team_token, "team_session": team_session}
     live.stop()
 
@@ -40,15 +42,17 @@ def session_bodies(memory_id: str) -> dict:
         "get_memories": {"ids": [memory_id]},
         "store_memory": {"title": "x", "content": "the salary is 0"},
         "update_memory": {"id": memory_id, "new_content": "overwritten by the team token"},
+        "recall_receipt": None,  # a GET
     }
 
 
 SESSION_ROUTES = sorted(op.operation_id for op in OPERATIONS if "<session_id>" in op.rule)
 
 
-def route_path(operation_id: str, session_id: str) -> str:
+def call(client, operation_id: str, session_id: str, body, receipt: str = "rcp-" + "0" * 32):
     op = next(o for o in OPERATIONS if o.operation_id == operation_id)
-    return op.rule.replace("<session_id>", session_id)
+    path = op.rule.replace("<session_id>", session_id).replace("<receipt_id>", receipt)
+    return client.request(op.method, path, json=body)
 
 
 def test_the_scope_matrix_covers_every_session_route():
@@ -59,8 +63,8 @@ def test_the_scope_matrix_covers_every_session_route():
 def test_team_token_cannot_act_through_a_personal_session(world, operation_id):
     live = world["live"]
     with live.client(world["team_token"]) as team_api:
-        r = team_api.post(route_path(operation_id, world["personal_sid"]),
-                          json=session_bodies(world["personal_id"])[operation_id])
+        r = call(team_api, operation_id, world["personal_sid"], session_bodies(world["personal_id"])[operation_id],
+                 world["receipt"])
     assert r.status_code == 403, r.text
     assert r.json() == {"ok": False, "status": 403, "error": r.json()["error"]}
     assert "ceiling is team" in r.json()["error"]
@@ -73,10 +77,12 @@ def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, opera
     if operation_id == "end_session":
         pytest.skip("ending its own session reads nothing")  # covered by the 403 matrix above
     with live.client(world["team_token"]) as team_api:
-        r = team_api.post(route_path(operation_id, world["team_session"]),
-                          json=session_bodies(world["personal_id"])[operation_id])
+        r = call(team_api, operation_id, world["team_session"], session_bodies(world["personal_id"])[operation_id],
+                 world["receipt"])
     assert r.status_code < 500 or r.status_code == 503, r.text
-    assert "123456" not in r.text
+    assert "123456" not in r.text and "Salary" not in r.text
+    if operation_id == "recall_receipt":
+        assert r.status_code == 404  # another session's receipt
     if operation_id == "get_memories":
         assert r.json()["items"] == [] and r.json()["missing"][0]["id"] == world["personal_id"]
     if operation_id == "update_memory":
@@ -150,7 +156,8 @@ def test_public_sessions_get_nothing(live, api):
 
 @pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS])
 def test_every_api_route_needs_a_token(live, path, method):
-    path = path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
+    path = (path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
+            .replace("<receipt_id>", "rcp-" + "0" * 32))
     r = httpx.request(method, live.url + path, json={} if method == "POST" else None)
     assert r.status_code == 401
     assert r.json()["status"] == 401 and r.json()["ok"] is False
