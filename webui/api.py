@@ -15,10 +15,9 @@ from importlib import metadata
 from flask import Blueprint, current_app, jsonify, request
 
 from engine import tokens
+from engine.errors import InvalidInput, NotFound, ScopeError
 
 from . import schemas
-from engine.errors import ScopeError
-
 from .errors import Forbidden, NotAvailable
 from .security import current_token, require_permits, session_scope
 
@@ -64,7 +63,6 @@ def body(schema_name: str) -> dict:
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
-            from engine.errors import InvalidInput
             raise InvalidInput("the body is not valid JSON: send a JSON object") from None
     schemas.check_text(data)
     schemas.validate(data, schemas.REQUESTS[schema_name])
@@ -189,7 +187,6 @@ def recall_receipt(session_id, receipt_id):
     recall_guard(scope)
     receipt = need("explain", "recall, issue 4")(receipt_id)
     if not isinstance(receipt, dict) or receipt.get("session_id") != session_id:
-        from engine.errors import NotFound
         raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
     return reply(receipt=receipt)
 

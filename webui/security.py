@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 
 from flask import Flask, current_app, g, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from engine import sessions, tokens
 from engine.policy import Scope
@@ -65,7 +66,6 @@ def check_origin() -> None:
 def check_body_size() -> None:
     limit = current_app.config.get("MAX_CONTENT_LENGTH")
     if limit and request.content_length is not None and request.content_length > limit:
-        from werkzeug.exceptions import RequestEntityTooLarge
         raise RequestEntityTooLarge()
 
 
