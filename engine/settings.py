@@ -136,6 +136,9 @@ KEYS: list[Key] = [
         "At most this many nominees per proposal.", _int(1, 20)),
     Key("memory.curation.max_attempts", 5,
         "A checkpoint that fails this many times is dead-lettered (kept, retryable).", _int(1, 50)),
+    Key("memory.curation.tombstone_cosine", 0.9,
+        "A proposal this similar (cosine, with the local embedder) to a memory a person deleted as "
+        "wrong is refused like an exact match (reason tombstone).", _num(0.5, 1.0)),
     Key("memory.curation.lease_seconds", 120,
         "How long a worker's lease on a checkpoint lasts before it returns to the queue.",
         _int(5, 3600)),

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
-from .. import search, store
+from .. import store
 from ..db import one
 from ..memory import Provenance, normalize_text
 from ..policy import Scope
-from . import checkpoints, curator, mergeguard
+from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
 from .events import RULE, record_event
 from .llm import LlmError
@@ -34,7 +34,6 @@ from .secrets import MARKER, secret_kinds
 EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
                        "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
 MIN_CONFIDENCE = 0.55
-LEXICAL_NOMINEE_OVERLAP = 0.5
 SOURCES_BY_TRIGGER = {"explicit-memory-request": "tool", "compaction-boundary": "compaction",
                       "subagent-findings": "subagent", "observed-memory-proposals": "observer"}
 
@@ -124,74 +123,23 @@ def anchor_document(conn: apsw.Connection, lease: Lease, anchor: str | None) -> 
         (lease.audience, lease.boundary, normalized, lease.audience, lease.boundary))
 
 
-def _word_overlap(a: str, b: str) -> float:
-    sa, sb = set(search.query_terms(a, limit=200)), set(search.query_terms(b, limit=200))
-    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
-
-
-def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, now: int,
-             allow_lexical: bool) -> tuple[list[dict], dict]:
-    """Visible durable documents of the same scope similar to the proposal (cosine >= threshold)."""
-    threshold = float(engine.settings["memory.curation.nominator_threshold"])
-    k = int(engine.settings["memory.curation.nominator_k"])
-    scope = scope_of(lease)
-    models = getattr(engine, "models", None)
-    info: dict = {}
-    hits: list[tuple[str, float | None]] = []
-    try:
-        embedder = models.embedder() if models is not None else None
-        vectors = models.vectors() if models is not None else None
-    except Exception as exc:  # noqa: BLE001 - nomination degrades, it never fails curation
-        embedder = vectors = None
-        info["nominator_error"] = str(exc)[:200]
-    if embedder is not None and vectors is not None:
-        text_of = getattr(models, "passage_text", None)
-        passage = text_of(proposal.title, proposal.content) if text_of else f"{proposal.title}\n{proposal.content}"
-        try:
-            vec = embedder.embed_passages([passage])[0]
-            hits = [(i, float(c)) for i, c in vectors.search(vec, k * 4, min_cosine=threshold)
-                    if str(i).startswith("doc-") and c >= threshold]
-            info["nominated_by"] = "vector"
-        except Exception as exc:  # noqa: BLE001
-            info["nominator_error"] = str(exc)[:200]
-            hits = []
-    if "nominated_by" not in info:
-        info["nominator_degraded"] = True
-        if allow_lexical:
-            terms = [t for t in search.query_terms(proposal.content) if len(t) >= 3][:8]
-            for row, _score in search.lexical_candidates(conn, scope, terms, now, k * 2):
-                if row["id"].startswith("doc-") and _word_overlap(row["body"], proposal.content) >= LEXICAL_NOMINEE_OVERLAP:
-                    hits.append((row["id"], None))
-            info["nominated_by"] = "lexical"
-    rows = search.hydrate_visible(conn, scope, [h[0] for h in hits], now)
-    out = []
-    for memory_id, cosine in hits:
-        row = rows.get(memory_id)
-        if row is None or row["memory_class"] != "durable_fact":
-            continue
-        if row["audience"] != lease.audience or row["boundary"] != lease.boundary:
-            continue  # never fold a memory into one with a different audience
-        out.append({"id": memory_id, "title": row["title"], "body": row["body"],
-                    "revision": row["revision"], "updated_at": row["updated_at"],
-                    "anchor": None, "cosine": cosine})
-        if len(out) >= k:
-            break
-    if out:
-        info["top_cosine"] = max((c["cosine"] or 0.0) for c in out)
-    return out, info
-
-
 def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
     """Decide (reads and model calls only); raises TransientFailure / PermanentFailure."""
     proposal, _payload = parse_payload(lease)
+    embedded = similarity.embed_proposal(engine, proposal)
     with engine.db.snapshot() as conn:
         verdict = rule_verdict(conn, lease, proposal)
         if verdict is not None:
             return proposal, verdict
+        near = similarity.tombstone_near(engine, conn, lease, embedded)
+        if near is not None:
+            return proposal, Decision("skip", "tombstone", targets=(near[0],),
+                                      detail={"tombstone_cosine": round(near[1], 4)})
         if proposal.memory_class != "durable_fact":
             return proposal, Decision("create", "record")
         same_anchor = anchor_document(conn, lease, proposal.anchor)
-        nominees, info = nominate(engine, conn, lease, proposal, now, allow_lexical=llm is not None)
+        nominees, info = similarity.nominate(engine, conn, lease, proposal, now, embedded,
+                                             allow_lexical=llm is not None)
     candidates = ([same_anchor] if same_anchor else []) + [n for n in nominees
                                                             if not same_anchor or n["id"] != same_anchor["id"]]
     revisions = tuple((c["id"], c["revision"]) for c in candidates)

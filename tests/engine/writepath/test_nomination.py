@@ -64,3 +64,24 @@ def test_without_llm_a_nominee_never_causes_a_merge(offline_models_home, clock):
         assert event["detail"]["nominated_by"] == "vector" and event["detail"]["top_cosine"] >= 0.86
     finally:
         engine.close()
+
+
+@pytest.mark.offline_model
+def test_a_reworded_claim_that_was_deleted_as_wrong_stays_deleted(offline_models_home, clock):
+    engine = _open(offline_models_home, clock, defaults())
+    try:
+        session = engine.open_session("personal", "work")
+        wrong = engine.store(session, "Coffee", "User drinks oat-milk flat whites every morning.").id
+        engine.update(session, wrong, delete=True, reason="wrong: the user does not drink coffee")
+        engine.store_memory(session, "Coffee", "Every morning the user drinks an oat milk flat white.")
+        engine.store_memory(session, "Tea", "User drinks green tea in the afternoon.")
+        reworded, other = drain(engine)
+        assert (reworded.action, reworded.reason) == ("skip", "tombstone")
+        from engine.writepath.events import events_for
+
+        with engine.db.snapshot() as conn:
+            [event] = events_for(conn, reworded.checkpoint_id)
+        assert event["targets"] == [wrong] and event["detail"]["tombstone_cosine"] >= 0.9
+        assert other.action == "create"  # a different drink is not refused
+    finally:
+        engine.close()

@@ -1,0 +1,140 @@
+"""Similarity for curation: the proposal's vector, nominees, and near-matches of tombstones.
+
+Similarity only nominates: it never merges or skips on its own (netclaw measured a 91% near-dup
+escape rate and 27% wrong merges, netclaw-facts §4, §10). The one exception is a tombstone: a
+proposal nearly identical (cosine >= memory.curation.tombstone_cosine) to a memory a person
+deleted as wrong is refused, so a reworded claim cannot come back the next day either.
+Without an embedder everything here degrades quietly (lexical nominees only when an LLM will
+look at them; tombstones by exact fingerprint only).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from .. import search
+from ..db import rows
+from ..policy import Scope
+from .checkpoints import Lease
+from .proposals import Proposal
+
+LEXICAL_NOMINEE_OVERLAP = 0.5
+_tombstone_cache: dict[tuple[str, str], np.ndarray] = {}  # (tombstone id, model id) -> vector
+_cache_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Embedded:
+    vector: np.ndarray | None
+    model_id: str | None
+    error: str | None = None
+
+
+def _passage(engine, title: str, body: str) -> str:
+    text_of = getattr(getattr(engine, "models", None), "passage_text", None)
+    return text_of(title, body) if text_of else f"{title}\n{body}".strip()
+
+
+def _embedder(engine):
+    models = getattr(engine, "models", None)
+    try:
+        return (models.embedder(), models.vectors()) if models is not None else (None, None)
+    except Exception:  # noqa: BLE001 - a broken model runtime means no similarity, never a failure
+        return None, None
+
+
+def embed_proposal(engine, proposal: Proposal) -> Embedded:
+    """The proposal as a passage vector under the active embedder (None without one)."""
+    embedder, _ = _embedder(engine)
+    if embedder is None:
+        return Embedded(None, None)
+    try:
+        vec = embedder.embed_passages([_passage(engine, proposal.title, proposal.content)])[0]
+        return Embedded(np.asarray(vec, dtype=np.float32), embedder.model_id)
+    except Exception as exc:  # noqa: BLE001
+        return Embedded(None, None, str(exc)[:200])
+
+
+def _word_overlap(a: str, b: str) -> float:
+    sa, sb = set(search.query_terms(a, limit=200)), set(search.query_terms(b, limit=200))
+    return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+
+def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, now: int,
+             embedded: Embedded, allow_lexical: bool) -> tuple[list[dict], dict]:
+    """Visible durable documents of the same scope similar to the proposal (cosine >= threshold)."""
+    threshold = float(engine.settings["memory.curation.nominator_threshold"])
+    k = int(engine.settings["memory.curation.nominator_k"])
+    scope = Scope(lease.audience, lease.boundary, lease.session_id)
+    info: dict = {"nominator_error": embedded.error} if embedded.error else {}
+    hits: list[tuple[str, float | None]] = []
+    _, vectors = _embedder(engine)
+    if embedded.vector is not None and vectors is not None:
+        try:
+            hits = [(i, float(c)) for i, c in vectors.search(embedded.vector, k * 4, min_cosine=threshold)
+                    if str(i).startswith("doc-") and c >= threshold]
+            info["nominated_by"] = "vector"
+        except Exception as exc:  # noqa: BLE001
+            info["nominator_error"] = str(exc)[:200]
+    if "nominated_by" not in info:
+        info["nominator_degraded"] = True
+        if allow_lexical:
+            terms = [t for t in search.query_terms(proposal.content) if len(t) >= 3][:8]
+            for row, _score in search.lexical_candidates(conn, scope, terms, now, k * 2):
+                if row["id"].startswith("doc-") and _word_overlap(row["body"], proposal.content) >= LEXICAL_NOMINEE_OVERLAP:
+                    hits.append((row["id"], None))
+            info["nominated_by"] = "lexical"
+    found = search.hydrate_visible(conn, scope, [h[0] for h in hits], now)
+    out = []
+    for memory_id, cosine in hits:
+        row = found.get(memory_id)
+        if row is None or row["memory_class"] != "durable_fact":
+            continue
+        if row["audience"] != lease.audience or row["boundary"] != lease.boundary:
+            continue  # never fold a memory into one with a different audience
+        out.append({"id": memory_id, "title": row["title"], "body": row["body"],
+                    "revision": row["revision"], "updated_at": row["updated_at"],
+                    "anchor": None, "cosine": cosine})
+        if len(out) >= k:
+            break
+    if out:
+        info["top_cosine"] = max((c["cosine"] or 0.0) for c in out)
+    return out, info
+
+
+def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded) -> tuple[str, float] | None:
+    """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold."""
+    if embedded.vector is None:
+        return None
+    found = rows(
+        conn,
+        "SELECT t.tombstone_id, t.memory_id, COALESCE(d.title, r.title) AS title,"
+        " COALESCE(d.body, r.body) AS body FROM tombstones t"
+        " LEFT JOIN memory_documents d ON d.document_id = t.memory_id"
+        " LEFT JOIN memory_records r ON r.record_id = t.memory_id"
+        " WHERE t.audience=? AND t.boundary=? AND COALESCE(d.body, r.body) IS NOT NULL",
+        (lease.audience, lease.boundary))
+    if not found:
+        return None
+    embedder, _ = _embedder(engine)
+    with _cache_lock:
+        missing = [t for t in found if (t["tombstone_id"], embedded.model_id) not in _tombstone_cache]
+    if missing:
+        if embedder is None or embedder.model_id != embedded.model_id:
+            return None
+        vectors = embedder.embed_passages([_passage(engine, t["title"], t["body"]) for t in missing])
+        with _cache_lock:
+            for t, vec in zip(missing, vectors):
+                _tombstone_cache[(t["tombstone_id"], embedded.model_id)] = np.asarray(vec, dtype=np.float32)
+    threshold = float(engine.settings["memory.curation.tombstone_cosine"])
+    best = None
+    with _cache_lock:
+        for t in found:
+            cosine = float(_tombstone_cache[(t["tombstone_id"], embedded.model_id)] @ embedded.vector)
+            if cosine >= threshold and (best is None or cosine > best[1]):
+                best = (t["memory_id"], cosine)
+    return best
