@@ -54,6 +54,7 @@ def register(sub) -> None:
     p.add_argument("--boundary", default=None,
                    help="boundary of the MCP session (default: mcp.boundary in keepmind.json)")
     p.add_argument("--no-start", action="store_true", help="fail instead of starting `keepmind serve`")
+    p.epilog = "KEEPMIND_TOKEN, if set, is the API token to use (default: the local token file)."
     p.set_defaults(func=cmd_mcp)
 
 
@@ -153,7 +154,9 @@ def cmd_token_revoke(args) -> int:
 
 
 def cmd_mcp(args) -> int:
+    import os
+
     from .mcp_server import run_stdio
 
     return run_stdio(resolve_home(home_of(args)), audience=args.audience, boundary=args.boundary,
-                     start=not args.no_start)
+                     start=not args.no_start, token=os.environ.get("KEEPMIND_TOKEN") or None)

@@ -354,9 +354,9 @@ class DaemonClient:
                                  headers={"Authorization": f"Bearer {token}"})
 
     @classmethod
-    def from_home(cls, home: Path, **kw) -> "DaemonClient | None":
-        """A client for the server named in `<home>/server.json`, or None when there is none."""
-        info, secret = read_server_json(home), read_token_file(home)
+    def from_home(cls, home: Path, token: str | None = None, **kw) -> "DaemonClient | None":
+        """A client for the server named in `<home>/server.json` (with `token`, else the token file)."""
+        info, secret = read_server_json(home), token or read_token_file(home)
         if info is None or secret is None:
             return None
         return cls(info["url"], secret, **kw)
@@ -384,10 +384,13 @@ class DaemonClient:
         return self.request("POST", path, body or {})
 
     def healthy(self) -> bool:
+        """True when the server answers; a refused token is an error, not "not running"."""
         try:
             self.get("/status")
             return True
-        except ApiError:
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                raise ApiError(f"Keepmind at {self.url} refused the API token: {exc.message}", exc.status) from None
             return False
 
     def close(self) -> None:
@@ -406,10 +409,13 @@ def start_background(home: Path) -> subprocess.Popen:
         )
 
 
-def connect(home: Path, *, start: bool = True, wait_s: float = 30.0) -> DaemonClient:
-    """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is."""
+def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None) -> DaemonClient:
+    """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
+
+    `token` is the API token to use (default: the local token in `<home>/token`).
+    """
     home = Path(home)
-    client = DaemonClient.from_home(home)
+    client = DaemonClient.from_home(home, token)
     if client is not None and client.healthy():
         return client
     if client is not None:
@@ -419,7 +425,7 @@ def connect(home: Path, *, start: bool = True, wait_s: float = 30.0) -> DaemonCl
     process = start_background(home)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        client = DaemonClient.from_home(home)
+        client = DaemonClient.from_home(home, token)
         if client is not None:
             if client.healthy():
                 return client

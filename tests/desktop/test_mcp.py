@@ -135,3 +135,18 @@ def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_pat
             os.kill(pid, signal.SIGTERM)
             psutil.Process(pid).wait(60)
     assert read_server_json(home) is None
+
+
+def test_connect_uses_a_given_token_and_reports_a_refused_one(live):
+    from desktop.server import ApiError, connect
+
+    home = live.daemon.home
+    team = live.make_token("team-agent", "team")
+    client = connect(home, start=False, token=team)
+    try:
+        assert client.get("/status")["token"]["name"] == "team-agent"
+    finally:
+        client.close()
+    with pytest.raises(ApiError, match="refused the API token") as refused:
+        connect(home, start=False, token="km_wrong")
+    assert refused.value.status == 401

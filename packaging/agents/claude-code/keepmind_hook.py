@@ -6,7 +6,8 @@
     keepmind_hook.py end      SessionEnd: end the Keepmind session (it is distilled one last time)
 
 It finds the running Keepmind through server.json and the token file in the data dir
-(KEEPMIND_HOME, else the platform's user data dir). The session scope comes from
+(KEEPMIND_HOME, else the platform's user data dir), with the token in KEEPMIND_TOKEN, else the
+local token file. The session scope comes from
 KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else `mcp.audience` / `mcp.boundary` in keepmind.json,
 else personal / default: use the same boundary as the MCP server so both see the same memories.
 A hook never blocks the prompt: if Keepmind is not running or fails, it prints nothing, exits 0.
@@ -55,7 +56,7 @@ class Keepmind:
     def __init__(self, home: Path, timeout: float):
         info = json.loads((home / "server.json").read_text(encoding="utf-8"))
         self.base = info["url"].rstrip("/") + "/api/v1"
-        self.token = (home / "token").read_text(encoding="utf-8").strip()
+        self.token = os.environ.get("KEEPMIND_TOKEN") or (home / "token").read_text(encoding="utf-8").strip()
         self.timeout = timeout
 
     def post(self, path: str, body: dict) -> dict:
