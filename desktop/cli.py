@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "desktop.cmd_models",
     "desktop.cmd_doctor",
     "desktop.cmd_serve",
+    "desktop.cmd_recall",
     "desktop.cmd_writepath",  # last: it joins an `eval` group another module may create
 )
 

@@ -19,6 +19,7 @@ from .errors import EngineError, InvalidInput, MemoryDisabled, ScopeError
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
 from .models import attach as attach_models
+from .recall import attach as attach_recall
 from .policy import Scope, check_readable, write_scope
 from .settings import Settings, load as load_settings
 from .writepath import attach as attach_write_path, intake
@@ -64,6 +65,7 @@ class Engine:
         self._write_listeners: list[Callable[[list[str]], None]] = []
         self._status_hooks: list[Callable[[], list[str]]] = []
         self.models: Any = None  # engine.models.ModelRuntime, attached by open_engine
+        self.recaller: Any = None  # engine.recall.Recaller, attached by open_engine
         self._closed = False
         self._close_lock = threading.Lock()
 
@@ -237,6 +239,16 @@ class Engine:
                 return []
             return store.revisions(conn, item.id)
 
+    # -- recall (engine/recall) ----------------------------------------------------------------
+
+    def recall(self, session_id: str, message: str, context=None):
+        """The memories that bear on `message`, as a `[memory-recall]` block (usually none)."""
+        return self.recaller.recall(session_id, message, context)
+
+    def explain(self, receipt_id: str) -> dict:
+        """The receipt of one recall: what was considered, scored, injected and dropped, and why."""
+        return self.recaller.explain(receipt_id)
+
     # -- observability -----------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -392,6 +404,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     engine = Engine(home, db, settings, clock)
     # Subsystems attach here, each in one line, as they land (models, recall, write path).
     engine.models = attach_models(engine, start=start_workers)
+    engine.recaller = attach_recall(engine)
     attach_write_path(engine, llm_api_key=llm_api_key, start=start_workers)
     return engine
 

@@ -1,0 +1,209 @@
+"""Recall commands: `keepmind eval locomo`, `keepmind recall calibrate`, `keepmind recall explain`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from engine import open_engine
+from engine.errors import InvalidInput
+from engine.recall import calibrate as calib
+from engine.recall import metrics
+from engine.recall.locomo import EvalOptions, evaluate
+from engine.recall.locomo_data import load_locomo, load_negatives
+from engine.recall.pipeline import RecallConfig
+from engine.recall.rank import RANKINGS
+from engine.settings import load as load_settings
+
+from .cli import home_of, home_option
+from .paths import resolve_home
+
+DEV_DATA = Path("eval/locomo/locomo-dev.json")
+DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
+
+
+def _subcommands(sub, name: str, help_text: str, dest: str):
+    """The subcommand group `name`, shared with other modules that add to it (e.g. `eval`)."""
+    parser = sub.choices.get(name) or sub.add_parser(name, help=help_text)
+    if parser._subparsers is not None:
+        return parser._subparsers._group_actions[0]
+    return parser.add_subparsers(dest=dest, metavar=name.upper(), required=True)
+
+
+def _data_args(p, *, data_required: bool) -> None:
+    home_option(p)
+    p.add_argument("--data", required=data_required,
+                   help="a LoCoMo JSON file (the public locomo10.json, or ../shared/eval/locomo/locomo-dev.json)")
+    p.add_argument("--negatives", nargs="*", default=None, metavar="FILE",
+                   help="JSON Lines negative queries {id, query, source}; each is asked against every store")
+    p.add_argument("--mode", choices=("facts", "turns"), default="facts")
+    p.add_argument("--anonymize", action="store_true", help="replace the speakers' names with User and Friend")
+    p.add_argument("--json", dest="json_out", help="write the results as JSON to this file")
+
+
+def register(sub) -> None:
+    group = _subcommands(sub, "eval", "evaluation commands that print numbers", "eval_command")
+    p = group.add_parser("locomo", help="recall quality on LoCoMo: retrieval, gate and latency")
+    _data_args(p, data_required=True)
+    p.add_argument("--baseline", action="store_true",
+                   help="also rank by raw cosine and raw BM25, and run the cosine-floor-only gate tuned "
+                        "to the same retention")
+    p.add_argument("--compare-rankings", action="store_true",
+                   help=f"retrieval of every ranking ({', '.join(RANKINGS)}) over the same candidates")
+    p.add_argument("--ranking", choices=RANKINGS, help="rank with this instead of the shipped ranking")
+    p.add_argument("--gate", choices=("shipped", "floor-only"), default="shipped",
+                   help="floor-only: the cosine floor alone decides (use with --floor)")
+    p.add_argument("--floor", type=float, help="cosine floor for this run instead of the calibrated one")
+    p.set_defaults(func=cmd_eval_locomo)
+
+    group = _subcommands(sub, "recall", "recall calibration and receipts", "recall_command")
+    p = group.add_parser("calibrate", help="pick the cosine floor and the offline gate's weights and "
+                                           "thresholds on dev data; write them into the model's manifest")
+    _data_args(p, data_required=False)
+    p.add_argument("--target-retention", type=float, default=0.955,
+                   help="relevant_recall_retained the gate must keep on the dev data (default 0.955)")
+    p.add_argument("--dry-run", action="store_true", help="print the calibration, do not write the manifest")
+    p.set_defaults(func=cmd_calibrate, anonymize_default=True)
+
+    p = group.add_parser("explain", help="print the receipt of one recall")
+    home_option(p)
+    p.add_argument("receipt_id")
+    p.set_defaults(func=cmd_explain)
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _models_dir(args) -> Path:
+    home = resolve_home(home_of(args))
+    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
+    return Path(configured) if configured else home / "models"
+
+
+def _shared_eval() -> Path | None:
+    """../shared/eval next to the repository (how the dev data is found without --data)."""
+    root = Path(__file__).resolve().parent.parent
+    found = root.parent / "shared"
+    return found if found.is_dir() else None
+
+
+def _inputs(args):
+    data = args.data
+    negatives = args.negatives
+    shared = _shared_eval()
+    if data is None:
+        if shared is None:
+            raise InvalidInput("no --data given and no ../shared/eval next to the repository")
+        data = shared / DEV_DATA
+        if negatives is None:
+            negatives = [str(shared / DEV_NEGATIVES)]
+    convs = load_locomo(data, anonymize=args.anonymize)
+    negs = [q for path in negatives or [] for q in load_negatives(path)]
+    return Path(data), convs, negs
+
+
+def _run(args, *, calibrating: bool, config: RecallConfig | None):
+    data, convs, negs = _inputs(args)
+    models_dir = _models_dir(args)
+    if not models_dir.is_dir():
+        _say(f"no models folder at {models_dir}: recall runs lexical-only "
+             "(install one with `keepmind models install-offline`)")
+    options = EvalOptions(mode=args.mode, anonymize=args.anonymize)
+    if not getattr(args, "verbose", False):  # thousands of recalls: degradation is counted in the JSON
+        logging.getLogger("keepmind.recall").setLevel(logging.ERROR)
+    started = time.time()
+    records = evaluate(convs, negs, options, open_engine=open_engine, models_dir=models_dir, config=config,
+                       calibrating=calibrating, progress=_say if getattr(args, "verbose", False) else None)
+    return data, convs, negs, records, time.time() - started
+
+
+def _config_for(args) -> RecallConfig | None:
+    config = RecallConfig()
+    if args.ranking:
+        config = RecallConfig(ranking=args.ranking)
+    if args.floor is not None:
+        config = RecallConfig(ranking=config.ranking, floor=args.floor)
+    if args.gate == "floor-only":
+        config = RecallConfig(ranking=config.ranking, floor=config.floor, gate_enabled=False)
+    return config
+
+
+def cmd_eval_locomo(args) -> int:
+    config = _config_for(args)
+    data, convs, negs, records, seconds = _run(args, calibrating=False, config=config)
+    summary = metrics.summarize(records, baseline=args.baseline, compare_rankings=args.compare_rankings,
+                                now=int(time.time() * 1000), config={
+        "data": data.name, "negatives": [Path(n).name for n in (args.negatives or [])], "mode": args.mode,
+        "anonymize": args.anonymize, "ranking": config.ranking, "gate": args.gate, "floor_override": args.floor,
+        "conversations": len(convs), "skipped_questions": sum(c.skipped_questions for c in convs),
+        "negative_queries": len(negs), "seconds": round(seconds, 1),
+        "recall_modes": sorted({r.mode for r in records if getattr(r, "mode", None)}),
+        "model_id": next((r.model_id for r in records if r.model_id), None),
+        "floor": next((r.floor for r in records if r.floor is not None), None)})
+    _print_summary(summary)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _print_summary(s: dict) -> None:
+    r = s["retrieval"]
+    print(f"retrieval ({s['config']['ranking']}): recall@1 {r['recall@1']:.3f}  recall@5 {r['recall@5']:.3f}  "
+          f"recall@10 {r['recall@10']:.3f}  MRR {r['mrr']:.3f}  (n={r['n']})")
+    for name, b in (s.get("baselines") or {}).items():
+        if "mrr" in b:
+            print(f"  baseline {name}: recall@5 {b['recall@5']:.3f}  MRR {b['mrr']:.3f}")
+    for name, b in (s.get("rankings") or {}).items():
+        print(f"  ranking {name}: recall@5 {b['recall@5']:.3f}  MRR {b['mrr']:.3f}")
+    g = s["gate"]
+    zero = "  ".join(f"{k} {v:.3f}" for k, v in g["zero_injection"].items())
+    print(f"gate: retained {g['relevant_recall_retained']:.3f}  hit rate {g['hit_rate']:.3f}  "
+          f"precision {g['precision']:.3f}  injected +{g['mean_injected_positive']:.2f} "
+          f"-{g['mean_injected_negative']:.2f}  zero-injection: {zero}")
+    fo = (s.get("baselines") or {}).get("floor_only_gate")
+    if fo and fo.get("floor") is not None:
+        zero = "  ".join(f"{k} {v:.3f}" for k, v in fo["zero_injection"].items())
+        print(f"  cosine-floor-only gate at the same retention (floor {fo['floor']:.3f}): retained "
+              f"{fo['relevant_recall_retained']:.3f}  precision {fo['precision']:.3f}  zero-injection: {zero}")
+    lat = s["latency_ms"]
+    print(f"latency: p50 {lat['p50']:.1f} ms  p95 {lat['p95']:.1f} ms (numbers are noisy on a shared machine)")
+    if s.get("degraded"):
+        print(f"degraded: {s['degraded']}")
+
+
+def cmd_calibrate(args) -> int:
+    if args.data is None and not args.anonymize:
+        args.anonymize = True  # the dev default: gate figures only mean something anonymized
+    data, convs, negs, records, seconds = _run(args, calibrating=True, config=RecallConfig())
+    if not any(r.kind != "positive" for r in records):
+        raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
+    model_id = next((r.model_id for r in records if r.model_id), None)
+    if model_id is None:
+        raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
+                           "(`keepmind models install-offline`) or pass --home with a models folder")
+    result = calib.calibrate(records, target_retention=args.target_retention, now=int(time.time() * 1000))
+    describe = (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
+                f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
+                f"{len(negs)} negative queries)")
+    from engine.models import manifest as manifests
+
+    current = manifests.find(_models_dir(args), model_id)
+    cal = result.as_manifest(current.calibration if current else {}, describe)
+    print(json.dumps(cal, indent=2))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
+    if not args.dry_run:
+        path = manifests.save_calibration(model_id, cal, _models_dir(args))
+        _say(f"wrote the calibration of {model_id} into {path.name}")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+        print(json.dumps(engine.explain(args.receipt_id), indent=2))
+    return 0
+

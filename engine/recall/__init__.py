@@ -1,0 +1,168 @@
+"""Recall: inject only the memories that help, before every turn (the read path).
+
+`Recaller` owns what recall keeps between turns (term statistics, the budget thread pool, the
+degradation log, receipts still being written); `Engine.recall` and `Engine.explain` delegate here.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from .. import sessions
+from ..errors import InvalidInput
+from ..policy import Scope
+from . import receipts
+from .inject import Injected
+from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
+from .terms import TermStats
+
+MAX_MESSAGE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    block: str | None
+    items: list[Injected]
+    receipt_id: str | None
+    degraded: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"block": self.block, "items": [i.as_dict() for i in self.items],
+                "receipt": self.receipt_id, "degraded": list(self.degraded)}
+
+
+class Recaller:
+    """The engine's recall service."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.stats = TermStats()
+        self.events = DegradationLog(engine.clock)
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, Future]] = {}  # receipts still being written
+        engine.on_write(self._on_write)
+
+    # -- lifecycle (the engine starts and stops it like a worker) ------------------------------
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="keepmind-recall")
+            return self._executor
+
+    def _on_write(self, ids: list[str]) -> None:
+        if not self.stats.built or not ids:
+            return
+        with self.engine.db.snapshot() as conn:
+            for memory_id in ids:
+                for title, body in conn.execute(
+                        "SELECT title, body FROM memory_documents WHERE document_id=? AND deleted_at IS NULL"
+                        " UNION ALL SELECT title, body FROM memory_records WHERE record_id=? AND is_tombstone=0",
+                        (memory_id, memory_id)):
+                    self.stats.add(memory_id, title, body)
+
+    # -- recall ---------------------------------------------------------------------------------
+
+    def config(self) -> RecallConfig:
+        return RecallConfig.from_settings(self.engine.settings)
+
+    def trace(self, scope: Scope, message: str, *, context=(), exclude: frozenset[str] = frozenset(),
+              config: RecallConfig | None = None, calibrating: bool = False) -> RecallTrace:
+        """Run the pipeline without storing a receipt (the eval and calibration use this)."""
+        return run(models=getattr(self.engine, "models", None), snapshot=self.engine.db.snapshot,
+                   scope=scope, message=message, now=self.engine.now(), stats=self.stats,
+                   config=config or self.config(), context=context, exclude=exclude,
+                   executor=self._pool(), events=self.events, calibrating=calibrating)
+
+    def recall(self, session_id: str, message: str, context=None) -> RecallResult:
+        """The memories that bear on `message` for this session, as a block (or none)."""
+        if not isinstance(message, str):
+            raise InvalidInput("message must be a string")
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[:MAX_MESSAGE_CHARS]
+        if not self.engine.enabled:
+            return RecallResult(None, [], None, ["memory_disabled"])
+        self._settle(session_id)  # this session's earlier receipts decide what is excluded
+        with self.engine.db.snapshot() as conn:
+            row = sessions.session_row(conn, session_id)
+            epoch = row["compaction_epoch"]
+            exclude = receipts.injected_this_epoch(conn, session_id, epoch)
+            if context is None:
+                context = _recent_user_turns(conn, session_id)
+        scope = self.engine.scope(session_id)
+        if scope.inert or not message.strip():
+            return RecallResult(None, [], None, [])
+        context = _context_list(context)
+        trace = self.trace(scope, message, context=context, exclude=exclude)
+        receipt_id = receipts.new_receipt_id()
+        now = self.engine.now()
+        body = receipts.receipt_body(trace, receipt_id=receipt_id, session_id=session_id, epoch=epoch,
+                                     created_at=now)
+        retention = self.engine.settings["memory.recall.receipt_retention_days"]
+        future = self.engine.db.submit(receipts.insert_receipt, body, now, retention)
+        with self._lock:
+            for rid in [r for r, (_, f) in self._pending.items() if f.done()]:
+                self._pending.pop(rid, None)
+            self._pending[receipt_id] = (session_id, future)
+        degraded = list(trace.degraded)
+        if exclude and not trace.ranked:
+            degraded.append("progressive_recall_exhausted")
+        return RecallResult(trace.block, list(trace.injected), receipt_id, degraded)
+
+    def _settle(self, session_id: str) -> None:
+        with self._lock:
+            futures = [f for sid, f in self._pending.values() if sid == session_id]
+        for future in futures:
+            future.result()
+
+    def explain(self, receipt_id: str) -> dict:
+        """The stored receipt of one recall."""
+        with self._lock:
+            pending = self._pending.get(receipt_id)
+        if pending is not None:
+            pending[1].result()
+        with self.engine.db.snapshot() as conn:
+            return receipts.load(conn, receipt_id)
+
+    def prune(self) -> int:
+        """Delete receipts past the retention (also done as receipts are written)."""
+        days = self.engine.settings["memory.recall.receipt_retention_days"]
+        return self.engine.write(receipts.prune, self.engine.now(), days)
+
+
+def attach(engine) -> Recaller:
+    """Create the engine's Recaller; the engine stops it (its thread pool) on close."""
+    recaller = Recaller(engine)
+    engine.add_worker(recaller)
+    return recaller
+
+
+def _recent_user_turns(conn, session_id: str, n: int = 3) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT user_text FROM session_turns WHERE session_id=? AND user_text != ''"
+        " ORDER BY turn_index DESC LIMIT ?", (session_id, n))]
+
+
+def _context_list(context) -> list[str]:
+    if context is None:
+        return []
+    if isinstance(context, str):
+        return [context]
+    if not isinstance(context, (list, tuple)) or not all(isinstance(c, str) for c in context):
+        raise InvalidInput("context must be a string or a list of strings (recent messages)")
+    return list(context)[-6:]
+
+
+__all__ = ["attach", "Recaller", "RecallResult", "RecallConfig", "RecallTrace"]

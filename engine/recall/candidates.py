@@ -1,0 +1,100 @@
+"""Candidate gathering: FTS5 matches and the nearest vectors, merged, through the visibility predicate.
+
+I/O only; no scoring beyond the raw channel scores. Vector hits come from the active model's
+in-memory index, which holds every scope's memories, so they are over-fetched and hydrated with
+`engine.search.hydrate_visible` (the same predicate as every other read) before the top 50 are kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import search
+from ..policy import Scope
+from .rank import Candidate
+
+VECTOR_K = 50
+LEXICAL_K = 50
+VECTOR_OVERFETCH = 4
+RECALL_MODES = ("auto", "searchable")  # manual and never are not auto-recalled
+
+
+@dataclass(frozen=True)
+class Pool:
+    """What the channels found: the merged candidates and how many came from each."""
+
+    candidates: list[Candidate]
+    lexical_count: int
+    vector_count: int
+    coverage_gaps: tuple[str, ...]   # ids with no vector under the active model
+
+
+def lexical_hits(conn, scope: Scope, terms: tuple[str, ...], now: int, limit: int = LEXICAL_K,
+                 exclude: frozenset[str] = frozenset()) -> list[tuple[dict, float]]:
+    """Visible, auto-recallable memories matching any term, best bm25 first."""
+    if not terms:
+        return []
+    found = search.lexical_candidates(conn, scope, list(terms), now, limit + len(exclude),
+                                      recall_modes=RECALL_MODES)
+    return [(r, s) for r, s in found if r["id"] not in exclude][:limit]
+
+
+def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, limit: int = VECTOR_K,
+                exclude: frozenset[str] = frozenset()) -> list[tuple[dict, float]]:
+    """The nearest visible, auto-recallable memories, best cosine first."""
+    if vectors is None or query_vec is None:
+        return []
+    want = (limit + len(exclude)) * VECTOR_OVERFETCH
+    hits = [(i, c) for i, c in vectors.search(query_vec, want) if i not in exclude]
+    rows = search.hydrate_visible(conn, scope, [i for i, _ in hits], now, recall_modes=RECALL_MODES)
+    return [(rows[i], c) for i, c in hits if i in rows][:limit]
+
+
+def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -> dict[str, float]:
+    """Exact cosines for embedded memories the vector channel did not return (from the table)."""
+    out: dict[str, float] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        sql = (f"SELECT item_id, vector FROM memory_embeddings WHERE model_id=?"
+               f" AND item_id IN ({','.join('?' * len(chunk))})")
+        for item_id, blob in conn.execute(sql, (model_id, *chunk)):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape == query_vec.shape:
+                norm = float(np.linalg.norm(vec)) or 1.0
+                out[item_id] = float(vec @ query_vec) / norm
+    return out
+
+
+def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None,
+           model_id: str | None = None, query_vec: np.ndarray | None = None,
+           exclude: frozenset[str] = frozenset(), lexical_k: int = LEXICAL_K,
+           vector_k: int = VECTOR_K) -> Pool:
+    """Merge both channels; lexical-only when there is no query vector."""
+    lex = lexical_hits(conn, scope, terms, now, lexical_k, exclude)
+    vec = vector_hits(conn, scope, vectors, query_vec, now, vector_k, exclude) if query_vec is not None else []
+    cos = {r["id"]: c for r, c in vec}
+    vrank = {r["id"]: i + 1 for i, (r, _) in enumerate(vec)}
+    lrank = {r["id"]: i + 1 for i, (r, _) in enumerate(lex)}
+    lexical = {r["id"]: s for r, s in lex}
+    rows = {r["id"]: r for r, _ in vec}
+    rows.update({r["id"]: r for r, _ in lex})
+    gaps: list[str] = []
+    if query_vec is not None:
+        missing = [i for i in lexical if i not in cos]
+        lookup = getattr(vectors, "vector", None)
+        for i in missing if lookup else ():
+            vec = lookup(i)
+            if vec is not None:
+                cos[i] = float(vec @ query_vec)
+        missing = [i for i in missing if i not in cos]
+        if missing and model_id:
+            cos.update(stored_cosines(conn, model_id, missing, query_vec))
+        gaps = [i for i in missing if i not in cos]
+    candidates = [
+        Candidate(id=i, row=row, cosine=cos.get(i), lexical=lexical.get(i, 0.0),
+                  vector_rank=vrank.get(i), lexical_rank=lrank.get(i))
+        for i, row in rows.items()
+    ]
+    return Pool(candidates, len(lex), len(vec), tuple(gaps))

@@ -1,0 +1,283 @@
+"""The recall pipeline: plan, candidates, rank, floor, gate, inject, inside a time budget.
+
+Budgets (DESIGN.md): 300 ms in all, 150 ms to embed the query, and the gate gets the lesser of
+120 ms and what is left. A stage that runs out of time or has no model degrades to the stage
+before it, logs a named event (rate-limited per reason) and records the reason in the result:
+no query vector -> lexical ranking (`memory_recall_vector_degraded`); no gate -> the floor's
+output (`memory_recall_gate_degraded`); a candidate without a vector competes on its lexical
+score (`memory_recall_coverage_gap`). Lexical-only recall is deterministic.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from .candidates import Pool, gather
+from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate
+from .inject import Injected, fit, render_block
+from .plan import RecallPlan, plan as make_plan
+from .rank import RANKINGS, Ranked, RankWeights, rank
+from .terms import TermStats, memory_stems
+
+log = logging.getLogger("keepmind.recall")
+DEGRADED_LOG_COOLDOWN_MS = 5 * 60 * 1000
+DEFAULT_RANKING = "hybrid"
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """Everything a recall run needs besides the store; built from settings, overridable in tests."""
+
+    timeout_ms: float = 300.0
+    embed_budget_ms: float = 150.0
+    gate_budget_ms: float = 120.0
+    max_items: int = 3
+    max_chars: int = 2000
+    weights: RankWeights = RankWeights()
+    ranking: str = DEFAULT_RANKING
+    embeddings_enabled: bool = True
+    gate_enabled: bool | None = None          # None follows embeddings_enabled
+    gate_threshold: float | None = None       # cross-encoder threshold override
+    floor: float | None = None                # None: the embedder's calibrated floor
+    feature_gate: FeatureGateParams | None = None        # None: from the embedder's calibration
+    lexical_gate: FeatureGateParams | None = None
+    use_cross_encoder: bool = True
+
+    @classmethod
+    def from_settings(cls, settings) -> "RecallConfig":
+        return cls(
+            timeout_ms=settings["memory.recall.timeout_ms"],
+            embed_budget_ms=settings["memory.recall.embed_budget_ms"],
+            gate_budget_ms=settings["memory.recall.gate_budget_ms"],
+            max_items=settings["memory.recall.max_items"],
+            max_chars=settings["memory.recall.max_injected_chars"],
+            weights=RankWeights(vector=settings["memory.recall.vector_weight"],
+                                lexical=settings["memory.recall.lexical_weight"],
+                                half_life_days=settings["memory.recall.recency_half_life_days"]),
+            ranking=settings.get("memory.recall.ranking", DEFAULT_RANKING) or DEFAULT_RANKING,
+            embeddings_enabled=settings["memory.embeddings.enabled"],
+            gate_enabled=settings["memory.recall.gate.enabled"],
+            gate_threshold=settings["memory.recall.gate.threshold"],
+            floor=settings["memory.recall.min_cosine"],
+        )
+
+
+@dataclass
+class RecallTrace:
+    """Everything one recall considered and decided: the receipt's content."""
+
+    plan: RecallPlan
+    mode: str = "lexical"                      # "hybrid" | "lexical" | "inert"
+    ranking: str = DEFAULT_RANKING
+    pool: Pool | None = None
+    ranked: list[Ranked] = field(default_factory=list)
+    floor: float | None = None
+    floor_source: str | None = None
+    floor_dropped: list[Ranked] = field(default_factory=list)
+    gate_kind: str | None = None               # "cross_encoder" | "feature" | None (degraded)
+    gate_input: list[Ranked] = field(default_factory=list)
+    gate: list[GateDecision] = field(default_factory=list)
+    injected: list[Injected] = field(default_factory=list)
+    budget_dropped: list[tuple[Injected, str]] = field(default_factory=list)
+    excluded: tuple[str, ...] = ()
+    degraded: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    model_id: str | None = None
+
+    @property
+    def block(self) -> str | None:
+        return render_block(self.injected)
+
+
+class DegradationLog:
+    """Named degradation events, one per reason per five minutes (the clock is injected)."""
+
+    def __init__(self, clock: Callable[[], int]):
+        self._clock = clock
+        self._last: dict[tuple[str, str], int] = {}
+
+    def emit(self, event: str, reason: str, **detail) -> None:
+        now = self._clock()
+        key = (event, reason.split(":")[0])
+        last = self._last.get(key)
+        if last is not None and now - last < DEGRADED_LOG_COOLDOWN_MS:
+            return
+        self._last[key] = now
+        extra = " ".join(f"{k}={v}" for k, v in detail.items())
+        log.warning("%s reason=%s %s", event, reason, extra)
+
+
+def _call_with_budget(executor: ThreadPoolExecutor | None, fn, budget_ms: float, timer) -> tuple[object, float, str | None]:
+    """Run fn within budget_ms; returns (result or None, elapsed ms, failure reason or None)."""
+    start = timer()
+    if budget_ms <= 0:
+        return None, 0.0, "sub_budget_exceeded"
+    try:
+        if executor is None:
+            result = fn()
+        else:
+            result = executor.submit(fn).result(timeout=budget_ms / 1000.0)
+    except FutureTimeout:
+        return None, (timer() - start) * 1000, "sub_budget_exceeded"
+    except Exception as exc:  # noqa: BLE001 - a model failure degrades recall, never fails the turn
+        return None, (timer() - start) * 1000, f"failed:{exc.__class__.__name__}"
+    elapsed = (timer() - start) * 1000
+    if elapsed > budget_ms:
+        return None, elapsed, "sub_budget_exceeded"
+    return result, elapsed, None
+
+
+def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, config: RecallConfig,
+        context=(), exclude: frozenset[str] = frozenset(), executor: ThreadPoolExecutor | None = None,
+        events: DegradationLog | None = None, timer=time.perf_counter, calibrating: bool = False) -> RecallTrace:
+    """One recall. `snapshot()` gives a read transaction; nothing here writes.
+
+    With `calibrating`, floor and gate are skipped (every candidate is ranked and kept for study).
+    """
+    t0 = timer()
+    ms = lambda: (timer() - t0) * 1000  # noqa: E731
+    trace = RecallTrace(plan=make_plan(message, context), ranking=config.ranking, excluded=tuple(sorted(exclude)))
+    emit = events.emit if events else (lambda *a, **k: None)
+    if config.ranking not in RANKINGS:
+        raise ValueError(f"unknown ranking {config.ranking!r}")
+    if scope.inert:
+        trace.mode = "inert"
+        return trace
+    trace.timings["plan_ms"] = round(ms(), 3)
+
+    # -- query vector ------------------------------------------------------------------------
+    embedder = models.embedder() if (models is not None and config.embeddings_enabled) else None
+    vectors = models.vectors() if embedder is not None else None
+    query_vec, vector_reason = None, None
+    if not config.embeddings_enabled:
+        vector_reason = "no_embedder_configured"
+    elif embedder is None:
+        vector_reason = "embedder_unavailable"
+    elif vectors is None:
+        vector_reason = "vector_index_unavailable"
+    elif not calibrating and config.floor is None and embedder.floor is None:
+        vector_reason = "missing_calibration"
+    else:
+        trace.model_id = embedder.model_id
+        budget = min(config.embed_budget_ms, config.timeout_ms - ms())
+        result, elapsed, failure = _call_with_budget(
+            executor, lambda: embedder.embed_queries([message])[0], budget, timer)
+        trace.timings["embed_ms"] = round(elapsed, 3)
+        if failure:
+            vector_reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
+        else:
+            query_vec = result
+    if vector_reason:
+        trace.degraded.append(f"vector:{vector_reason}")
+        emit("memory_recall_vector_degraded", vector_reason)
+    trace.mode = "hybrid" if query_vec is not None else "lexical"
+
+    # -- candidates and ranking ----------------------------------------------------------------
+    t_c = timer()
+    with snapshot() as conn:
+        stats.build(conn)
+        pool = gather(conn, scope, trace.plan.terms, now, vectors=vectors if query_vec is not None else None,
+                      model_id=trace.model_id, query_vec=query_vec, exclude=exclude)
+    trace.pool = pool
+    trace.timings["candidates_ms"] = round((timer() - t_c) * 1000, 3)
+    if pool.coverage_gaps:
+        trace.degraded.append(f"coverage_gap:{len(pool.coverage_gaps)}/{len(pool.candidates)}")
+        emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
+             totalCandidates=len(pool.candidates))
+    idf = stats.weights(trace.plan.content)
+    pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, memory_stems(c.row.get("title", ""),
+                                                                                  c.row.get("body", ""))))
+                                     for c in pool.candidates])
+    trace.pool = pool
+    ranking = config.ranking if (query_vec is not None or config.ranking != "cosine") else "bm25"
+    trace.ranking = ranking
+    t_r = timer()
+    trace.ranked = rank(pool.candidates, now, method=ranking, weights=config.weights)
+    trace.timings["rank_ms"] = round((timer() - t_r) * 1000, 3)
+    if calibrating:
+        trace.timings["total_ms"] = round(ms(), 3)
+        return trace
+
+    # -- floor ----------------------------------------------------------------------------------
+    survivors = trace.ranked
+    if query_vec is not None:
+        if config.floor is not None:
+            trace.floor, trace.floor_source = config.floor, "override"
+        else:
+            trace.floor, trace.floor_source = embedder.floor, embedder.floor_source or "manifest"
+        survivors = []
+        for r in trace.ranked:
+            if r.candidate.cosine is not None and r.candidate.cosine < trace.floor:
+                trace.floor_dropped.append(r)
+            else:
+                survivors.append(r)
+
+    # -- gate -----------------------------------------------------------------------------------
+    top = survivors[: config.max_items]
+    trace.gate_input = top
+    decisions = _gate(trace, top, models, embedder, query_vec, stats, config, executor, timer,
+                      config.timeout_ms - ms(), emit) if top else []
+    trace.gate = decisions
+    kept_ids = {d.id for d in decisions if d.kept} if trace.gate_kind else {r.id for r in top}
+
+    # -- inject ---------------------------------------------------------------------------------
+    chosen = [Injected(r.id, r.candidate.row.get("title", ""), r.candidate.row.get("body", ""),
+                       r.candidate.row.get("memory_class", ""), r.score, r.candidate.row.get("authored_at"))
+              for r in top if r.id in kept_ids]
+    trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
+    trace.timings["total_ms"] = round(ms(), 3)
+    return trace
+
+
+def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, stats: TermStats,
+          config: RecallConfig, executor, timer, left_ms: float, emit) -> list[GateDecision]:
+    enabled = config.gate_enabled if config.gate_enabled is not None else config.embeddings_enabled
+    if not enabled:
+        trace.degraded.append("gate:gate_disabled_by_config")
+        emit("memory_recall_gate_degraded", "gate_disabled_by_config", elapsedMs=0)
+        return []
+    budget = min(config.gate_budget_ms, left_ms)
+    cross = models.gate() if (models is not None and config.use_cross_encoder) else None
+    if cross is not None:
+        threshold = config.gate_threshold if config.gate_threshold is not None else cross.threshold
+        if threshold is not None:
+            result, elapsed, failure = _call_with_budget(
+                executor, lambda: cross_encoder_gate(cross, threshold, trace.plan.query, top), budget, timer)
+            trace.timings["gate_ms"] = round(elapsed, 3)
+            if not failure:
+                trace.gate_kind = "cross_encoder"
+                return result
+            reason = failure if failure == "sub_budget_exceeded" else f"score_{failure}"
+            trace.degraded.append(f"gate:cross_encoder_{reason}")
+            emit("memory_recall_gate_degraded", reason, elapsedMs=round(elapsed))
+    calibration = embedder.calibration if embedder is not None else {}
+    if query_vec is not None:
+        params = config.feature_gate or FeatureGateParams.from_calibration(calibration)
+    else:
+        params = config.lexical_gate or FeatureGateParams.from_calibration(
+            {"feature_gate": (calibration or {}).get("feature_gate_lexical")})
+    if params is None:
+        reason = "no_scorer_configured" if cross is None else "missing_calibration"
+        trace.degraded.append(f"gate:{reason}")
+        emit("memory_recall_gate_degraded", reason, elapsedMs=0)
+        return []
+    start = timer()
+    pool_cos = [r.candidate.cosine for r in trace.ranked]
+    decisions = feature_gate(params, trace.plan, top, pool_cos, stats)
+    elapsed = (timer() - start) * 1000
+    trace.timings["gate_ms"] = round(elapsed, 3)
+    if elapsed > budget:
+        trace.degraded.append("gate:sub_budget_exceeded")
+        emit("memory_recall_gate_degraded", "sub_budget_exceeded", elapsedMs=round(elapsed))
+        return []
+    trace.gate_kind = "feature"
+    return decisions
+
+
+def with_overrides(config: RecallConfig, **changes) -> RecallConfig:
+    return replace(config, **changes)

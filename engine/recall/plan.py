@@ -1,0 +1,110 @@
+"""Recall planning: the lexical terms, content stems and anchor hints of a message.
+
+Deterministic and pure. Generic conversational words ("ok", "can", "that", "remember",
+"tell me") are dropped before anything is searched: netclaw's recall was poisoned by them
+(netclaw-facts §10, #669/#693) because every memory matches "that".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .stem import stem
+
+MAX_TERMS = 12
+TOKEN_RE = re.compile(r"[^\W_][\w]*", re.UNICODE)
+CAPITALIZED_RE = re.compile(r"\b([A-Z][\w]{2,})")
+
+# Question and modal words, determiners, auxiliaries, pronouns, imperative lead-ins, conjunctions,
+# prepositions, fillers and chat noise. Kept short of topic words on purpose: "work", "home",
+# "family" carry topics in a personal memory and stay searchable.
+CONVERSATIONAL_STOPWORDS = frozenset("""
+a about above after again against all also am an and any anybody anyone anything are aren around
+as at be because been before being below between both but by can cannot could couldn did didn do
+does doesn doing don done down during each either else enough etc even ever every everybody
+everyone everything few for from further get gets getting give given go goes going gone got gotta
+had hadn has hasn have haven having he her here hers herself hey hi him himself his how however
+i if in into is isn it its itself just kind kinda know knows let lets like likely ll made make
+makes many may me might mine more most much must my myself need needs no nor not nothing now of
+off often ok okay on once one only or other others our ours ourselves out over own perhaps please
+pretty quite rather re really recall recalls remember remind said say says see seem seems shall
+she should shouldn since so some somebody someone something sometimes sort still such sure take
+tell than thank thanks that the their theirs them themselves then there these they thing things
+think this those though through thus to too try uh um under until up upon us use used very via
+want wants was wasn way we well were weren what whatever when whenever where whether which while
+who whoever whom whose why will with within without won would wouldn yeah yes yet you your yours
+yourself yourselves s t d m ve
+""".split())
+
+# Words that can be capitalized at the start of a sentence without naming anything.
+_NOT_ANCHORS = CONVERSATIONAL_STOPWORDS | frozenset("""
+also anyway btw hello hey hmm okay please so sorry thanks well yes
+""".split())
+
+
+@dataclass(frozen=True)
+class RecallPlan:
+    """What recall searches for: FTS terms, stemmed content and anchor hints."""
+
+    query: str
+    terms: tuple[str, ...]        # lowercase words for the FTS5 query (anchors first, then longest)
+    content: tuple[str, ...]      # distinct stems of the message's content words (coverage)
+    anchors: tuple[str, ...]      # lowercase capitalized names from the message and recent turns
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens; possessives and contractions split at the apostrophe."""
+    return [t.lower() for t in TOKEN_RE.findall((text or "").replace("’", "'"))]
+
+
+def content_words(text: str) -> list[str]:
+    """Tokens that carry topic: conversational stopwords and one-letter tokens dropped."""
+    return [t for t in tokens(text) if t not in CONVERSATIONAL_STOPWORDS and len(t) > 1]
+
+
+def content_stems(text: str) -> list[str]:
+    """Distinct stems of the content words, in order of first appearance."""
+    out: list[str] = []
+    for word in content_words(text):
+        s = stem(word)
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def anchor_hints(text: str) -> list[str]:
+    """Capitalized words of three or more letters that are not sentence-initial filler."""
+    out: list[str] = []
+    for word in CAPITALIZED_RE.findall(text or ""):
+        low = word.lower()
+        if low not in _NOT_ANCHORS and low not in out:
+            out.append(low)
+    return out
+
+
+def plan(message: str, context: list[str] | tuple[str, ...] = ()) -> RecallPlan:
+    """Plan a recall for `message`; `context` (recent turns) contributes anchor hints only.
+
+    Context terms are not searched: a memory about the previous topic is not evidence for
+    this message, and the embedding sees only the message.
+    """
+    words = content_words(message)
+    anchors = anchor_hints(message)
+    for turn in context or ():
+        for hint in anchor_hints(turn):
+            if hint not in anchors:
+                anchors.append(hint)
+    distinct: list[str] = []
+    for w in words:
+        if w not in distinct:
+            distinct.append(w)
+    first = [w for w in distinct if w in anchors]
+    rest = sorted((w for w in distinct if w not in anchors), key=lambda w: (-len(w), distinct.index(w)))
+    terms = (first + rest)[:MAX_TERMS]
+    return RecallPlan(query=message, terms=tuple(terms), content=tuple(content_stems(message)),
+                      anchors=tuple(anchors))

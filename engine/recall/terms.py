@@ -1,0 +1,70 @@
+"""Document frequencies of stems over the live store: what makes a query word rare.
+
+The offline gate asks how much of the query's rare content a memory covers; rarity is measured
+against this store (a word in half the memories, like a user's own name, carries little), not
+against a general English list. Kept in memory: built on first use from the live memories, then
+updated by the engine's write listener (deletions are not subtracted; a slightly high count only
+makes a word look a little more common).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+
+from .plan import content_stems
+
+
+def memory_stems(title: str, body: str) -> set[str]:
+    return set(content_stems(f"{title or ''}\n{body or ''}"))
+
+
+class TermStats:
+    """Stem -> number of memories containing it, over every live memory."""
+
+    def __init__(self):
+        self._df: Counter = Counter()
+        self._n = 0
+        self._lock = threading.Lock()
+        self._built = False
+        self._seen: set[str] = set()
+
+    @property
+    def built(self) -> bool:
+        return self._built
+
+    @property
+    def size(self) -> int:
+        return self._n
+
+    def build(self, conn) -> None:
+        """Count every live memory once (idempotent)."""
+        with self._lock:
+            if self._built:
+                return
+            sql = ("SELECT document_id, title, body FROM memory_documents WHERE deleted_at IS NULL"
+                   " UNION ALL SELECT r.record_id, r.title, r.body FROM memory_records r"
+                   " WHERE r.is_tombstone = 0")
+            for memory_id, title, body in conn.execute(sql):
+                self._add(memory_id, title, body)
+            self._built = True
+
+    def add(self, memory_id: str, title: str, body: str) -> None:
+        with self._lock:
+            if self._built:
+                self._add(memory_id, title, body)
+
+    def _add(self, memory_id: str, title: str, body: str) -> None:
+        if memory_id in self._seen:
+            return  # a revision of a counted document: its words are mostly the same
+        self._seen.add(memory_id)
+        self._n += 1
+        self._df.update(memory_stems(title, body))
+
+    def idf(self, stem: str) -> float:
+        """log((N + 1) / (df + 0.5)): a word no memory holds is as rare as it gets."""
+        return math.log((self._n + 1) / (self._df.get(stem, 0) + 0.5))
+
+    def weights(self, stems) -> dict[str, float]:
+        return {s: self.idf(s) for s in stems}

@@ -1,0 +1,123 @@
+import logging
+
+import pytest
+
+from engine import sessions
+from engine.clock import DAY_MS
+from engine.recall.gate import FEATURES, FeatureGateParams
+from engine.recall.inject import FRAME, Injected, render_block
+from engine.recall.pipeline import RecallConfig
+
+from .conftest import fill
+
+pytestmark = pytest.mark.offline_model
+
+OPEN = FeatureGateParams(weights=(0.0,) * len(FEATURES), bias=0.0, item_threshold=0.0, query_threshold=0.0)
+SHUT = FeatureGateParams(weights=(0.0,) * len(FEATURES), bias=0.0, item_threshold=0.0, query_threshold=0.9)
+
+
+def trace(engine, sid, message, **config):
+    config.setdefault("feature_gate", OPEN)
+    return engine.recaller.trace(engine.scope(sid), message, config=RecallConfig(**config))
+
+
+def test_hybrid_recall_ranks_the_relevant_memory_first(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    t = trace(model_engine, sid, "When is my dentist appointment?")
+    assert t.mode == "hybrid" and t.ranked[0].id == ids[1]
+    assert t.injected[0].id == ids[1] and len(t.injected) <= 3
+    assert t.block.startswith("[memory-recall]\n" + FRAME)
+
+
+def test_the_floor_drops_every_candidate_and_no_block_is_made(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    t = trace(model_engine, sid, "When is my dentist appointment?", floor=0.99)
+    assert t.floor_dropped and not t.injected and t.block is None
+    assert t.floor_source == "override"
+
+
+def test_the_gate_refuses_when_the_best_candidate_is_under_the_query_bar(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    t = trace(model_engine, sid, "When is my dentist appointment?", feature_gate=SHUT)
+    assert t.gate_kind == "feature" and t.gate and not any(d.kept for d in t.gate)
+    assert "query below bar" in t.gate[0].reason and t.block is None
+
+
+def test_the_character_budget_skips_whole_items(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    t = trace(model_engine, sid, "user sister laptop marathon dentist", max_chars=200)
+    assert t.budget_dropped, "three items cannot fit in 200 characters"
+    assert sum(len(line) for line in (t.block or "").splitlines()[2:-1]) <= 200 + len(t.injected) * 2
+
+
+def test_an_exhausted_embed_budget_degrades_to_lexical_with_an_event(model_engine, caplog):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    with caplog.at_level(logging.WARNING, logger="keepmind.recall"):
+        t = trace(model_engine, sid, "dentist appointment", embed_budget_ms=0)
+    assert t.mode == "lexical" and "vector:sub_budget_exceeded" in t.degraded
+    assert "memory_recall_vector_degraded" in caplog.text
+    assert t.ranked[0].id == ids[1]
+
+
+def test_a_disabled_gate_passes_the_floor_output_and_says_so(model_engine, caplog):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    with caplog.at_level(logging.WARNING, logger="keepmind.recall"):
+        t = trace(model_engine, sid, "When is my dentist appointment?", gate_enabled=False, floor=-1.0)
+    assert "gate:gate_disabled_by_config" in t.degraded and t.gate_kind is None
+    assert "memory_recall_gate_degraded" in caplog.text and len(t.injected) == 3
+
+
+def test_the_shipped_calibration_injects_the_answer_and_refuses_an_off_topic_message(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    hit = model_engine.recall(sid, "Which city does my sister Maya live in?")
+    assert [i.id for i in hit.items][:1] == [ids[3]] and hit.receipt_id
+    miss = model_engine.recall(sid, "How do library catalogues index periodicals by subject heading?")
+    assert miss.block is None and miss.items == []
+
+
+def test_progressive_exclusion_until_the_session_compacts(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN)
+    first = model_engine.recall(sid, "dentist appointment")
+    second = model_engine.recall(sid, "dentist appointment")
+    assert first.items and not ({i.id for i in first.items} & {i.id for i in second.items})
+    model_engine.write(sessions.mark_compacted, sid, model_engine.now())
+    third = model_engine.recall(sid, "dentist appointment")
+    assert third.items[0].id == first.items[0].id
+
+
+def test_receipts_explain_each_stage_and_are_pruned(model_engine, clock):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, floor=0.2)
+    result = model_engine.recall(sid, "When is my dentist appointment?")
+    receipt = model_engine.explain(result.receipt_id)
+    assert receipt["query"] == "When is my dentist appointment?" and receipt["mode"] == "hybrid"
+    assert receipt["injected"][0]["id"] == ids[1] == receipt["considered"][0]["id"]
+    assert receipt["floor"] == {"value": 0.2, "source": "override"}
+    assert {d["stage"] for d in receipt["dropped"]} <= {"floor", "gate", "budget"}
+    assert receipt["gate"]["kind"] == "feature" and "embed_ms" in receipt["timings_ms"]
+    assert result.as_dict()["items"][0]["class"] == "durable_fact"
+    clock.advance(15 * DAY_MS)
+    assert model_engine.recaller.prune() == 1
+    with pytest.raises(Exception, match="pruned"):
+        model_engine.explain(result.receipt_id)
+
+
+def test_the_block_has_its_exact_shape():
+    items = [Injected("doc-" + "a" * 32, "Coffee", "Oat-milk flat whites.\nEvery morning.", "durable_fact", 0.734,
+                      1_683_504_000_000)]
+    assert render_block(items) == (
+        "[memory-recall]\n" + FRAME + "\n"
+        "- Coffee [doc-" + "a" * 32 + "] class=durable_fact date=2023-05-08 score=0.73\n"
+        "  Oat-milk flat whites.\n  Every morning.\n"
+        "[/memory-recall]")
+    assert render_block([]) is None

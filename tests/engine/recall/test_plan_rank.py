@@ -1,0 +1,54 @@
+from engine.recall.plan import plan
+from engine.recall.rank import Candidate, RankWeights, rank, squash
+from engine.recall.stem import stem
+
+
+def test_conversational_words_are_not_searched():
+    p = plan("Ok, can you tell me what that thing about the Berlin marathon was?")
+    assert "marathon" in p.terms and "berlin" in p.terms
+    for generic in ("ok", "can", "tell", "that", "thing", "what", "the"):
+        assert generic not in p.terms
+    assert p.terms[0] == "berlin"  # anchors (capitalized names) come first
+    assert "berlin" in p.anchors and "ok" not in p.anchors
+
+
+def test_terms_are_capped_and_context_adds_only_anchors():
+    p = plan(" ".join(f"word{i}x" for i in range(30)), context=["We talked about Lisbon yesterday"])
+    assert len(p.terms) == 12
+    assert "lisbon" in p.anchors and "lisbon" not in p.terms
+
+
+def test_porter_stemming_meets_inflections():
+    assert stem("painting") == stem("painted") == stem("paints") == "paint"
+    assert stem("ponies") == "poni" and stem("relational") == "relat"
+    assert plan("hiking trips").content == (stem("hiking"), stem("trips"))
+
+
+def _cand(i, cos, lex, cov=0.0):
+    return Candidate(i, {"memory_class": "durable_fact", "kind": "document", "updated_at": 0}, cos, lex,
+                     coverage=cov)
+
+
+def test_rankings_differ_and_break_ties_by_id():
+    cands = [_cand("b", 0.9, 0.0), _cand("a", 0.2, 30.0), _cand("c", 0.2, 30.0)]
+    assert [r.id for r in rank(cands, 0, method="cosine")] == ["b", "a", "c"]
+    assert [r.id for r in rank(cands, 0, method="bm25")] == ["a", "c", "b"]
+    fused = rank(cands, 0, method="fused")
+    assert fused[0].id == "b" and fused[1].id == "a"
+    assert any(reason.startswith("cosine=") for reason in fused[0].reasons)
+
+
+def test_fused_score_is_the_design_formula_and_hybrid_adds_coverage():
+    w = RankWeights()
+    c = _cand("x", 0.5, 8.0, cov=1.0)
+    fused = rank([c], 0, method="fused", weights=w)[0].score
+    assert abs(fused - (0.7 * 0.5 + 0.3 * 0.5 + 0.56)) < 1e-9  # squash(8)=0.5, durable merge-document prior
+    hybrid = rank([c], 0, method="hybrid", weights=w)[0].score
+    assert abs(hybrid - fused - 0.3) < 1e-9
+    assert squash(0, 8) == 0 and squash(8, 8) == 0.5
+
+
+def test_a_memory_without_a_vector_competes_on_its_lexical_score():
+    gap = _cand("gap", None, 40.0)
+    weak = _cand("weak", 0.1, 0.0)
+    assert rank([weak, gap], 0, method="fused")[0].id == "gap"
