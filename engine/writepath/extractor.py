@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .proposals import Proposal
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
 _FIRST_PERSON = r"(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|my|our)"
 
 # (category, memory class, confidence, pattern over the lowercased sentence)
@@ -52,6 +52,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
      r"father|sister|brother|friend|best friend|boss|manager|colleague|dog|cat|pet|grandma|grandpa|family)\b"
      r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
+    ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
+     r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
+     r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
     ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|two|three|four|\d+)\s+(?:\w+\s+)?"
      r"(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|sisters?|brothers?)\b"),
     ("project", "durable_fact", 0.75,

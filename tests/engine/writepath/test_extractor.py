@@ -19,6 +19,7 @@ from engine.writepath.extractor import extract, netclaw_baseline, statements, th
     ("I just finished the Boston marathon in 3:41.", "milestone", "User just finished the Boston marathon in 3:41."),
     ("My sister Anna works at Google in Zurich.", "person", "User's sister Anna works at Google in Zurich."),
     ("I work as a nurse at Mass General.", "work", "User works as a nurse at Mass General."),
+    ("Dr. Okafor is my dentist on Elm Street.", "person", "Dr. Okafor is User's dentist on Elm Street."),
     ("I've been painting landscapes for years.", "activity", "User has been painting landscapes for years."),
     ("We're flying to Amsterdam on March 3 for a conference.", "plan",
      "User and others are flying to Amsterdam on March 3 for a conference."),
