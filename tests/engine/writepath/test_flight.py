@@ -8,8 +8,6 @@ question about flying out of Boston recalls the airline and the airport but not 
 
 import json
 
-import pytest
-
 from engine.clock import DAY_MS
 from engine.db import rows
 
@@ -83,8 +81,6 @@ def test_flight_scenario(llm_engine, provider, clock):
     assert edges == {("member_of", "Delta SkyMiles"), ("home_airport", "BOS")}
 
     clock.advance(7 * DAY_MS)
-    if not hasattr(engine, "recall"):
-        pytest.skip("Engine.recall has not landed yet (recall issue); the write-path half passed")
     later = engine.open_session("personal", "travel")
     result = engine.recall(later, "I need a flight from Boston to Chicago next Friday for a client meeting.")
     recalled = {item.id for item in result.items}
