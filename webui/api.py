@@ -110,6 +110,13 @@ def status():
     return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
 
 
+@route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")
+def openapi_json():
+    from .openapi import document  # openapi.py reads OPERATIONS, so it imports this module
+
+    return jsonify(document())
+
+
 # -- sessions -------------------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Flask
 
 from . import errors, security
+from .api import api
 
 
 def create_app(engine, config: dict | None = None) -> Flask:
@@ -25,6 +26,5 @@ def create_app(engine, config: dict | None = None) -> Flask:
     security.install(app, engine)
 
     # JSON API; HTML blueprints register beside it, never under /api.
-    from .openapi import api  # openapi.py adds its own route to the api blueprint
     app.register_blueprint(api)
     return app

@@ -1,17 +1,15 @@
 """The OpenAPI 3.1 document of /api/v1, built from the route declarations in api.py.
 
-Served at /api/v1/openapi.json (behind the bearer token like every /api route). A test checks
-that its paths and methods are exactly the registered Flask routes.
+Served at /api/v1/openapi.json (the `openapi_json` route in api.py, behind the bearer token like
+every /api route). A test checks that its paths and methods are exactly the registered routes.
 """
 
 from __future__ import annotations
 
 import re
 
-from flask import jsonify
-
 from . import schemas
-from .api import OPERATIONS, PREFIX, api, route, version
+from .api import OPERATIONS, PREFIX, version
 
 # Every operation can answer these; all of them carry the one error envelope.
 ERROR_STATUSES = {
@@ -80,9 +78,4 @@ def document() -> dict:
     }
 
 
-@route("GET", "/openapi.json", summary="This document", response="OpenAPI", tag="status")
-def openapi_json():
-    return jsonify(document())
-
-
-__all__ = ["api", "document", "openapi_path"]
+__all__ = ["document", "openapi_path"]

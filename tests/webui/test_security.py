@@ -91,6 +91,35 @@ def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, opera
         assert [i["id"] for i in r.json()["items"]] == [world["team_id"]]
 
 
+OTHER_ROUTES = sorted(op.operation_id for op in OPERATIONS if "<session_id>" not in op.rule)
+OTHER_BODIES = {"status": None, "open_session": {"audience": "team", "boundary": "work"},
+                "checkpoints": None, "list_tokens": None, "openapi_json": None,
+                "create_token": {"name": "team-child", "audience_ceiling": "team"},
+                "revoke_token": {}}
+
+
+def test_the_other_routes_list_is_complete():
+    assert set(OTHER_BODIES) == set(OTHER_ROUTES)
+
+
+@pytest.mark.parametrize("operation_id", OTHER_ROUTES)
+def test_no_other_route_shows_a_team_token_anything_personal(world, operation_id):
+    live = world["live"]
+    eng = live.engine
+    if hasattr(eng, "store_memory") and not world.get("queued"):
+        world["queued"] = eng.store_memory(world["personal_sid"], "Bonus", f"The bonus is quuxbonus {SECRET_WORD}.").checkpoint_id
+    op = next(o for o in OPERATIONS if o.operation_id == operation_id)
+    path = op.rule.replace("<token_id>", "local")
+    with live.client(world["team_token"]) as team_api:
+        r = team_api.request(op.method, path, json=OTHER_BODIES[operation_id])
+    assert r.status_code in (200, 403), r.text
+    assert SECRET_WORD not in r.text and "quuxbonus" not in r.text and world["personal_sid"] not in r.text
+    if world.get("queued"):
+        assert world["queued"] not in r.text
+    if operation_id == "revoke_token":
+        assert r.status_code == 403  # the local token is wider than the team token
+
+
 def test_the_personal_memory_survived_the_team_token(world):
     eng = world["live"].engine
     item = eng.get(world["personal_sid"], [world["personal_id"]]).items[0]
