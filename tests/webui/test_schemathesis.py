@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 NOT_BUILT = {"compaction": "compact", "findings": "add_findings", "recall": "recall",
-             "store_memory": "store_memory"}
+             "store_memory": "store_memory", "recall_receipt": "explain"}
 SEED = 20261130
 # Schema-violating bodies can also be too large: 413 (server.max_body_bytes) is a right answer too.
 CONFIG = """
