@@ -136,6 +136,10 @@ class ChatClient:
                  len(raw), elapsed)
         return LlmReply(text, raw, sha256_text(raw), self.config.model, elapsed)
 
+    def record_failure(self, purpose: str, kind: str, message: str) -> LlmError:
+        """A reply that came back but could not be used (e.g. no JSON): counted like any failure."""
+        return self._fail(purpose, kind, message, count_call=False)
+
     def health(self) -> LlmHealth:
         with self._lock:
             return LlmHealth(self._calls, self._failures, self._consecutive, self._last_error,
@@ -153,9 +157,9 @@ class ChatClient:
     def _now(self) -> int | None:
         return self._clock() if self._clock else None
 
-    def _fail(self, purpose: str, kind: str, message: str) -> LlmError:
+    def _fail(self, purpose: str, kind: str, message: str, count_call: bool = True) -> LlmError:
         with self._lock:
-            self._calls += 1
+            self._calls += count_call
             self._failures += 1
             self._consecutive += 1
             self._last_error = f"{kind}: {message}"

@@ -161,7 +161,7 @@ class Observer:
     def collect(self, session_id: str, trigger: str, now: int) -> Transcript | None:
         with self.engine.db.snapshot() as conn:
             session = session_store.session_row(conn, session_id)
-            distilled, _, failures = _progress(conn, session_id)
+            distilled, _, _ = _progress(conn, session_id)
             turns = rows(conn, "SELECT * FROM session_turns WHERE session_id=? AND turn_index>?"
                                " ORDER BY turn_index", (session_id, distilled))
             if not turns:
@@ -177,7 +177,8 @@ class Observer:
             for r in rows(conn, "SELECT accepted_json FROM observer_runs WHERE session_id=? AND"
                                 " status='completed' ORDER BY finished_at", (session_id,)):
                 existing += json.loads(r["accepted_json"])
-        lines = [f"[recalled-memory] {r['title']}: {r['body'][:400]}" for r in recalled]
+        recalled_lines = [f"[recalled-memory] {r['title']}: {r['body'][:400]}" for r in recalled]
+        lines = []
         for t in turns:
             part = [f"[turn {t['turn_index']}]"]
             if t["user_text"]:
@@ -188,9 +189,10 @@ class Observer:
             part += [f"[loaded-skill] {name}" for name in json.loads(t["skills_json"])]
             lines.append("\n".join(part))
         text = "\n".join(lines)
-        if len(text) > MAX_TRANSCRIPT_CHARS:  # keep the newest turns whole
+        if len(text) > MAX_TRANSCRIPT_CHARS:  # keep the newest turns whole (and every recalled line)
             text = text[-MAX_TRANSCRIPT_CHARS:]
             text = text[text.find("\n[turn ") + 1:] if "\n[turn " in text else text
+        text = "\n".join([*recalled_lines, text])
         return Transcript(session_id, session["audience"], session["boundary"], trigger, distilled,
                           turns[-1]["turn_index"], text,
                           tuple((t["turn_index"], t["user_text"]) for t in turns if t["user_text"]),
@@ -204,7 +206,8 @@ class Observer:
             reply = self.llm.complete(SYSTEM, json.dumps(payload, ensure_ascii=False), purpose="observer")
             parsed = first_json_object(reply.text)
             if parsed is None or not isinstance(parsed.get("proposals"), list):
-                raise LlmError("parse", f"no JSON object with proposals in the reply: {reply.text[:200]!r}")
+                raise self.llm.record_failure("observer", "parse", "no JSON object with proposals in the reply: "
+                                              f"{reply.text[:200]!r}")
             result = gate(parsed["proposals"])
             return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
         found = extractor.extract(list(transcript.user_turns))

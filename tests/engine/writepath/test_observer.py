@@ -263,3 +263,17 @@ def test_a_failure_preview_never_keeps_a_secret(llm_engine, provider, personal, 
     with llm_engine.db.snapshot() as conn:
         [row] = rows(conn, "SELECT error FROM observer_runs")
     assert "parse" in row["error"] and leaked not in row["error"] and "[secret removed]" in row["error"]
+
+
+def test_a_long_transcript_keeps_its_newest_turns_and_every_recalled_line(llm_engine, provider, personal, clock):
+    known = llm_engine.store(personal, "Editor", "User writes code in Helix.").id
+    provider.script(OBSERVER, _reply())
+    llm_engine.add_turn(personal, user="first " + "x" * 20_000, recalled_ids=[known])
+    llm_engine.add_turn(personal, user="second " + "y" * 20_000)
+    llm_engine.add_turn(personal, user="I prefer aisle seats.")
+    clock.advance(90_000)
+    llm_engine.writepath.scheduler.run_once(clock())
+    transcript = json.loads(provider.calls(OBSERVER)[0]["messages"][1]["content"])["transcript"]
+    assert transcript.startswith("[recalled-memory] Editor: User writes code in Helix.")
+    assert "[user] I prefer aisle seats." in transcript and "[turn 1]" not in transcript
+    assert len(transcript) < 25_000
