@@ -409,27 +409,38 @@ def start_background(home: Path) -> subprocess.Popen:
         )
 
 
+def _healthy_client(home: Path, token: str | None) -> DaemonClient | None:
+    """A client of the server in server.json if it answers (closed otherwise; a refused token raises)."""
+    client = DaemonClient.from_home(home, token)
+    if client is None:
+        return None
+    try:
+        if client.healthy():
+            return client
+    except ApiError:
+        client.close()
+        raise
+    client.close()
+    return None
+
+
 def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None) -> DaemonClient:
     """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
 
     `token` is the API token to use (default: the local token in `<home>/token`).
     """
     home = Path(home)
-    client = DaemonClient.from_home(home, token)
-    if client is not None and client.healthy():
-        return client
+    client = _healthy_client(home, token)
     if client is not None:
-        client.close()
+        return client
     if not start:
         raise ApiError(f"Keepmind is not running for {home}: start `keepmind serve --home {home}`")
     process = start_background(home)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        client = DaemonClient.from_home(home, token)
+        client = _healthy_client(home, token)
         if client is not None:
-            if client.healthy():
-                return client
-            client.close()
+            return client
         if process.poll() is not None:
             # It may have lost the lock to another instance that is starting: give that one a moment.
             deadline = min(deadline, time.monotonic() + 5.0)
