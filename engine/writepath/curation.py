@@ -23,7 +23,6 @@ import apsw
 from .. import store
 from ..db import one
 from ..memory import Provenance, normalize_text
-from ..policy import Scope
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
 from .events import RULE, record_event
@@ -77,10 +76,6 @@ def parse_payload(lease: Lease) -> tuple[Proposal, dict]:
         raise
     except (ValueError, KeyError, TypeError) as exc:
         raise PermanentFailure(f"malformed checkpoint payload ({type(exc).__name__}: {exc})") from None
-
-
-def scope_of(lease: Lease) -> Scope:
-    return Scope(lease.audience, lease.boundary, lease.session_id)
 
 
 # -- planning (no writes) ---------------------------------------------------------------------
