@@ -64,8 +64,13 @@ def body(schema_name: str) -> dict:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             raise InvalidInput("the body is not valid JSON: send a JSON object") from None
-    schemas.check_text(data)
-    schemas.validate(data, schemas.REQUESTS[schema_name])
+        except RecursionError:
+            raise InvalidInput("the body is nested too deeply") from None
+    try:
+        schemas.check_text(data)
+        schemas.validate(data, schemas.REQUESTS[schema_name])
+    except RecursionError:
+        raise InvalidInput("the body is nested too deeply") from None
     return data
 
 

@@ -48,6 +48,8 @@ def test_wrong_method_is_405_envelope(api):
     (b'{"audience": "personal", "boundary": 7}', "must be a string"),
     (b'{"audience": "personal", "boundary": "w", "extra": 1}', "unknown field 'extra'"),
     (b'{"audience": "personal", "boundary": "\\ud800"}', "not valid Unicode"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"audience": "personal", "boundary": "w", "title": ' + b"[" * 500 + b"]" * 500 + b"}", "title"),
 ])
 def test_bad_session_bodies_are_400_with_what_to_fix(api, raw, fragment):
     r = api.post("/sessions", content=raw, headers={"Content-Type": "application/json"})
