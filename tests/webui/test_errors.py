@@ -99,8 +99,11 @@ def test_memory_disabled_tools_refuse_and_recall_returns_nothing(tmp_path, clock
         sid = live.engine.open_session("personal", "work")
         with live.client() as api:
             assert api.get("/status").json()["memory"]["status"] == "paused"
-            for tool, body in (("find_memories", {"query": "x"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
-                               ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})):
+            tools = [("find_memories", {"query": "x"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
+                     ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})]
+            if hasattr(live.engine, "store_memory"):
+                tools.append(("store_memory", {"content": "remember this"}))
+            for tool, body in tools:
                 r = api.post(f"/sessions/{sid}/tools/{tool}", json=body)
                 assert "memory is turned off" in assert_envelope(r, MemoryDisabled.status)
             r = api.post(f"/sessions/{sid}/recall", json={"message": "anything"})
