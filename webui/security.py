@@ -117,6 +117,13 @@ def install(app: Flask, engine) -> None:
         if request.path == "/api" or request.path.startswith("/api/"):
             g.token = authenticate(engine)
 
+    @app.after_request
+    def harden(response):
+        # Answers may hold memories or a new token's secret: never cached, never sniffed as HTML.
+        response.headers.setdefault("Cache-Control", "no-store")
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
 
 def current_token() -> Token:
     return g.token

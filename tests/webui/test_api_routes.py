@@ -143,3 +143,10 @@ def test_recall_answers_and_its_receipt_explains_it(live, api):
     assert receipt["receipt"] == body["receipt"] and receipt["session_id"] == sid
     other = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
     assert api.get(f"/sessions/{other}/receipts/{body['receipt']}").status_code == 404
+
+
+def test_answers_are_never_cached_or_sniffed(api):
+    for r in (api.get("/status"), api.get("/nothing")):
+        assert r.headers["Cache-Control"] == "no-store"
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+        assert "Access-Control-Allow-Origin" not in r.headers
