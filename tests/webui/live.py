@@ -1,4 +1,8 @@
-"""A real Keepmind server on a free loopback port, for API, MCP and CLI tests."""
+"""A real Keepmind server on a free loopback port, for API, MCP and CLI tests.
+
+The fixtures `start_live` and `live` are re-exported by tests/webui/conftest.py and
+tests/desktop/conftest.py (the suite runs with --import-mode=importlib, so they load this file by path).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 from desktop.server import Daemon
 from engine import tokens
@@ -54,3 +59,16 @@ def start_live(home: Path, clock=None, **overrides) -> Live:
     settings = defaults().with_overrides(**{**TEST_SETTINGS, **overrides})
     return Live(Daemon(Path(home), port=0, settings=settings, clock=clock, threads=4,
                        start_workers=False).start())
+
+
+@pytest.fixture(scope="session", name="start_live")
+def start_live_fixture():
+    """`start_live(home, clock=None, **settings)` -> Live: a real server; call .stop() when done."""
+    return start_live
+
+
+@pytest.fixture(name="live")
+def live_fixture(tmp_path, clock):
+    server = start_live(tmp_path / "home", clock=clock)
+    yield server
+    server.stop()
