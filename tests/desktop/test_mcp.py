@@ -135,6 +135,13 @@ def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_pat
             os.kill(pid, signal.SIGTERM)
             psutil.Process(pid).wait(60)
     assert read_server_json(home) is None
+    after = start_live(home)
+    try:
+        with after.engine.db.snapshot() as conn:
+            rows = conn.execute("SELECT audience, boundary, status FROM sessions WHERE channel='mcp'").fetchall()
+    finally:
+        after.stop()
+    assert rows == [("personal", "work", "ended")]  # scope from keepmind.json; ended when the client left
 
 
 def test_connect_uses_a_given_token_and_reports_a_refused_one(live):
