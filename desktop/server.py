@@ -401,11 +401,12 @@ def start_background(home: Path) -> subprocess.Popen:
     """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
     logs = Path(home) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
+        if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
     with open(logs / "serve.log", "ab") as log_file:
         return subprocess.Popen(
             [sys.executable, "-m", "desktop", "serve", "--home", str(home)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True,
-            start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,
         )
 
 
