@@ -37,6 +37,10 @@ class AlreadyRunning(EngineError):
     status = 409
 
 
+class PortInUse(EngineError):
+    status = 409
+
+
 class ApiError(EngineError):
     """An error answer from the API (its envelope's message and status), or no answer at all."""
 
@@ -189,7 +193,12 @@ class ApiServer:
                   clear_untrusted_proxy_headers=True, channel_timeout=60)
         if max_request_body_size:
             kw["max_request_body_size"] = max_request_body_size
-        self.server = create_server(app, **kw)
+        try:
+            self.server = create_server(app, **kw)
+        except OSError:
+            for dispatcher in list(self._map.values()):  # the socket and trigger made before bind failed
+                dispatcher.close()
+            raise
         self.port = self.server.effective_port
         self.url = f"http://{HOST}:{self.port}"
         self._thread: threading.Thread | None = None
@@ -306,8 +315,12 @@ class Daemon:
             max_body = self.engine.settings["server.max_body_bytes"]
             app = create_app(self.engine, {"port": port, "max_body_bytes": max_body})
             # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope.
-            self.server = ApiServer(app, port, threads=self._threads,
-                                    max_request_body_size=max_body * 4 + 65_536)
+            try:
+                self.server = ApiServer(app, port, threads=self._threads,
+                                        max_request_body_size=max_body * 4 + 65_536)
+            except OSError as exc:
+                raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
+                                "using it, or pick another port with --port or server.port") from None
             security.bind_port(app, self.server.port)
             self.server.start()
             write_server_json(self.home, self.server.url, os.getpid())

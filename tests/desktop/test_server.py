@@ -129,3 +129,13 @@ def test_a_failed_start_releases_everything(tmp_path, clock, start_live):
     assert not (home / "server.json").exists()
     (home / "keepmind.json").write_text("{}")
     start_live(home, clock=clock).stop()  # the lock is free again
+
+
+def test_a_taken_port_is_an_error_that_says_what_to_do(tmp_path, clock, live):
+    from desktop.server import PortInUse
+    from engine.settings import defaults
+
+    daemon = Daemon(tmp_path / "other", port=live.port, settings=defaults(), clock=clock, start_workers=False)
+    with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{live.port}.*--port"):
+        daemon.start()
+    assert not (tmp_path / "other" / "server.json").exists()
