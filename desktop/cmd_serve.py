@@ -156,7 +156,12 @@ def cmd_token_revoke(args) -> int:
 def cmd_mcp(args) -> int:
     import os
 
+    from engine.settings import load
+
     from .mcp_server import run_stdio
 
-    return run_stdio(resolve_home(home_of(args)), audience=args.audience, boundary=args.boundary,
-                     start=not args.no_start, token=os.environ.get("KEEPMIND_TOKEN") or None)
+    home = resolve_home(home_of(args))
+    settings = load(home / "keepmind.json")  # the MCP session's scope: flags, else the mcp.* settings
+    return run_stdio(home, audience=args.audience or settings["mcp.audience"],
+                     boundary=args.boundary or settings["mcp.boundary"], start=not args.no_start,
+                     token=os.environ.get("KEEPMIND_TOKEN") or None)

@@ -213,14 +213,9 @@ def build_server(session: McpSession) -> MCPServer:
     return server
 
 
-def run_stdio(home: Path, *, audience: str | None = None, boundary: str | None = None, start: bool = True,
-              token: str | None = None) -> int:
+def run_stdio(home: Path, *, audience: str, boundary: str, start: bool = True, token: str | None = None) -> int:
     """`keepmind mcp`: serve MCP on stdin/stdout until the client closes it (`token`: default the local one)."""
-    from engine.settings import load
-
-    settings = load(Path(home) / "keepmind.json")
-    session = McpSession(lambda: connect(home, start=start, token=token), audience or settings["mcp.audience"],
-                         boundary or settings["mcp.boundary"])
+    session = McpSession(lambda: connect(home, start=start, token=token), audience, boundary)
     try:
         build_server(session).run("stdio")
     finally:
