@@ -2,7 +2,7 @@
 
 The server runs in its own process on port 0 over a throwaway data dir seeded with memories;
 N client threads each open a session and loop over the agent routes (status, recall, the four
-tools, a turn) until the time or request budget is spent. Prints errors (should be zero) and
+tools, a turn, checkpoints) until the time or request budget is spent. Prints errors (should be zero) and
 the latency percentiles per route. Numbers are noisy on a shared machine: say so when quoting.
 """
 
@@ -87,7 +87,7 @@ class Load:
             done = 0
             while time.monotonic() < self.deadline and (self.max_requests is None or done < self.max_requests):
                 words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
-                step = done % 6
+                step = done % 8
                 if step == 0:
                     self.call(http, "status", "GET", "/status")
                 elif step == 1:
@@ -103,8 +103,14 @@ class Load:
                 elif step == 4:
                     self.call(http, "turns", "POST", f"/sessions/{sid}/turns",
                               {"user": f"tell me about {words}", "assistant": "noted"})
-                else:
+                elif step == 5:
                     self.call(http, "checkpoints", "GET", "/checkpoints")
+                elif step == 6:
+                    self.call(http, "store_memory", "POST", f"/sessions/{sid}/tools/store_memory",
+                              {"title": words.title(), "content": f"The user mentioned {words} (bench {seed_}-{done})."})
+                elif known:
+                    self.call(http, "update_memory", "POST", f"/sessions/{sid}/tools/update_memory",
+                              {"id": known[0], "title": f"{words} (renamed)"})
                 done += 1
 
     def call(self, http: httpx.Client, name: str, method: str, path: str, body=None, allow_503=False):
@@ -147,7 +153,7 @@ def run(args) -> int:
             wall = time.perf_counter() - start
         finally:
             process.terminate()
-            process.wait(30)
+            process.communicate(timeout=30)  # waits, and closes the pipe
     total = sum(len(v) for v in load.latencies.values())
     print(f"bench api: {args.clients} clients, {wall:.1f} s, {total} requests ({total / wall:.0f}/s), "
           f"{len(load.errors)} errors, {args.memories} memories seeded (server in its own process)")
