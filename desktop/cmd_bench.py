@@ -9,6 +9,7 @@ BENCH_MODULES = (
     "desktop.bench_find",
     "desktop.bench_models",
     "desktop.bench_api",
+    "desktop.bench_recall",
 )
 
 

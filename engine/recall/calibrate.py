@@ -6,10 +6,11 @@ cross-conversation test is trivial). Steps, all on the records of one calibratin
    questions whose relevant memory is in the top 3; a loose pre-filter, the gate does the work;
 2. weights: L2-regularized logistic regression (Newton) of "this top-3 candidate is relevant"
    on gate.FEATURES, over positives and negatives alike;
-3. thresholds: on a grid of score quantiles, the (query, item) pair with the most refusals on the
-   negatives (mean zero-injection over the sources) whose relevant_recall_retained is still >=
+3. thresholds: on a grid of score quantiles, the (query, item) pair with the best sum of refusals
+   on the negatives (mean zero-injection over the sources) and precision on the positives, among
+   those whose relevant_recall_retained is still >=
    `target_retention` (0.955: the acceptance bar is 0.95 on held-out data; leave-one-out moved
-   retention by under 0.01 on the dev data), ties broken by precision;
+   retention by under 0.01 on the dev data);
 4. the same for lexical-only recall (no query vector): cosine features are absent.
 Held-out quality is estimated by leave-one-conversation-out (weights refit without the
 conversation, thresholds kept) and reported with the result; floors belong to one model and
@@ -85,8 +86,7 @@ def _feature_rows(records, tops, lexical: bool, lexical_half: float):
     for qi, (r, top) in enumerate(zip(records, tops)):
         if not top:
             continue
-        pool = [None if lexical else c.candidate.cosine for c in r.ranked]
-        for c, f in zip(top, features(r.plan, top, pool, r.stats, lexical_half)):
+        for c, f in zip(top, features(r.plan, top, r.stats, lexical_half)):
             rows.append(f)
             labels.append(1.0 if c.id in r.relevant else 0.0)
             owner.append(qi)
@@ -106,18 +106,20 @@ def _injections(records, tops, params: FeatureGateParams, feats_by_record):
     return out
 
 
-def _objective(m: dict) -> tuple:
+def _objective(m: dict) -> float:
+    """Mean zero-injection over the negative sources plus precision on the positives."""
     zero = list(m["zero_injection"].values())
-    return (round(sum(zero) / len(zero), 4) if zero else 0.0, m["precision"])
+    return (sum(zero) / len(zero) if zero else 0.0) + m["precision"]
 
 
-def choose_thresholds(records, tops, base: FeatureGateParams, feats_by_record, target: float) -> tuple[FeatureGateParams, dict]:
+def choose_thresholds(records, tops, base: FeatureGateParams, feats_by_record, target: float,
+                      objective=None) -> tuple[FeatureGateParams, dict]:
     """The (item, query) thresholds with the most refusals on negatives at retention >= target."""
     scored = {qi: [probability(base, f) for f in fs] for qi, fs in feats_by_record.items()}
     ids = {qi: [c.id for c in tops[qi]] for qi in scored}
     flat = np.array([v for vs in scored.values() for v in vs])
     q_grid = np.unique(np.quantile(flat, np.linspace(0.3, 0.995, 100))) if len(flat) else np.array([0.5])
-    i_grid = np.unique(np.r_[0.0, np.quantile(flat, np.linspace(0.05, 0.9, 18))]) if len(flat) else np.array([0.0])
+    i_grid = np.unique(np.r_[0.0, np.quantile(flat, np.linspace(0.05, 0.99, 40))]) if len(flat) else np.array([0.0])
 
     def run(ti: float, tq: float) -> dict:
         inj = {}
@@ -126,11 +128,12 @@ def choose_thresholds(records, tops, base: FeatureGateParams, feats_by_record, t
             inj[id(records[qi])] = [] if best < tq else [i for i, v in zip(ids[qi], vs) if v >= ti]
         return metrics.gate_metrics(records, lambda r: inj.get(id(r), []))
 
+    objective = objective or _objective
     best = None
     for tq in q_grid:
         for ti in i_grid[i_grid <= tq]:
             m = run(float(ti), float(tq))
-            if m["relevant_recall_retained"] >= target and (best is None or _objective(m) > _objective(best[1])):
+            if m["relevant_recall_retained"] >= target and (best is None or objective(m) > objective(best[1])):
                 best = (replace(base, item_threshold=float(ti), query_threshold=float(tq)), m)
     if best is None:  # nothing reaches the target: inject whatever the floor lets through
         return replace(base, item_threshold=0.0, query_threshold=0.0), run(0.0, 0.0)

@@ -23,7 +23,8 @@ from .plan import RecallPlan
 from .rank import Ranked, squash
 from .terms import TermStats, memory_stems
 
-FEATURES = ("cosine", "coverage", "best_uncovered", "lexical", "cosine_z", "gap_to_best", "rank")
+FEATURES = ("cosine", "coverage", "best_uncovered", "lexical", "gap_to_best", "rank", "coverage_gap",
+            "lexical_gap", "cosine_x_coverage")
 
 
 @dataclass(frozen=True)
@@ -71,31 +72,37 @@ def coverage(idf: dict[str, float], stems: set[str]) -> float:
     return sum(w for s, w in idf.items() if s in stems) / total if total > 0 else 0.0
 
 
-def features(plan: RecallPlan, top: list[Ranked], pool_cosines: list[float], stats: TermStats,
-             lexical_half: float) -> list[dict]:
-    """The gate's inputs for each of the top candidates (pure given the term statistics)."""
+def features(plan: RecallPlan, top: list[Ranked], stats: TermStats, lexical_half: float) -> list[dict]:
+    """The gate's inputs for each of the top candidates (pure given the term statistics).
+
+    No distribution-shape feature (a cosine z-score over the pool): netclaw's z-score gate
+    (design A) fell apart out of sample, and here it let long off-topic queries through.
+    """
     idf = stats.weights(plan.content)
-    cos_known = [c for c in pool_cosines if c is not None]
-    mean = sum(cos_known) / len(cos_known) if cos_known else 0.0
-    sd = math.sqrt(sum((c - mean) ** 2 for c in cos_known) / len(cos_known)) if len(cos_known) > 1 else 0.0
-    best_cos = max((r.candidate.cosine or 0.0) for r in top) if top else 0.0
-    out = []
-    for i, r in enumerate(top):
+    rarest = max(idf.values()) if idf else 0.0
+    rows = []
+    for r in top:
         c = r.candidate
         stems = memory_stems(c.row.get("title", ""), c.row.get("body", ""))
         uncovered = [w for s, w in idf.items() if s not in stems]
-        cos = c.cosine if c.cosine is not None else 0.0
-        out.append({
-            "cosine": cos,
-            "coverage": coverage(idf, stems),
-            # The rarest query word this memory lacks, relative to the rarest word of the query.
-            "best_uncovered": (max(uncovered) / max(idf.values())) if uncovered and idf else 0.0,
-            "lexical": squash(c.lexical, lexical_half),
-            "cosine_z": (cos - mean) / sd if sd > 1e-6 else 0.0,
-            "gap_to_best": best_cos - cos,
-            "rank": float(i),
-        })
-    return out
+        rows.append((c.cosine if c.cosine is not None else 0.0, coverage(idf, stems),
+                     max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,
+                     squash(c.lexical, lexical_half)))
+    best_cos = max((row[0] for row in rows), default=0.0)
+    best_cov = max((row[1] for row in rows), default=0.0)
+    best_lex = max((row[3] for row in rows), default=0.0)
+    return [{
+        "cosine": cos,
+        "coverage": cov,
+        # The rarest query word this memory lacks, relative to the rarest word of the query.
+        "best_uncovered": unc,
+        "lexical": lex,
+        "gap_to_best": best_cos - cos,
+        "rank": float(i),
+        "coverage_gap": best_cov - cov,
+        "lexical_gap": best_lex - lex,
+        "cosine_x_coverage": cos * cov,
+    } for i, (cos, cov, unc, lex) in enumerate(rows)]
 
 
 def logit(params: FeatureGateParams, feats: dict) -> float:
@@ -123,9 +130,8 @@ def decide(scores: list[float], ids: list[str], item_threshold: float, query_thr
     return out
 
 
-def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], pool_cosines: list[float],
-                 stats: TermStats) -> list[GateDecision]:
-    feats = features(plan, top, pool_cosines, stats, params.lexical_half)
+def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats) -> list[GateDecision]:
+    feats = features(plan, top, stats, params.lexical_half)
     scores = [probability(params, f) for f in feats]
     return decide(scores, [r.id for r in top], params.item_threshold, params.query_threshold, feats)
 

@@ -267,8 +267,7 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
     start = timer()
-    pool_cos = [r.candidate.cosine for r in trace.ranked]
-    decisions = feature_gate(params, trace.plan, top, pool_cos, stats)
+    decisions = feature_gate(params, trace.plan, top, stats)
     elapsed = (timer() - start) * 1000
     trace.timings["gate_ms"] = round(elapsed, 3)
     if elapsed > budget:
