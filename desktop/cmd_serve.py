@@ -59,12 +59,16 @@ def register(sub) -> None:
 
 
 def cmd_serve(args) -> int:
+    from engine.settings import load as load_settings
+
+    from .cmd_writepath import llm_api_key
     from .server import Daemon
 
     home = resolve_home(home_of(args))
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    daemon = Daemon(home, port=args.port)
+    settings = load_settings(home / "keepmind.json")
+    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
     try:
         daemon.start()
         print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)

@@ -286,8 +286,9 @@ class Daemon:
     """Everything `keepmind serve` runs, started and stopped in order."""
 
     def __init__(self, home: Path, *, port: int | None = None, settings=None, clock=None, threads: int = 8,
-                 start_workers: bool = True):
+                 start_workers: bool = True, llm_api_key: str | None = None):
         self.home = Path(home)
+        self._llm_api_key = llm_api_key
         self._port = port
         self._settings = settings
         self._clock = clock
@@ -309,7 +310,7 @@ class Daemon:
         self.lock.acquire()
         try:
             self.engine = open_engine(self.home, settings=self._settings, clock=self._clock,
-                                      start_workers=self._start_workers)
+                                      start_workers=self._start_workers, llm_api_key=self._llm_api_key)
             self.token = ensure_local_token(self.engine, self.home)
             port = self.engine.settings["server.port"] if self._port is None else self._port
             max_body = self.engine.settings["server.max_body_bytes"]

@@ -119,3 +119,30 @@ def test_status_command_running_and_not(tmp_path, capsys, clock, start_live):
         assert status["memory"]["status"] == "healthy"
     finally:
         live.stop()
+
+
+def test_serve_hands_the_provider_key_from_the_named_variable_to_the_write_path(tmp_path, monkeypatch):
+    """Only the composition root reads the environment: serve reads the key, the engine receives it."""
+    import json as _json
+
+    from desktop import cmd_serve, server
+    from desktop.cli import main
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(_json.dumps({
+        "memory.llm.base_url": "http://127.0.0.1:9/v1", "memory.llm.model": "m",
+        "memory.llm.api_key_env": "KEEPMIND_TEST_PROVIDER_KEY"}))
+    monkeypatch.setenv("KEEPMIND_TEST_PROVIDER_KEY", "sk-test-value")
+    seen = {}
+
+    class Probe(server.Daemon):
+        def start(self):
+            super().start()
+            seen["key"] = self.engine.writepath.llm.config.api_key
+            raise KeyboardInterrupt  # stop right after start
+
+    monkeypatch.setattr(server, "Daemon", Probe)
+    assert main(["serve", "--home", str(home), "--port", "0"]) == 130
+    assert seen["key"] == "sk-test-value"
+    assert not (home / "server.json").exists()
