@@ -47,6 +47,17 @@ def fts_match(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+def _candidate_predicate(scope: Scope, now: int, kind: str, include_expired: bool, include_trace: bool,
+                         recall_modes: tuple[str, ...] | None) -> tuple[str, list]:
+    """The visibility predicate, optionally narrowed to some recall modes (automatic recall)."""
+    pred, params = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
+                               include_trace=include_trace)
+    if recall_modes is not None:
+        pred += f" AND m.recall_mode IN ({','.join('?' * len(recall_modes))})"
+        params = [*params, *recall_modes]
+    return pred, params
+
+
 def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], now: int, limit: int, *,
                        include_expired: bool = False, include_trace: bool = False,
                        recall_modes: tuple[str, ...] | None = None) -> list[tuple[dict, float]]:
@@ -57,16 +68,11 @@ def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], no
     parts, params = [], []
     for table, kind, cols in (("memory_documents", "document", doc_columns()),
                               ("memory_records", "record", rec_columns())):
-        pred, pp = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
-                               include_trace=include_trace)
-        mode_sql = ""
-        if recall_modes is not None:
-            mode_sql = f" AND m.recall_mode IN ({','.join('?' * len(recall_modes))})"
-            pp = [*pp, *recall_modes]
+        pred, pp = _candidate_predicate(scope, now, kind, include_expired, include_trace, recall_modes)
         parts.append(
             f"SELECT {cols}, -bm25({table}_fts, {BM25_WEIGHTS}) AS lexical"
             f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
-            f" WHERE {table}_fts MATCH ? AND {pred}{mode_sql}"
+            f" WHERE {table}_fts MATCH ? AND {pred}"
         )
         params += [match, *pp]
     sql = " UNION ALL ".join(parts) + " ORDER BY lexical DESC, updated_at DESC LIMIT ?"
@@ -165,14 +171,8 @@ def hydrate_visible(conn: apsw.Connection, scope: Scope, ids: list[str], now: in
     ):
         for start in range(0, len(chunk_ids), 500):
             chunk = chunk_ids[start:start + 500]
-            pred, pp = visible_sql("m", scope, now, kind=kind, include_expired=include_expired,
-                                   include_trace=include_trace)
-            mode_sql = ""
-            if recall_modes is not None:
-                mode_sql = f" AND m.recall_mode IN ({','.join('?' * len(recall_modes))})"
-                pp = [*pp, *recall_modes]
-            sql = (f"SELECT {cols} FROM {table} m WHERE m.{key} IN ({','.join('?' * len(chunk))})"
-                   f" AND {pred}{mode_sql}")
+            pred, pp = _candidate_predicate(scope, now, kind, include_expired, include_trace, recall_modes)
+            sql = f"SELECT {cols} FROM {table} m WHERE m.{key} IN ({','.join('?' * len(chunk))}) AND {pred}"
             for r in rows(conn, sql, (*chunk, *pp)):
                 out[r["id"]] = r
     return out
