@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from ..errors import InvalidInput
 from . import metrics
 from .gate import FEATURES, FeatureGateParams, decide, features, probability
 from .rank import RankWeights, rank
@@ -143,7 +144,8 @@ def choose_thresholds(records, tops, base: FeatureGateParams, feats_by_record, t
 def calibrate_gate(records, tops, *, lexical: bool, target: float, lexical_half: float = 8.0) -> tuple[FeatureGateParams, dict]:
     rows, y, owner = _feature_rows(records, tops, lexical, lexical_half)
     if not rows or y.sum() == 0 or y.sum() == len(y):
-        raise ValueError("calibration needs both relevant and irrelevant candidates in the top 3")
+        raise InvalidInput("too little data to calibrate: the top 3 candidates must include both relevant "
+                           "and irrelevant memories; use more conversations or add --negatives files")
     X = np.array([[f[k] for k in FEATURES] for f in rows])
     w = fit_logistic(X, y)
     base = FeatureGateParams(weights=tuple(float(v) for v in w[:-1]), bias=float(w[-1]), item_threshold=0.0,
@@ -193,8 +195,13 @@ def calibrate(records, *, target_retention: float = 0.955, floor_retention: floa
     """Floor, hybrid gate and lexical gate from one calibrating run's records."""
     found = metrics.floor_only_at_retention(records, floor_retention, max_items)
     floor = found["floor"] if found.get("floor") is not None else -1.0
-    tops = _tops(records, floor, False, max_items, now)
-    gate, report = calibrate_gate(records, tops, lexical=False, target=target_retention)
+    try:
+        tops = _tops(records, floor, False, max_items, now)
+        gate, report = calibrate_gate(records, tops, lexical=False, target=target_retention)
+    except InvalidInput:  # on small data the floor can leave only relevant candidates: no floor then
+        floor = -1.0
+        tops = _tops(records, floor, False, max_items, now)
+        gate, report = calibrate_gate(records, tops, lexical=False, target=target_retention)
     lex_tops = _tops(records, None, True, max_items, now)
     lexical_gate, lex_report = calibrate_gate(records, lex_tops, lexical=True, target=target_retention)
     return Calibration(floor, gate, lexical_gate, {

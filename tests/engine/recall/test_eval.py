@@ -1,0 +1,143 @@
+"""The LoCoMo harness: flawed data is read correctly, metrics are exact, the command runs end to end."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from desktop.cli import main
+from engine.recall import metrics
+from engine.recall.locomo_data import cross_partner, dia_ids, load_locomo, parse_conversation
+
+
+def _conv(sample, a, b, facts, qa):
+    return {
+        "sample_id": sample,
+        "conversation": {
+            "speaker_a": a, "speaker_b": b,
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": a, "dia_id": "D1:1", "text": f"Hi {b}! I adopted a beagle puppy named Biscuit."},
+                {"speaker": b, "dia_id": "D1:2", "text": "Lovely! I started pottery classes on Tuesdays."},
+                {"speaker": a, "dia_id": "D1:3", "text": "I also booked a trip to Kyoto for October."},
+            ],
+        },
+        "observation": {"session_1_observation": {a: facts[:2], b: facts[2:] + [
+            [f"{b} enjoys cooking spicy noodles on weekends.", "D1:2"],
+            [f"{b} is learning Spanish with an app.", "D1:2"],
+            [f"{b} thinks autumn is the best season for hiking.", "D1:2"]]}},
+        "qa": qa,
+    }
+
+
+def write_data(tmp_path):
+    convs = [
+        _conv("conv-a", "Alice", "Bob",
+              [[f"Alice adopted a beagle puppy named Biscuit.", "D1:1"],
+               [f"Alice booked a trip to Kyoto for October.", ["D1:3"]],
+               [f"Bob started pottery classes on Tuesdays.", "D1:2, D1:9"]],
+              [{"question": "What is the name of Alice's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
+               {"question": "When does Bob go to pottery class?", "answer": "Tuesdays", "evidence": ["D1:2; D1:9"], "category": 2},
+               {"question": "Where is Alice travelling in October?", "answer": "Kyoto", "evidence": ["D:1:3"], "category": 1},
+               {"question": "Why does Alice hate cats?", "adversarial_answer": "x", "evidence": ["D1:1"], "category": 5},
+               {"question": "What did Bob cook?", "answer": "?", "evidence": ["D7:7"], "category": 4}]),
+        _conv("conv-b", "Carol", "Dan",
+              [[f"Carol runs marathons in Berlin.", "D1:1"], [f"Carol works as a nurse.", "D1:3"],
+               [f"Dan plays jazz piano.", "D1:02"]],
+              [{"question": "Which city does Carol run marathons in?", "answer": "Berlin", "evidence": ["D1:1 D1:3"], "category": 4}]),
+    ]
+    data = tmp_path / "tiny-locomo.json"
+    data.write_text(json.dumps(convs))
+    negatives = tmp_path / "negatives.jsonl"
+    negatives.write_text("\n".join(json.dumps({"id": f"n{i}", "query": q, "source": "offtopic"}) for i, q in enumerate(
+        ["How are library catalogues indexed by subject?", "What is the boiling point of tungsten?"])) + "\n")
+    return data, negatives
+
+
+def test_malformed_evidence_and_dia_ids_are_normalized():
+    assert dia_ids("D8:6; D9:17") == {"D8:6", "D9:17"}
+    assert dia_ids("D:11:26") == {"D11:26"} and dia_ids("D30:05") == {"D30:5"}
+    assert dia_ids("D1:1 D1:3") == {"D1:1", "D1:3"} and dia_ids(["D2:1", "D2:4,D2:5"]) == {"D2:1", "D2:4", "D2:5"}
+    assert dia_ids("D") == frozenset()
+
+
+def test_answerable_questions_and_anonymized_text(tmp_path):
+    data, _ = write_data(tmp_path)
+    convs = load_locomo(data, anonymize=True)
+    a = convs[0]
+    assert len(a.questions) == 3 and a.skipped_questions == 2  # adversarial and dangling evidence skipped
+    assert a.questions[0].text == "What is the name of User's puppy?"
+    assert a.facts[2].text.startswith("Friend started pottery") and a.facts[2].dia_ids == {"D1:2", "D1:9"}
+    assert a.questions[1].evidence == {"D1:2"}  # D1:9 points to no turn
+    assert a.turns[0].text.startswith("User: Hi Friend!")
+    assert cross_partner(convs, 0) == 1
+
+
+def test_conversations_sharing_a_first_name_are_never_cross_partners():
+    same = [parse_conversation(_conv(s, a, b, [["x", "D1:1"]] * 3, [])) for s, a, b in
+            (("c1", "John", "Maria"), ("c2", "Tim", "John"), ("c3", "Jon", "Gina"))]
+    assert cross_partner(same, 0) == 2 and cross_partner(same, 1) == 2
+
+
+def test_gate_metrics_follow_the_issue_definitions():
+    def rec(kind, relevant, ranked, injected, source=None):
+        ranked = [SimpleNamespace(id=i, candidate=SimpleNamespace(cosine=0.5)) for i in ranked]
+        return SimpleNamespace(kind=kind, source=source or kind, relevant=frozenset(relevant), ranked=ranked,
+                               injected=injected)
+    records = [
+        rec("positive", {"a"}, ["a", "b", "c"], ["a", "b"]),      # eligible, retained, 1 of 2 relevant
+        rec("positive", {"z"}, ["x", "y", "w", "z"], ["x"]),      # not eligible (relevant at rank 4)
+        rec("positive", {"c"}, ["a", "b", "c"], []),              # eligible, refused
+        rec("cross_conversation", set(), ["q"], []),
+        rec("negative", set(), ["q"], ["q"], source="CISI"),
+    ]
+    m = metrics.gate_metrics(records)
+    assert m["relevant_recall_retained"] == 0.5 and m["hit_rate"] == round(1 / 3, 4)
+    assert m["precision"] == round(1 / 3, 4) and m["mean_injected_positive"] == 1.0
+    assert m["zero_injection"] == {"CISI": 0.0, "cross_conversation": 1.0}
+
+
+@pytest.mark.offline_model
+def test_eval_locomo_runs_end_to_end(tmp_path, offline_models_home, capsys):
+    data, negatives = write_data(tmp_path)
+    out = tmp_path / "eval.json"
+    assert main(["eval", "locomo", "--home", str(offline_models_home), "--data", str(data),
+                 "--negatives", str(negatives), "--anonymize", "--baseline", "--compare-rankings",
+                 "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["retrieval"]["n"] == 4 and result["gate"]["n_positive"] == 4
+    assert result["retrieval"]["recall@10"] >= result["retrieval"]["recall@5"] >= result["retrieval"]["recall@1"]
+    assert result["retrieval"]["recall@5"] >= 0.75  # six facts per store: the answer is in the top 5
+    assert set(result["baselines"]) >= {"cosine", "bm25", "floor_only_gate"}
+    assert set(result["gate"]["zero_injection"]) == {"cross_conversation", "offtopic"}
+    assert result["latency_ms"]["p95"] >= result["latency_ms"]["p50"] > 0
+    assert result["config"]["model_id"] == "all-minilm-l6-v2" and result["config"]["skipped_questions"] == 2
+    assert "retrieval (hybrid)" in capsys.readouterr().out
+
+
+@pytest.mark.offline_model
+def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manifest_on_a_dry_run(
+        tmp_path, offline_models_home):
+    from engine.models.manifest import MANIFEST_DIR
+    from engine.recall.gate import FEATURES
+
+    data, negatives = write_data(tmp_path)
+    shipped = (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text()
+    out = tmp_path / "cal.json"
+    assert main(["recall", "calibrate", "--home", str(offline_models_home), "--data", str(data),
+                 "--negatives", str(negatives), "--anonymize", "--dry-run", "--json", str(out)]) == 0
+    cal = json.loads(out.read_text())
+    assert -1.0 <= cal["min_cosine"] <= 1.0 and cal["data"].startswith("tiny-locomo.json (facts mode, anonymized")
+    assert set(cal["feature_gate"]["weights"]) == set(FEATURES)
+    assert cal["feature_gate"]["query_threshold"] >= cal["feature_gate"]["item_threshold"]
+    assert cal["dev_metrics"]["hybrid"]["dev"]["relevant_recall_retained"] >= 0.955 * 0.99
+    assert len(cal["date"]) == 10 and (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text() == shipped
+
+
+def test_logistic_fit_separates_separable_data():
+    import numpy as np
+    from engine.recall.calibrate import fit_logistic
+
+    X = np.array([[0.1], [0.2], [0.3], [0.7], [0.8], [0.9]])
+    w = fit_logistic(X, np.array([0, 0, 0, 1, 1, 1.0]), l2=0.01)
+    assert w[0] > 0 and (X[:, 0] * w[0] + w[1] > 0).tolist() == [False, False, False, True, True, True]
