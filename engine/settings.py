@@ -75,6 +75,12 @@ def _audience(v):
     raise ValueError("personal, team or public")
 
 
+def _recall_ranking(v):
+    if v in ("hybrid", "fused", "cosine", "bm25"):
+        return v
+    raise ValueError("one of hybrid, fused, cosine, bm25")
+
+
 def _boundary_map(v):
     if not isinstance(v, dict) or not all(
         isinstance(k, str) and isinstance(b, list) and all(isinstance(x, str) for x in b)
@@ -115,6 +121,9 @@ KEYS: list[Key] = [
     Key("memory.recall.gate.threshold", None,
         "Override of the gate's calibrated threshold; null uses the calibrated value.",
         _num(0.0, 1.0, optional=True)),
+    Key("memory.recall.ranking", "hybrid",
+        "Candidate ranking: hybrid (fused plus query coverage, the measured best), fused (DESIGN.md's "
+        "0.7 cosine + 0.3 lexical), cosine or bm25 (raw channels).", _recall_ranking),
     Key("memory.recall.receipt_retention_days", 14,
         "Recall receipts (recall_events) older than this are pruned.", _int(1, 3650)),
     Key("memory.embeddings.enabled", True,
