@@ -255,12 +255,12 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
             reason = failure if failure == "sub_budget_exceeded" else f"score_{failure}"
             trace.degraded.append(f"gate:cross_encoder_{reason}")
             emit("memory_recall_gate_degraded", reason, elapsedMs=round(elapsed))
-    calibration = embedder.calibration if embedder is not None else {}
+    calibration = (embedder.calibration if embedder is not None else None) or {}
     if query_vec is not None:
         params = config.feature_gate or FeatureGateParams.from_calibration(calibration)
-    else:
-        params = config.lexical_gate or FeatureGateParams.from_calibration(
-            {"feature_gate": (calibration or {}).get("feature_gate_lexical")})
+    else:  # the lexical gate has no cosine features, so any calibrated manifest's will do
+        params = FeatureGateParams.from_calibration(
+            {"feature_gate": calibration.get("feature_gate_lexical")}) or config.lexical_gate
     if params is None:
         reason = "no_scorer_configured" if cross is None else "missing_calibration"
         trace.degraded.append(f"gate:{reason}")

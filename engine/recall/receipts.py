@@ -15,6 +15,7 @@ from ..memory import new_id
 from .pipeline import RecallTrace
 
 RECEIPT_PREFIX = "rcp"
+MAX_CONSIDERED = 25  # the best-ranked candidates kept with their scores; counts cover the rest
 
 
 def new_receipt_id() -> str:
@@ -58,7 +59,7 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
              "lexical_rank": r.candidate.lexical_rank, "score": round(r.score, 4),
              "reasons": list(r.reasons),
              "gate": None if r.id not in gate_by_id else round(gate_by_id[r.id].score, 4)}
-            for n, r in enumerate(trace.ranked)
+            for n, r in enumerate(trace.ranked[:MAX_CONSIDERED])
         ],
         "floor": {"value": trace.floor, "source": trace.floor_source},
         "gate": {"kind": trace.gate_kind,

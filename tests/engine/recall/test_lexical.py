@@ -34,3 +34,15 @@ def test_bad_input_is_a_clear_error(engine):
         engine.explain("not-a-receipt")
     with pytest.raises(NotFound):
         engine.explain("rcp-" + "0" * 32)
+
+
+def test_without_a_model_the_shipped_lexical_gate_still_refuses_off_topic_messages(engine):
+    sid = engine.open_session("personal", "work")
+    for title, body in (("Coffee", "The user drinks flat whites every morning."),
+                        ("Library", "The user volunteers at the town library on Saturdays."),
+                        ("Trip", "The user flies to Lisbon in May.")):
+        engine.store(sid, title, body)
+    t = engine.recaller.trace(engine.scope(sid), "How are periodicals indexed in automated library systems?")
+    assert t.mode == "lexical" and t.ranked, "the library memory matches lexically"
+    assert t.gate_kind == "feature" and not any(d.startswith("gate:") for d in t.degraded)
+    assert t.block is None
