@@ -67,13 +67,9 @@ def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -
     return out
 
 
-def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None,
-           model_id: str | None = None, query_vec: np.ndarray | None = None,
-           exclude: frozenset[str] = frozenset(), lexical_k: int = LEXICAL_K,
-           vector_k: int = VECTOR_K) -> Pool:
-    """Merge both channels; lexical-only when there is no query vector."""
-    lex = lexical_hits(conn, scope, terms, now, lexical_k, exclude)
-    vec = vector_hits(conn, scope, vectors, query_vec, now, vector_k, exclude) if query_vec is not None else []
+def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *, vectors=None,
+          model_id: str | None = None, query_vec: np.ndarray | None = None) -> Pool:
+    """Merge both channels' hits; lexical hits the vector channel missed get their exact cosine."""
     cos = {r["id"]: c for r, c in vec}
     vrank = {r["id"]: i + 1 for i, (r, _) in enumerate(vec)}
     lrank = {r["id"]: i + 1 for i, (r, _) in enumerate(lex)}
@@ -85,9 +81,9 @@ def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None
         missing = [i for i in lexical if i not in cos]
         lookup = getattr(vectors, "vector", None)
         for i in missing if lookup else ():
-            vec = lookup(i)
-            if vec is not None:
-                cos[i] = float(vec @ query_vec)
+            found = lookup(i)
+            if found is not None:
+                cos[i] = float(found @ query_vec)
         missing = [i for i in missing if i not in cos]
         if missing and model_id:
             cos.update(stored_cosines(conn, model_id, missing, query_vec))
@@ -98,3 +94,13 @@ def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None
         for i, row in rows.items()
     ]
     return Pool(candidates, len(lex), len(vec), tuple(gaps))
+
+
+def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None,
+           model_id: str | None = None, query_vec: np.ndarray | None = None,
+           exclude: frozenset[str] = frozenset(), lexical_k: int = LEXICAL_K,
+           vector_k: int = VECTOR_K) -> Pool:
+    """Both channels on one connection, one after the other; lexical-only without a query vector."""
+    lex = lexical_hits(conn, scope, terms, now, lexical_k, exclude)
+    vec = vector_hits(conn, scope, vectors, query_vec, now, vector_k, exclude) if query_vec is not None else []
+    return merge(conn, lex, vec, vectors=vectors, model_id=model_id, query_vec=query_vec)

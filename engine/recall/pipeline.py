@@ -17,7 +17,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from .candidates import Pool, gather
+from .candidates import Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
@@ -27,6 +27,7 @@ from .terms import TermStats, memory_stems
 log = logging.getLogger("keepmind.recall")
 DEGRADED_LOG_COOLDOWN_MS = 5 * 60 * 1000
 DEFAULT_RANKING = "hybrid"
+VECTOR_SEARCH_MS = 100.0  # what the vector search and hydration may add to the embed budget
 
 
 @dataclass(frozen=True)
@@ -164,25 +165,46 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
         vector_reason = "missing_calibration"
     else:
         trace.model_id = embedder.model_id
+
+    # -- candidates: the vector channel (embed, search, hydrate) runs on the pool's thread while
+    # the lexical channel runs here; both release the GIL in ONNX Runtime, numpy and SQLite.
+    t_c = timer()
+    vector_job = None
+    if trace.model_id is not None:
         budget = min(config.embed_budget_ms, config.timeout_ms - ms())
-        result, elapsed, failure = _call_with_budget(
-            executor, lambda: embedder.embed_queries([message])[0], budget, timer)
-        trace.timings["embed_ms"] = round(elapsed, 3)
-        if failure:
-            vector_reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
-        else:
-            query_vec = result
+
+        def vector_channel():
+            t_e = timer()
+            vec = embedder.embed_queries([message])[0]
+            embed_ms = (timer() - t_e) * 1000
+            if embed_ms > budget:
+                return None, embed_ms, []
+            with snapshot() as vconn:
+                return vec, embed_ms, vector_hits(vconn, scope, vectors, vec, now, exclude=exclude)
+        vector_job = executor.submit(vector_channel) if executor is not None else None
+    with snapshot() as conn:
+        stats.build(conn)
+        lex = lexical_hits(conn, scope, trace.plan.terms, now, exclude=exclude)
+        vec_hits: list = []
+        if trace.model_id is not None:
+            # The embed budget plus room for the search, never past the whole budget.
+            deadline_ms = min(config.timeout_ms, (t_c - t0) * 1000 + budget + VECTOR_SEARCH_MS)
+            wait_ms = max(0.0, deadline_ms - ms())
+            result, _, failure = _call_with_budget(
+                None, (lambda: vector_job.result(timeout=wait_ms / 1000.0)) if vector_job is not None
+                else vector_channel, wait_ms, timer)
+            if failure:
+                vector_reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
+            else:
+                query_vec, embed_ms, vec_hits = result
+                trace.timings["embed_ms"] = round(embed_ms, 3)
+                if query_vec is None:
+                    vector_reason = "sub_budget_exceeded"
+        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=query_vec)
     if vector_reason:
         trace.degraded.append(f"vector:{vector_reason}")
         emit("memory_recall_vector_degraded", vector_reason)
     trace.mode = "hybrid" if query_vec is not None else "lexical"
-
-    # -- candidates and ranking ----------------------------------------------------------------
-    t_c = timer()
-    with snapshot() as conn:
-        stats.build(conn)
-        pool = gather(conn, scope, trace.plan.terms, now, vectors=vectors if query_vec is not None else None,
-                      model_id=trace.model_id, query_vec=query_vec, exclude=exclude)
     trace.pool = pool
     trace.timings["candidates_ms"] = round((timer() - t_c) * 1000, 3)
     if pool.coverage_gaps:
