@@ -8,10 +8,15 @@ see: how much of the query's *rare* content (IDF over this store, after Porter s
 actually contains, whether the rarest query word is missing from it, and the lexical channel. It
 makes two decisions: a query-level one ("inject anything at all?") with a higher bar for the best
 candidate, then one per item. Weights and both thresholds come from the calibration command.
+On the anonymized LoCoMo dev data its candidate-level AUC is about 0.88 (leave-one-conversation-out
+about the same), against 0.545 for design C; a cosine z-score over the pool (design A's signal)
+was tried and dropped: it let long off-topic queries through.
 
 What it cannot do: it does not read meaning. A relevant memory that shares no rare word with a
 paraphrased question is refused (that costs retention), and an on-topic memory that shares the
-words but does not answer the question is let through (that costs precision).
+words but does not answer the question is let through (that costs precision: on the dev data it
+is only about 2 points more precise than a cosine floor at the same retention). Questions about
+a topic that another conversation also discussed get through about 3 times in 10.
 """
 
 from __future__ import annotations
