@@ -94,13 +94,3 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
         for i, row in rows.items()
     ]
     return Pool(candidates, len(lex), len(vec), tuple(gaps))
-
-
-def gather(conn, scope: Scope, terms: tuple[str, ...], now: int, *, vectors=None,
-           model_id: str | None = None, query_vec: np.ndarray | None = None,
-           exclude: frozenset[str] = frozenset(), lexical_k: int = LEXICAL_K,
-           vector_k: int = VECTOR_K) -> Pool:
-    """Both channels on one connection, one after the other; lexical-only without a query vector."""
-    lex = lexical_hits(conn, scope, terms, now, lexical_k, exclude)
-    vec = vector_hits(conn, scope, vectors, query_vec, now, vector_k, exclude) if query_vec is not None else []
-    return merge(conn, lex, vec, vectors=vectors, model_id=model_id, query_vec=query_vec)
