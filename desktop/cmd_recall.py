@@ -178,14 +178,17 @@ def _print_summary(s: dict) -> None:
 def cmd_calibrate(args) -> int:
     if args.data is None and not args.anonymize:
         args.anonymize = True  # the dev default: gate figures only mean something anonymized
-    data, convs, negs, records, seconds = _run(args, calibrating=True, config=RecallConfig())
+    # No time budget while calibrating: a query embedded slowly on a busy machine must not turn
+    # into a lexical-only record and skew the weights.
+    relaxed = RecallConfig(timeout_ms=60_000, embed_budget_ms=30_000, gate_budget_ms=30_000)
+    data, convs, negs, records, seconds = _run(args, calibrating=True, config=relaxed)
     if not any(r.kind != "positive" for r in records):
         raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
     model_id = next((r.model_id for r in records if r.model_id), None)
     if model_id is None:
         raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
                            "(`keepmind models install-offline`) or pass --home with a models folder")
-    result = calib.calibrate(records, target_retention=args.target_retention, now=int(time.time() * 1000))
+    result = calib.calibrate(records, target_retention=args.target_retention)
     describe = (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
                 f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
                 f"{len(negs)} negative queries)")

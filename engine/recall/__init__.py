@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .. import sessions
 from ..errors import InvalidInput
 from ..policy import Scope
 from . import receipts
-from .gate import FeatureGateParams
 from .inject import Injected
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats
@@ -44,7 +43,6 @@ class Recaller:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, Future]] = {}  # receipts still being written
-        self._lexical_gate = None  # from a shipped manifest, for recall without an embedder
         engine.on_write(self._on_write)
 
     # -- lifecycle (the engine starts and stops it like a worker) ------------------------------
@@ -78,10 +76,7 @@ class Recaller:
     # -- recall ---------------------------------------------------------------------------------
 
     def config(self) -> RecallConfig:
-        config = RecallConfig.from_settings(self.engine.settings)
-        if self._lexical_gate is None:
-            self._lexical_gate = shipped_lexical_gate(self.engine.settings["memory.embeddings.model_id"]) or False
-        return replace(config, lexical_gate=self._lexical_gate or None)
+        return RecallConfig.from_settings(self.engine.settings)
 
     def trace(self, scope: Scope, message: str, *, context=(), exclude: frozenset[str] = frozenset(),
               config: RecallConfig | None = None, calibrating: bool = False) -> RecallTrace:
@@ -145,21 +140,6 @@ class Recaller:
         """Delete receipts past the retention (also done as receipts are written)."""
         days = self.engine.settings["memory.recall.receipt_retention_days"]
         return self.engine.write(receipts.prune, self.engine.now(), days)
-
-
-def shipped_lexical_gate(preferred: str | None) -> FeatureGateParams | None:
-    """The lexical-only gate calibrated into a shipped manifest (the configured model's first)."""
-    from ..models import manifest
-
-    ids = manifest.shipped_ids()
-    for model_id in ([preferred] if preferred in ids else []) + ids:
-        found = manifest.shipped(model_id)
-        cal = (found.calibration if found else None) or {}
-        params = FeatureGateParams.from_calibration({"feature_gate": cal.get("feature_gate_lexical")},
-                                                    source=f"{model_id} manifest")
-        if params is not None:
-            return params
-    return None
 
 
 def attach(engine) -> Recaller:

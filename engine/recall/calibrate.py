@@ -11,7 +11,6 @@ cross-conversation test is trivial). Steps, all on the records of one calibratin
    those whose relevant_recall_retained is still >=
    `target_retention` (0.955: the acceptance bar is 0.95 on held-out data; leave-one-out moved
    retention by under 0.01 on the dev data);
-4. the same for lexical-only recall (no query vector): cosine features are absent.
 Held-out quality is estimated by leave-one-conversation-out (weights refit without the
 conversation, thresholds kept) and reported with the result; floors belong to one model and
 its query encoding, so the result is written into that model's manifest only.
@@ -27,24 +26,23 @@ import numpy as np
 from ..errors import InvalidInput
 from . import metrics
 from .gate import FEATURES, FeatureGateParams, decide, features, probability
-from .rank import RankWeights, rank
 
 L2 = 1.0
+KEPT_KEYS = ("encoding", "threshold")
 
 
 @dataclass(frozen=True)
 class Calibration:
     floor: float
     gate: FeatureGateParams
-    lexical_gate: FeatureGateParams
     report: dict
 
     def as_manifest(self, base: dict, data: str) -> dict:
-        out = dict(base or {})
+        # Keep what describes the model (its encoding); everything else is this run's.
+        out = {k: v for k, v in (base or {}).items() if k in KEPT_KEYS}
         out.update({
             "min_cosine": round(self.floor, 4),
             "feature_gate": self.gate.as_calibration(),
-            "feature_gate_lexical": self.lexical_gate.as_calibration(),
             "data": data,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
             "dev_metrics": self.report,
@@ -68,21 +66,13 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 30) 
     return w
 
 
-def _tops(records, floor: float | None, lexical: bool, max_items: int, now: int):
+def _tops(records, floor: float, max_items: int):
     """Per record: the ranked list the gate would see (after the floor), best first."""
-    out = []
-    for r in records:
-        ranked = r.ranked
-        if lexical:
-            cands = [replace(c.candidate, cosine=None) for c in ranked if c.candidate.lexical > 0]
-            ranked = rank(cands, now, method="hybrid", weights=RankWeights())
-        elif floor is not None:
-            ranked = [c for c in ranked if c.candidate.cosine is None or c.candidate.cosine >= floor]
-        out.append(ranked[:max_items])
-    return out
+    return [[c for c in r.ranked if c.candidate.cosine is None or c.candidate.cosine >= floor][:max_items]
+            for r in records]
 
 
-def _feature_rows(records, tops, lexical: bool, lexical_half: float):
+def _feature_rows(records, tops, lexical_half: float):
     rows, labels, owner = [], [], []
     for qi, (r, top) in enumerate(zip(records, tops)):
         if not top:
@@ -141,8 +131,8 @@ def choose_thresholds(records, tops, base: FeatureGateParams, feats_by_record, t
     return best
 
 
-def calibrate_gate(records, tops, *, lexical: bool, target: float, lexical_half: float = 8.0) -> tuple[FeatureGateParams, dict]:
-    rows, y, owner = _feature_rows(records, tops, lexical, lexical_half)
+def calibrate_gate(records, tops, *, target: float, lexical_half: float = 8.0) -> tuple[FeatureGateParams, dict]:
+    rows, y, owner = _feature_rows(records, tops, lexical_half)
     if not rows or y.sum() == 0 or y.sum() == len(y):
         raise InvalidInput("too little data to calibrate: the top 3 candidates must include both relevant "
                            "and irrelevant memories; use more conversations or add --negatives files")
@@ -154,8 +144,7 @@ def calibrate_gate(records, tops, *, lexical: bool, target: float, lexical_half:
     feats_by_record: dict[int, list[dict]] = {}
     for f, qi in zip(rows, owner):
         feats_by_record.setdefault(int(qi), []).append(f)
-    # Retention is relative to what this ranking can reach (lexical-only ranks fewer relevant
-    # memories into the top 3 than hybrid does): the target applies to the ungated injection.
+    # Retention is relative to what the floor alone keeps: the target applies to the ungated injection.
     ungated = metrics.gate_metrics(records, lambda r: [c.id for c in tops[index[id(r)]]])
     target = target * ungated["relevant_recall_retained"]
     params, m = choose_thresholds(records, tops, base, feats_by_record, target)
@@ -191,19 +180,17 @@ def _auc(scores: np.ndarray, y: np.ndarray) -> float:
 
 
 def calibrate(records, *, target_retention: float = 0.955, floor_retention: float = 1.0,
-              max_items: int = 3, now: int = 0) -> Calibration:
-    """Floor, hybrid gate and lexical gate from one calibrating run's records."""
+              max_items: int = 3) -> Calibration:
+    """Floor and feature gate from one calibrating run's records."""
     found = metrics.floor_only_at_retention(records, floor_retention, max_items)
     floor = found["floor"] if found.get("floor") is not None else -1.0
     try:
-        tops = _tops(records, floor, False, max_items, now)
-        gate, report = calibrate_gate(records, tops, lexical=False, target=target_retention)
+        tops = _tops(records, floor, max_items)
+        gate, report = calibrate_gate(records, tops, target=target_retention)
     except InvalidInput:  # on small data the floor can leave only relevant candidates: no floor then
         floor = -1.0
-        tops = _tops(records, floor, False, max_items, now)
-        gate, report = calibrate_gate(records, tops, lexical=False, target=target_retention)
-    lex_tops = _tops(records, None, True, max_items, now)
-    lexical_gate, lex_report = calibrate_gate(records, lex_tops, lexical=True, target=target_retention)
-    return Calibration(floor, gate, lexical_gate, {
+        tops = _tops(records, floor, max_items)
+        gate, report = calibrate_gate(records, tops, target=target_retention)
+    return Calibration(floor, gate, {
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
-        "hybrid": report, "lexical": lex_report, "target_retention": target_retention})
+        "hybrid": report, "target_retention": target_retention})

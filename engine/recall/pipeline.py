@@ -46,7 +46,6 @@ class RecallConfig:
     gate_threshold: float | None = None       # cross-encoder threshold override
     floor: float | None = None                # None: the embedder's calibrated floor
     feature_gate: FeatureGateParams | None = None        # None: from the embedder's calibration
-    lexical_gate: FeatureGateParams | None = None
     use_cross_encoder: bool = True
 
     @classmethod
@@ -277,12 +276,13 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
             reason = failure if failure == "sub_budget_exceeded" else f"score_{failure}"
             trace.degraded.append(f"gate:cross_encoder_{reason}")
             emit("memory_recall_gate_degraded", reason, elapsedMs=round(elapsed))
-    calibration = (embedder.calibration if embedder is not None else None) or {}
+    # Without a query vector there is no gate: the offline gate's weights lean on cosine, and a
+    # lexical-only version calibrated on LoCoMo refused background facts a task message needs
+    # (the flight scenario's home airport). Lexical-only recall is the degraded mode and says so.
+    params = None
     if query_vec is not None:
+        calibration = (embedder.calibration if embedder is not None else None) or {}
         params = config.feature_gate or FeatureGateParams.from_calibration(calibration)
-    else:  # the lexical gate has no cosine features, so any calibrated manifest's will do
-        params = FeatureGateParams.from_calibration(
-            {"feature_gate": calibration.get("feature_gate_lexical")}) or config.lexical_gate
     if params is None:
         reason = "no_scorer_configured" if cross is None else "missing_calibration"
         trace.degraded.append(f"gate:{reason}")
