@@ -167,6 +167,8 @@ def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,
         models = getattr(engine, "models", None)
         if models is not None and hasattr(models, "load"):
             models.load(download=False, repair=False)
+            if models.embedder() is not None:  # the first inference is slow: keep it out of the budget
+                models.embedder().embed_queries(["warm up"])
         stores.append(build_store(engine, conv.sample_id, conv, options))
         if progress:
             progress(f"stored {conv.sample_id}: {len(stores[-1].provenance)} memories")
