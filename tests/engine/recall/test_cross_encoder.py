@@ -1,0 +1,60 @@
+"""With a cross-encoder installed, it is the gate; when it runs out of time recall says so."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import open_engine
+from engine.models.service import ModelRuntime
+from engine.recall.pipeline import RecallConfig
+from engine.settings import defaults
+
+
+def _tiny():
+    """The models tests' tiny-model builder (a real ONNX graph and tokenizer made by the test)."""
+    key = "keepmind_tests_models_tiny"
+    if key not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "models" / "models_tiny.py"
+        spec = importlib.util.spec_from_file_location(key, path)
+        sys.modules[key] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[key])
+    return sys.modules[key]
+
+
+@pytest.fixture
+def gated(tmp_path, clock):
+    home = tmp_path / "home"
+    tiny = _tiny()
+    tiny.install_tiny(home / "models", "tiny-embed")
+    tiny.install_tiny(home / "models", "tiny-gate", role="gate")
+    settings = defaults().with_overrides(memory__embeddings__model_id="tiny-embed",
+                                         memory__embeddings__auto_download=False)
+    engine = open_engine(home, settings=settings, clock=clock, start_workers=False)
+    runtime = ModelRuntime(engine, gate_id="tiny-gate")
+    engine.on_write(runtime.on_written)
+    engine.models = runtime
+    runtime.load()
+    assert runtime.gate() is not None and runtime.embedder() is not None
+    yield engine
+    engine.close()
+
+
+def test_the_cross_encoder_keeps_what_it_scores_above_its_threshold(gated):
+    sid = gated.open_session("personal", "work")
+    dark = gated.store(sid, "theme", "the user prefers dark themes").id
+    train = gated.store(sid, "train", "the train leaves at noon").id
+    t = gated.recaller.trace(gated.scope(sid), "what theme does the user like", config=RecallConfig(floor=-1.0))
+    assert t.gate_kind == "cross_encoder"
+    kept = {d.id: d.kept for d in t.gate}
+    assert kept[dark] is True and kept.get(train) in (False, None)
+    assert [i.id for i in t.injected] == [dark] and "gate_ms" in t.timings
+
+
+def test_a_cross_encoder_out_of_time_degrades_with_a_named_reason(gated):
+    sid = gated.open_session("personal", "work")
+    gated.store(sid, "theme", "the user prefers dark themes")
+    t = gated.recaller.trace(gated.scope(sid), "what theme does the user like",
+                             config=RecallConfig(floor=-1.0, gate_budget_ms=0))
+    assert "gate:cross_encoder_sub_budget_exceeded" in t.degraded and t.gate_kind != "cross_encoder"
