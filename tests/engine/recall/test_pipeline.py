@@ -121,3 +121,16 @@ def test_the_block_has_its_exact_shape():
         "  Oat-milk flat whites.\n  Every morning.\n"
         "[/memory-recall]")
     assert render_block([]) is None
+
+
+def test_vector_hits_outside_the_sessions_scope_are_never_candidates(model_engine):
+    work = model_engine.open_session("personal", "work")
+    home = model_engine.open_session("personal", "home")
+    team = model_engine.open_session("team", "home")
+    secret = model_engine.store(work, "Dentist", "The user's dentist appointment is on 14 March.").id
+    private = model_engine.store(home, "Dentist", "The user's dentist is Dr Okafor.").id
+    for sid in (home, team):
+        t = trace(model_engine, sid, "When is my dentist appointment?", floor=-1.0)
+        ids = {c.id for c in t.pool.candidates}
+        assert secret not in ids
+        assert (private in ids) is (sid == home)  # a team session does not read personal memories
