@@ -404,7 +404,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     engine = Engine(home, db, settings, clock)
     # Subsystems attach here, each in one line, as they land (models, recall, write path).
     engine.models = attach_models(engine, start=start_workers)
-    engine.recaller = attach_recall(engine)
+    engine.recaller = attach_recall(engine, start=start_workers)
     attach_write_path(engine, llm_api_key=llm_api_key, start=start_workers)
     return engine
 

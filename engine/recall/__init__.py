@@ -6,6 +6,7 @@ degradation log, receipts still being written); `Engine.recall` and `Engine.expl
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats
 
 MAX_MESSAGE_CHARS = 20_000
+log = logging.getLogger("keepmind.recall")
 
 
 @dataclass(frozen=True)
@@ -43,14 +45,27 @@ class Recaller:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, Future]] = {}  # receipts still being written
+        self._warmer: threading.Thread | None = None
         engine.on_write(self._on_write)
 
     # -- lifecycle (the engine starts and stops it like a worker) ------------------------------
 
     def start(self) -> None:
-        pass
+        """Count the store's words in the background so the first recall does not pay for it."""
+        if self._warmer is None:
+            self._warmer = threading.Thread(target=self.warm, name="keepmind-recall-warm", daemon=True)
+            self._warmer.start()
+
+    def warm(self) -> None:
+        try:
+            with self.engine.db.snapshot() as conn:
+                self.stats.build(conn)
+        except Exception:  # noqa: BLE001 - the first recall builds them instead
+            log.debug("memory_recall_warm_failed", exc_info=True)
 
     def stop(self) -> None:
+        if self._warmer is not None:
+            self._warmer.join(timeout=5)  # counting words over a large store takes under a second
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
@@ -142,10 +157,10 @@ class Recaller:
         return self.engine.write(receipts.prune, self.engine.now(), days)
 
 
-def attach(engine) -> Recaller:
+def attach(engine, *, start: bool = True) -> Recaller:
     """Create the engine's Recaller; the engine stops it (its thread pool) on close."""
     recaller = Recaller(engine)
-    engine.add_worker(recaller)
+    engine.add_worker(recaller, start=start)
     return recaller
 
 

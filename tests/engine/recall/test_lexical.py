@@ -44,3 +44,13 @@ def test_without_a_model_there_is_no_gate_and_recall_says_it_is_degraded(engine)
     assert [i.title for i in result.items] == ["Home airport"]
     assert "vector:embedder_unavailable" in result.degraded
     assert "gate:no_scorer_configured" in result.degraded
+
+
+def test_starting_the_recaller_counts_the_stores_words_once(engine):
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "Coffee", "The user drinks flat whites.")
+    assert not engine.recaller.stats.built
+    engine.recaller.warm()  # what start() runs in its background thread
+    assert engine.recaller.stats.built and engine.recaller.stats.size == 1
+    engine.store(sid, "Tea", "The user dislikes green tea.")  # the write listener keeps counting
+    assert engine.recaller.stats.size == 2
