@@ -12,8 +12,8 @@ from engine import open_engine
 from engine.errors import InvalidInput
 from engine.recall import calibrate as calib
 from engine.recall import metrics
-from engine.recall.locomo import EvalOptions, evaluate
-from engine.recall.locomo_data import load_locomo, load_negatives
+from engine.recall.evaluation import EvalOptions, evaluate
+from engine.recall.eval_data import load_locomo, load_negatives
 from engine.recall.pipeline import RecallConfig
 from engine.recall.rank import RANKINGS
 from engine.settings import load as load_settings

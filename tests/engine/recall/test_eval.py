@@ -7,7 +7,7 @@ import pytest
 
 from desktop.cli import main
 from engine.recall import metrics
-from engine.recall.locomo_data import cross_partner, dia_ids, load_locomo, parse_conversation
+from engine.recall.eval_data import cross_partner, dia_ids, load_locomo, parse_conversation
 
 
 def _conv(sample, a, b, facts, qa):

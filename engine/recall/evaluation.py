@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..settings import defaults
-from .locomo_data import Conversation, NegativeQuery, cross_partner, date_words
+from .eval_data import Conversation, NegativeQuery, cross_partner, date_words
 from .pipeline import RecallConfig
 
 BATCH = 500
