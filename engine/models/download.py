@@ -88,9 +88,10 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
                 if "NotFound" in exc.__class__.__name__:
                     raise ModelError(f"the hub has no {path} in {repo} at {revision[:12]} ({_short(exc)}); "
                                      "the manifest or the endpoint (HF_ENDPOINT) is wrong") from None
+                offline = (", or on machines without hub access run `keepmind models install-offline`"
+                           if man.role == "embedder" else "")
                 raise ModelError(f"could not reach the Hugging Face hub for {man.id} ({_short(exc)}); "
-                                 "check the connection (or HF_ENDPOINT), or on machines without hub access "
-                                 "run `keepmind models install-offline`") from None
+                                 f"check the connection (or HF_ENDPOINT){offline}") from None
             if meta.commit_hash and meta.commit_hash != revision:
                 raise ModelError(f"the hub answered commit {meta.commit_hash[:12]} for {repo} instead of the "
                                  f"pinned {revision[:12]}; refusing to download {path}")

@@ -86,7 +86,14 @@ class ModelRuntime:
         return self._index
 
     def status_reasons(self) -> list[str]:
-        return list(self._reasons.values())
+        """Degradation reasons. A missing cross-encoder is not one when the active embedder carries a
+        calibrated offline feature gate: recall is then gated as designed (doctor still says so)."""
+        reasons = dict(self._reasons)
+        emb = self._embedder
+        if "gate" in reasons and self._gate is None and emb is not None and emb.floor is not None \
+                and (emb.calibration or {}).get("feature_gate"):
+            reasons.pop("gate")
+        return list(reasons.values())
 
     def wait_ready(self, timeout_s: float) -> bool:
         """True once the start-up load has finished (see embedder()/gate() for its outcome)."""

@@ -44,3 +44,11 @@ def test_offline_model_reports_coverage(offline_models_home, clock):
         eng.store(sid, "Editor", "prefers dark mode")
         check = by_name(eng)["Embeddings"]
         assert "all-minilm-l6-v2" in check.message and "1/1 memories embedded" in check.message
+
+
+def test_offline_feature_gate_counts_as_a_gate(offline_models_home, clock):
+    settings = defaults().with_overrides(memory__embeddings__auto_download=False)
+    with open_engine(offline_models_home, settings=settings, clock=clock, start_workers=False) as eng:
+        eng.models.load(download=False)
+        check = by_name(eng)["Relevance gate"]
+        assert check.level == "pass" and "offline feature gate" in check.message

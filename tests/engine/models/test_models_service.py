@@ -217,3 +217,14 @@ def test_a_slow_or_failing_download_never_blocks_start_and_ends_as_a_reason(tmp_
         runtime.stop(timeout_s=30)  # joins the loader, which records the failure first
         reasons = " ".join(runtime.status_reasons())
         assert "download of snowflake-arctic-embed-m-int8 failed: connection reset by peer" in reasons
+
+
+def test_missing_cross_encoder_is_not_a_degradation_when_the_offline_gate_is_calibrated(offline_models_home, clock):
+    """The offline pack ships a calibrated feature gate: recall is gated as designed, status healthy."""
+    with _open(offline_models_home, clock, memory__embeddings__auto_download=False) as engine:
+        engine.models.load(download=False)
+        assert engine.models.gate() is None
+        assert engine.models.embedder().calibration.get("feature_gate")
+        assert engine.models.status_reasons() == []
+        assert engine.status() == {"status": "healthy", "reasons": []}
+        assert engine.models.details()["gate"]["status"] == "degraded"  # doctor still says so
