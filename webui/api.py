@@ -18,7 +18,7 @@ from engine import tokens
 from engine.errors import InvalidInput, NotFound, ScopeError
 
 from . import schemas
-from .errors import Forbidden, NotAvailable
+from .errors import Forbidden
 from .security import current_token, require_permits, session_scope
 
 PREFIX = "/api/v1"
@@ -72,15 +72,6 @@ def body(schema_name: str) -> dict:
     except RecursionError:
         raise InvalidInput("the body is nested too deeply") from None
     return data
-
-
-def need(name: str, issue: str):
-    """An engine method another part of Keepmind adds, or a 503 saying it is not there yet."""
-    fn = getattr(engine(), name, None)
-    if fn is None:
-        raise NotAvailable(f"{name.replace('_', ' ')} is not available in this version of Keepmind yet "
-                           f"({issue}); the other routes work")
-    return fn
 
 
 def writable(scope) -> None:
@@ -163,7 +154,7 @@ def end_session(session_id):
 def compaction(session_id):
     writable(session_scope(engine(), session_id))
     data = body("Compaction")
-    compact = need("compact", "the write path, issue 5")
+    compact = engine().compact
     return reply(result=store_result(compact(session_id, data["summary"])))
 
 
@@ -172,7 +163,7 @@ def compaction(session_id):
 def findings(session_id):
     writable(session_scope(engine(), session_id))
     data = body("Findings")
-    add_findings = need("add_findings", "the write path, issue 5")
+    add_findings = engine().add_findings
     return reply(results=[store_result(r) for r in add_findings(session_id, data["findings"])])
 
 
@@ -185,7 +176,7 @@ def recall(session_id):
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
         return reply(block=None, items=[], receipt=None, degraded=[])
     recall_guard(scope)
-    result = need("recall", "recall, issue 4")(session_id, data["message"], data.get("context"))
+    result = engine().recall(session_id, data["message"], data.get("context"))
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
                  degraded=list(out.get("degraded", [])))
@@ -197,7 +188,7 @@ def recall(session_id):
 def recall_receipt(session_id, receipt_id):
     scope = session_scope(engine(), session_id)
     recall_guard(scope)
-    receipt = need("explain", "recall, issue 4")(receipt_id)
+    receipt = engine().explain(receipt_id)
     if not isinstance(receipt, dict) or receipt.get("session_id") != session_id:
         raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
     return reply(receipt=receipt)
@@ -245,7 +236,7 @@ def store_memory(session_id):
     scope = session_scope(engine(), session_id)
     data = body("StoreMemory")
     writable(scope)
-    store = need("store_memory", "the write path, issue 5")
+    store = engine().store_memory
     result = store(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
     return reply(result=store_result(result))
 

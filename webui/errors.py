@@ -35,12 +35,6 @@ class Forbidden(EngineError):
     status = 403
 
 
-class NotAvailable(EngineError):
-    """A part of Keepmind this route needs has not been built into this version yet."""
-
-    status = 503
-
-
 def envelope(message: str, status: int):
     response = jsonify({"ok": False, "error": message, "status": status})
     response.status_code = status

@@ -20,7 +20,7 @@ ERROR_STATUSES = {
     "405": "Method not allowed on this route",
     "409": "Memory is turned off (memory.enabled = false)",
     "413": "Body larger than server.max_body_bytes",
-    "503": "A part of Keepmind this route needs is not available (yet), or the engine is closing",
+    "503": "The engine is closing (Keepmind is shutting down)",
 }
 PATH_PARAMS = {
     "session_id": ("A session id from POST /sessions", schemas.SESSION_ID),

@@ -100,9 +100,8 @@ def test_memory_disabled_tools_refuse_and_recall_returns_nothing(tmp_path, clock
         with live.client() as api:
             assert api.get("/status").json()["memory"]["status"] == "paused"
             tools = [("find_memories", {"query": "x"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
-                     ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})]
-            if hasattr(live.engine, "store_memory"):
-                tools.append(("store_memory", {"content": "remember this"}))
+                     ("update_memory", {"id": "doc-" + "0" * 32, "delete": True}),
+                     ("store_memory", {"content": "remember this"})]
             for tool, body in tools:
                 r = api.post(f"/sessions/{sid}/tools/{tool}", json=body)
                 assert "memory is turned off" in assert_envelope(r, MemoryDisabled.status)

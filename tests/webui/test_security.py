@@ -21,7 +21,7 @@ def world(tmp_path_factory, start_live):
     personal_id = eng.store(personal_sid, "Salary", f"The user's salary is 123456 {SECRET_WORD}.").id
     team_sid = eng.open_session("team", "work")
     team_id = eng.store(team_sid, "Standup", f"The team standup is at 9:30 ({SECRET_WORD} team note).").id
-    receipt = eng.recall(personal_sid, "what is my salary?").receipt_id if hasattr(eng, "recall") else None
+    receipt = eng.recall(personal_sid, "what is my salary?").receipt_id
     team_token = live.make_token("team-bot", "team")
     with live.client(team_token) as team_api:
         team_session = team_api.post("/sessions", json={"audience": "team", "boundary": "work"}).json()["session"]["id"]
@@ -71,11 +71,10 @@ def test_team_token_cannot_act_through_a_personal_session(world, operation_id):
     assert SECRET_WORD not in r.text
 
 
-@pytest.mark.parametrize("operation_id", SESSION_ROUTES)
+# Ending its own session reads nothing (and is covered by the 403 matrix above).
+@pytest.mark.parametrize("operation_id", [r for r in SESSION_ROUTES if r != "end_session"])
 def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, operation_id):
     live = world["live"]
-    if operation_id == "end_session":
-        pytest.skip("ending its own session reads nothing")  # covered by the 403 matrix above
     with live.client(world["team_token"]) as team_api:
         r = call(team_api, operation_id, world["team_session"], session_bodies(world["personal_id"])[operation_id],
                  world["receipt"])
@@ -106,7 +105,7 @@ def test_the_other_routes_list_is_complete():
 def test_no_other_route_shows_a_team_token_anything_personal(world, operation_id):
     live = world["live"]
     eng = live.engine
-    if hasattr(eng, "store_memory") and not world.get("queued"):
+    if not world.get("queued"):
         world["queued"] = eng.store_memory(world["personal_sid"], "Bonus", f"The bonus is quuxbonus {SECRET_WORD}.").checkpoint_id
     op = next(o for o in OPERATIONS if o.operation_id == operation_id)
     path = op.rule.replace("<token_id>", "local")
