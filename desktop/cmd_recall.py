@@ -60,11 +60,16 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_eval_locomo)
 
     group = _subcommands(sub, "recall", "recall calibration and receipts", "recall_command")
-    p = group.add_parser("calibrate", help="pick the cosine floor and the offline gate's weights and "
-                                           "thresholds on dev data; write them into the model's manifest")
+    p = group.add_parser("calibrate", help="pick the ranking's coverage weight, the cosine floor and the offline "
+                                           "gate's weights and thresholds on dev data; write them into the "
+                                           "model's manifest")
     _data_args(p, data_required=False)
     p.add_argument("--target-retention", type=float, default=0.955,
                    help="relevant_recall_retained the gate must keep on the dev data (default 0.955)")
+    p.add_argument("--coverage-weight", type=float, default=None,
+                   help="the hybrid ranking's coverage weight instead of the sweep's pick (recorded as "
+                        "chosen by hand, next to the sweep)")
+    p.add_argument("--note", help="a remark recorded with this calibration (e.g. why a value was chosen by hand)")
     p.add_argument("--dry-run", action="store_true", help="print the calibration, do not write the manifest")
     p.set_defaults(func=cmd_calibrate, anonymize_default=True)
 
@@ -143,7 +148,8 @@ def cmd_eval_locomo(args) -> int:
         "negative_queries": len(negs), "seconds": round(seconds, 1),
         "recall_modes": sorted({r.mode for r in records if getattr(r, "mode", None)}),
         "model_id": next((r.model_id for r in records if r.model_id), None),
-        "floor": next((r.floor for r in records if r.floor is not None), None)})
+        "floor": next((r.floor for r in records if r.floor is not None), None),
+        "coverage_weight": next((r.coverage_weight for r in records if r.coverage_weight is not None), None)})
     _print_summary(summary)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -188,14 +194,14 @@ def cmd_calibrate(args) -> int:
     if model_id is None:
         raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
                            "(`keepmind models install-offline`) or pass --home with a models folder")
-    result = calib.calibrate(records, target_retention=args.target_retention)
+    result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight)
     describe = (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
                 f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
                 f"{len(negs)} negative queries)")
     from engine.models import manifest as manifests
 
     current = manifests.find(_models_dir(args), model_id)
-    cal = result.as_manifest(current.calibration if current else {}, describe)
+    cal = result.as_manifest(current.calibration if current else {}, describe, note=args.note)
     print(json.dumps(cal, indent=2))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")

@@ -1,7 +1,12 @@
-"""Calibration: the cosine floor, the feature gate's weights and both of its thresholds, from dev data.
+"""Calibration: the ranking's coverage weight, the cosine floor, the feature gate's weights and both
+of its thresholds, from dev data.
 
 Run over the LoCoMo harness's records (facts mode, anonymized: with names in every question the
 cross-conversation test is trivial). Steps, all on the records of one calibrating run:
+0. ranking: the `hybrid` ranking's coverage weight, the one of COVERAGE_GRID with the best MRR
+   over the positives (ties: the smaller weight), by re-ranking each question's whole candidate
+   pool; the records are then re-ranked with it, since what the floor and the gate see depends on
+   the ranking;
 1. floor: the highest cosine floor that alone still keeps `floor_retention` (all) of the
    questions whose relevant memory is in the top 3; a loose pre-filter, the gate does the work;
 2. weights: L2-regularized logistic regression (Newton) of "this top-3 candidate is relevant"
@@ -26,9 +31,11 @@ import numpy as np
 from ..errors import InvalidInput
 from . import metrics
 from .gate import FEATURES, FeatureGateParams, decide, features, probability
+from .rank import RankWeights, rank
 
 L2 = 1.0
 KEPT_KEYS = ("encoding", "threshold")
+COVERAGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 
 
 @dataclass(frozen=True)
@@ -36,17 +43,21 @@ class Calibration:
     floor: float
     gate: FeatureGateParams
     report: dict
+    coverage_weight: float = RankWeights().coverage
 
-    def as_manifest(self, base: dict, data: str) -> dict:
+    def as_manifest(self, base: dict, data: str, note: str | None = None) -> dict:
         # Keep what describes the model (its encoding); everything else is this run's.
         out = {k: v for k, v in (base or {}).items() if k in KEPT_KEYS}
         out.update({
             "min_cosine": round(self.floor, 4),
+            "ranking": {"coverage_weight": self.coverage_weight},
             "feature_gate": self.gate.as_calibration(),
             "data": data,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
             "dev_metrics": self.report,
         })
+        if note:
+            out["note"] = note
         return out
 
 
@@ -64,6 +75,25 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 30) 
         if np.abs(step).max() < 1e-8:
             break
     return w
+
+
+def sweep_coverage(records, grid=COVERAGE_GRID, base: RankWeights = RankWeights()) -> tuple[float, list[dict]]:
+    """The coverage weight of `grid` with the best MRR on the positives (ties: the smaller), and
+    the retrieval of every weight, from each record's whole candidate pool."""
+    positives = [r for r in records if r.kind == "positive"]
+    sweep = [{"coverage_weight": w, **metrics.retrieval(positives, metrics.channel_order(
+        "hybrid", 0, replace(base, coverage=w)))} for w in sorted(grid)]
+    best = max(sweep, key=lambda m: (m["mrr"], -m["coverage_weight"]))
+    return best["coverage_weight"], sweep
+
+
+def rerank(records, weights: RankWeights, keep: int = 20) -> list:
+    """The records as the `hybrid` ranking with these weights orders their pools (top `keep`).
+
+    Recency is left out (now=0 gives every memory the factor 1): a freshly built store's memories
+    are all minutes old, so the pipeline's factor is the same for all of them.
+    """
+    return [replace(r, ranked=rank(r.pool, 0, method="hybrid", weights=weights)[:keep]) for r in records]
 
 
 def _tops(records, floor: float, max_items: int):
@@ -180,8 +210,18 @@ def _auc(scores: np.ndarray, y: np.ndarray) -> float:
 
 
 def calibrate(records, *, target_retention: float = 0.955, floor_retention: float = 1.0,
-              max_items: int = 3) -> Calibration:
-    """Floor and feature gate from one calibrating run's records."""
+              max_items: int = 3, coverage_grid=COVERAGE_GRID, coverage_weight: float | None = None,
+              weights: RankWeights = RankWeights()) -> Calibration:
+    """Coverage weight, floor and feature gate from one calibrating run's records.
+
+    `coverage_weight` overrides the sweep's pick (recorded as chosen by hand, with the sweep).
+    """
+    picked, sweep = sweep_coverage(records, coverage_grid, weights)
+    chosen = picked if coverage_weight is None else float(coverage_weight)
+    records = rerank(records, replace(weights, coverage=chosen), max((len(r.ranked) for r in records), default=20))
+    ranking = {"coverage_weight": chosen, "chosen_by": "sweep" if coverage_weight is None else "hand",
+               "sweep_pick": picked, "criterion": "mrr on the positives; ties: the smaller weight",
+               "sweep": sweep}
     found = metrics.floor_only_at_retention(records, floor_retention, max_items)
     floor = found["floor"] if found.get("floor") is not None else -1.0
     try:
@@ -192,5 +232,6 @@ def calibrate(records, *, target_retention: float = 0.955, floor_retention: floa
         tops = _tops(records, floor, max_items)
         gate, report = calibrate_gate(records, tops, target=target_retention)
     return Calibration(floor, gate, {
+        "ranking": ranking,
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
-        "hybrid": report, "target_retention": target_retention})
+        "hybrid": report, "target_retention": target_retention}, chosen)

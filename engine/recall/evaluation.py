@@ -21,7 +21,10 @@ from .eval_data import Conversation, NegativeQuery, cross_partner, date_words
 from .pipeline import RecallConfig
 
 BATCH = 500
-SLIM = ("kind", "memory_class", "updated_at", "expires_at")
+# What a pool candidate's row keeps: what ranking reads (the ranking comparison, the calibration's
+# re-ranking) and the text the gate's features read. Rows are shared per store and memory id, so
+# the pools of thousands of questions hold each memory once.
+SLIM = ("kind", "memory_class", "update_semantics", "updated_at", "expires_at", "title", "body")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class JobRecord:
     mode: str = ""
     model_id: str | None = None
     floor: float | None = None
+    coverage_weight: float | None = None
 
 
 @dataclass
@@ -125,6 +129,7 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
              progress: Callable[[str], None] | None = None) -> list[JobRecord]:
     """Ask every question where it belongs; returns one record per (question, store)."""
     records: list[JobRecord] = []
+    rows: dict[tuple[str, str], dict] = {}
     plan = []
     for i, conv in enumerate(convs):
         partner = cross_partner(convs, i)
@@ -143,13 +148,20 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
         records.append(JobRecord(
             kind=kind, source=source, qid=qid, store=store.name, relevant=relevant,
             ranked=trace.ranked[:keep_top],
-            pool=[replace(c, row={k: c.row.get(k) for k in SLIM}) for c in (trace.pool.candidates if trace.pool else [])],
+            pool=[replace(c, row=_slim(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
             injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
             degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
-            model_id=trace.model_id, floor=trace.floor))
+            model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight))
         if progress and n % 250 == 0:
             progress(f"{n}/{len(plan)} questions")
     return records
+
+
+def _slim(rows: dict, store: str, c) -> dict:
+    key = (store, c.id)
+    if key not in rows:
+        rows[key] = {k: c.row.get(k) for k in SLIM}
+    return rows[key]
 
 
 def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,

@@ -21,7 +21,7 @@ from .candidates import Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
-from .rank import RANKINGS, Ranked, RankWeights, rank
+from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
 from .terms import TermStats, memory_stems
 
 log = logging.getLogger("keepmind.recall")
@@ -74,6 +74,7 @@ class RecallTrace:
     plan: RecallPlan
     mode: str = "lexical"                      # "hybrid" | "lexical" | "inert"
     ranking: str = DEFAULT_RANKING
+    coverage_weight: float | None = None       # the `hybrid` ranking's coverage weight used
     pool: Pool | None = None
     ranked: list[Ranked] = field(default_factory=list)
     floor: float | None = None
@@ -217,8 +218,10 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     trace.pool = pool
     ranking = config.ranking if (query_vec is not None or config.ranking != "cosine") else "bm25"
     trace.ranking = ranking
+    weights = ranking_weights(config.weights, embedder.calibration if query_vec is not None else None)
+    trace.coverage_weight = weights.coverage if ranking == "hybrid" else None
     t_r = timer()
-    trace.ranked = rank(pool.candidates, now, method=ranking, weights=config.weights)
+    trace.ranked = rank(pool.candidates, now, method=ranking, weights=weights)
     trace.timings["rank_ms"] = round((timer() - t_r) * 1000, 3)
     if calibrating:
         trace.timings["total_ms"] = round(ms(), 3)
@@ -253,6 +256,18 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
     trace.timings["total_ms"] = round(ms(), 3)
     return trace
+
+
+def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeights:
+    """The rank weights with the coverage weight the embedder's calibration picked.
+
+    A calibration without `ranking.coverage_weight` (an older manifest, a custom model) keeps the
+    weights' own coverage weight, DEFAULT_COVERAGE_WEIGHT (0.3, the value once picked by hand).
+    Lexical-only recall passes no calibration and keeps it too: the weight was calibrated with
+    cosine in the score, and without a query vector the calibration is not in play.
+    """
+    picked = calibrated_coverage_weight(calibration)
+    return weights if picked is None else replace(weights, coverage=picked)
 
 
 def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, stats: TermStats,

@@ -3,11 +3,13 @@
 Rankings are kept side by side because a composite score has to earn its place against the raw
 channels (a peer shipped one that lost to raw cosine by 3x): `fused` is DESIGN.md's
 `0.7 * cosine + 0.3 * squash(lexical) + class prior`, times the recency factor; `cosine` and
-`bm25` are the raw channel scores; `hybrid` (shipped) is `fused` plus `0.3 * coverage`, the
+`bm25` are the raw channel scores; `hybrid` (shipped) is `fused` plus `w * coverage`, the
 IDF-weighted share of the query's content stems that the memory contains, which on the dev data
 lifted MRR by about 2 points over `fused` (BM25's length normalization and title weight reward
-short partial matches; coverage rewards covering the whole question). The eval compares them all
-in one run (`keepmind eval locomo --compare-rankings`).
+short partial matches; coverage rewards covering the whole question). The weight `w` is picked by
+the calibration command and read from the embedder's calibration (`ranking.coverage_weight`); the
+functions here take it as an argument. The eval compares them all in one run
+(`keepmind eval locomo --compare-rankings`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from dataclasses import dataclass, field
 from ..clock import DAY_MS
 
 RANKINGS = ("hybrid", "fused", "cosine", "bm25")
+
+# The coverage weight of a calibration that does not carry one (and of lexical-only recall): the
+# value picked by hand from a sweep on dev data before the calibration command picked it.
+DEFAULT_COVERAGE_WEIGHT = 0.3
 
 # Class and storage priors in netclaw's raw points (netclaw-facts §3), damped /1000 in hybrid mode.
 CLASS_POINTS = {"durable_fact": 480, "evidence": 40, "trace": -400}
@@ -45,7 +51,7 @@ class RankWeights:
     vector: float = 0.7
     lexical: float = 0.3
     squash_half: float = 8.0      # bm25 at which the squashed lexical score reaches 0.5
-    coverage: float = 0.3         # weight of query coverage in the `hybrid` ranking
+    coverage: float = DEFAULT_COVERAGE_WEIGHT   # weight of query coverage in the `hybrid` ranking
     half_life_days: float = 30.0
 
 
@@ -58,6 +64,15 @@ class Ranked:
     @property
     def id(self) -> str:
         return self.candidate.id
+
+
+def calibrated_coverage_weight(calibration: dict | None) -> float | None:
+    """The `hybrid` coverage weight a model's calibration carries, or None if it carries none."""
+    ranking = (calibration or {}).get("ranking")
+    value = ranking.get("coverage_weight") if isinstance(ranking, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 10.0:
+        return None
+    return float(value)
 
 
 def squash(score: float, half: float) -> float:

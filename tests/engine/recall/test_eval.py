@@ -7,6 +7,7 @@ import pytest
 
 from desktop.cli import main
 from engine.recall import metrics
+from engine.recall.rank import rank
 from engine.recall.eval_data import cross_partner, dia_ids, load_locomo, parse_conversation
 
 
@@ -132,6 +133,60 @@ def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manif
     assert cal["feature_gate"]["query_threshold"] >= cal["feature_gate"]["item_threshold"]
     assert cal["dev_metrics"]["hybrid"]["dev"]["relevant_recall_retained"] >= 0.955 * 0.99
     assert len(cal["date"]) == 10 and (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text() == shipped
+
+
+@pytest.mark.offline_model
+def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offline_models_home, monkeypatch):
+    import shutil
+
+    from engine.models import manifest
+    from engine.recall.calibrate import COVERAGE_GRID
+
+    shipped = tmp_path / "manifests"  # the command writes shipped manifests in place: write a copy
+    shutil.copytree(manifest.MANIFEST_DIR, shipped)
+    monkeypatch.setattr(manifest, "MANIFEST_DIR", shipped)
+    data, negatives = write_data(tmp_path)
+    args = ["recall", "calibrate", "--home", str(offline_models_home), "--data", str(data),
+            "--negatives", str(negatives), "--anonymize"]
+    assert main(args) == 0
+    cal = json.loads((shipped / "all-minilm-l6-v2.json").read_text())["calibration"]
+    report = cal["dev_metrics"]["ranking"]
+    sweep = report["sweep"]
+    assert [row["coverage_weight"] for row in sweep] == list(COVERAGE_GRID)
+    best = max(row["mrr"] for row in sweep)
+    assert cal["ranking"] == {"coverage_weight": min(r["coverage_weight"] for r in sweep if r["mrr"] == best)}
+    assert report["chosen_by"] == "sweep" and report["sweep_pick"] == cal["ranking"]["coverage_weight"]
+    assert "note" not in cal
+
+    assert main(args + ["--coverage-weight", "0.3", "--note", "by hand"]) == 0
+    cal = json.loads((shipped / "all-minilm-l6-v2.json").read_text())["calibration"]
+    assert cal["ranking"] == {"coverage_weight": 0.3} and cal["note"] == "by hand"
+    assert cal["dev_metrics"]["ranking"]["chosen_by"] == "hand"
+
+
+def _record(kind, relevant, pool):
+    from engine.recall.evaluation import JobRecord
+    from engine.recall.rank import Candidate
+
+    cands = [Candidate(i, {"memory_class": "durable_fact", "kind": "document"}, cos, 0.0, coverage=cov)
+             for i, cos, cov in pool]
+    return JobRecord(kind=kind, source=kind, qid="q", store="s", relevant=frozenset(relevant),
+                     ranked=rank(cands, 0, method="hybrid"), pool=cands)
+
+
+def test_the_coverage_sweep_breaks_ties_toward_the_smaller_weight_and_reranks():
+    from engine.recall.calibrate import COVERAGE_GRID, rerank, sweep_coverage
+    from engine.recall.rank import RankWeights
+
+    # Coverage decides nothing here (the relevant memory leads on cosine and coverage): 0.0 wins the tie.
+    plain = [_record("positive", {"a"}, [("a", 0.8, 0.5), ("b", 0.3, 0.1)])]
+    assert sweep_coverage(plain)[0] == 0.0
+    # Here the relevant memory covers the question but is less similar: a weight of 0.2 or more lifts it.
+    covering = [_record("positive", {"b"}, [("a", 0.6, 0.2), ("b", 0.45, 1.0)])]
+    picked, sweep = sweep_coverage(covering)
+    assert picked == 0.2 and [r["mrr"] for r in sweep] == [0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert len(sweep) == len(COVERAGE_GRID)
+    assert [c.id for c in rerank(covering, RankWeights(coverage=picked))[0].ranked] == ["b", "a"]
 
 
 def test_logistic_fit_separates_separable_data():

@@ -134,3 +134,22 @@ def test_vector_hits_outside_the_sessions_scope_are_never_candidates(model_engin
         ids = {c.id for c in t.pool.candidates}
         assert secret not in ids
         assert (private in ids) is (sid == home)  # a team session does not read personal memories
+
+
+def test_hybrid_ranking_uses_the_embedders_calibrated_coverage_weight(model_engine, monkeypatch):
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    calibration = model_engine.models.embedder().calibration
+    monkeypatch.setitem(calibration, "ranking", {"coverage_weight": 0.0})
+    flat = trace(model_engine, sid, "When is my dentist appointment?")
+    monkeypatch.setitem(calibration, "ranking", {"coverage_weight": 0.6})
+    steep = trace(model_engine, sid, "When is my dentist appointment?")
+    assert (flat.coverage_weight, steep.coverage_weight) == (0.0, 0.6)
+    by_id = {r.id: r.score for r in flat.ranked}
+    for r in steep.ranked:  # the same candidates, each raised by 0.6 x its coverage (recency ~1)
+        assert abs(r.score - by_id[r.id] - 0.6 * r.candidate.coverage) < 1e-3
+    monkeypatch.delitem(calibration, "ranking")
+    assert trace(model_engine, sid, "When is my dentist appointment?").coverage_weight == 0.3  # the fallback
+    monkeypatch.setitem(calibration, "ranking", {"coverage_weight": 0.6})
+    lexical = trace(model_engine, sid, "dentist appointment", embeddings_enabled=False)
+    assert lexical.mode == "lexical" and lexical.coverage_weight == 0.3  # lexical-only recall keeps 0.3

@@ -1,5 +1,7 @@
 from engine.recall.plan import plan
-from engine.recall.rank import Candidate, RankWeights, rank, squash
+from engine.recall.pipeline import ranking_weights
+from engine.recall.rank import (DEFAULT_COVERAGE_WEIGHT, Candidate, RankWeights, calibrated_coverage_weight, rank,
+                                squash)
 from engine.recall.stem import stem
 
 
@@ -52,3 +54,26 @@ def test_a_memory_without_a_vector_competes_on_its_lexical_score():
     gap = _cand("gap", None, 40.0)
     weak = _cand("weak", 0.1, 0.0)
     assert rank([weak, gap], 0, method="fused")[0].id == "gap"
+
+
+def test_hybrid_honours_the_coverage_weight_it_is_given():
+    similar = _cand("similar", 0.6, 0.0, cov=0.2)      # close in meaning, covers little of the query
+    covering = _cand("covering", 0.45, 0.0, cov=1.0)   # less similar, covers every query word
+    assert [r.id for r in rank([similar, covering], 0, method="hybrid", weights=RankWeights(coverage=0.0))] \
+        == ["similar", "covering"]
+    assert [r.id for r in rank([similar, covering], 0, method="hybrid", weights=RankWeights(coverage=0.6))] \
+        == ["covering", "similar"]
+    at = {w: rank([covering], 0, method="hybrid", weights=RankWeights(coverage=w))[0].score for w in (0.0, 0.6)}
+    assert abs(at[0.6] - at[0.0] - 0.6) < 1e-9
+    assert RankWeights().coverage == DEFAULT_COVERAGE_WEIGHT == 0.3
+
+
+def test_the_coverage_weight_comes_from_the_calibration_or_falls_back():
+    base = RankWeights()
+    assert calibrated_coverage_weight({"ranking": {"coverage_weight": 0.5}}) == 0.5
+    for cal in (None, {}, {"ranking": None}, {"ranking": {"coverage_weight": "x"}},
+                {"ranking": {"coverage_weight": True}}, {"ranking": {"coverage_weight": -1}}):
+        assert calibrated_coverage_weight(cal) is None
+    assert ranking_weights(base, {"ranking": {"coverage_weight": 0.1}}) == RankWeights(coverage=0.1)
+    assert ranking_weights(base, {"min_cosine": 0.2}) == base  # a calibration without one: 0.3
+    assert ranking_weights(base, None) == base                 # lexical-only recall: 0.3
