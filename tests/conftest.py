@@ -5,7 +5,9 @@ This file is a composition root: it may set environment variables for the code u
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,17 @@ def offline_models_home(tmp_path, _offline_pack) -> Path:
     (home / "models").mkdir(parents=True)
     (home / "models" / _offline_pack.name).symlink_to(_offline_pack, target_is_directory=True)
     return home
+
+
+def _load_live():
+    """tests/webui/live.py (a live server on a loopback port), loaded by path once: the suite uses
+    --import-mode=importlib and the folder name `webui` would shadow the real package."""
+    name = "keepmind_tests_live"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "webui" / "live.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+start_live, live = _load_live().start_live_fixture, _load_live().live_fixture

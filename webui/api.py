@@ -154,8 +154,7 @@ def end_session(session_id):
 def compaction(session_id):
     writable(session_scope(engine(), session_id))
     data = body("Compaction")
-    compact = engine().compact
-    return reply(result=store_result(compact(session_id, data["summary"])))
+    return reply(result=store_result(engine().compact(session_id, data["summary"])))
 
 
 @route("POST", "/sessions/<session_id>/findings", summary="Queue findings a parent agent accepted",
@@ -163,8 +162,7 @@ def compaction(session_id):
 def findings(session_id):
     writable(session_scope(engine(), session_id))
     data = body("Findings")
-    add_findings = engine().add_findings
-    return reply(results=[store_result(r) for r in add_findings(session_id, data["findings"])])
+    return reply(results=[store_result(r) for r in engine().add_findings(session_id, data["findings"])])
 
 
 @route("POST", "/sessions/<session_id>/recall", summary="The memories that bear on this message, as a block",
