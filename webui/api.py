@@ -234,8 +234,7 @@ def store_memory(session_id):
     scope = session_scope(engine(), session_id)
     data = body("StoreMemory")
     writable(scope)
-    store = engine().store_memory
-    result = store(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
+    result = engine().store_memory(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
     return reply(result=store_result(result))
 
 
