@@ -44,6 +44,7 @@ class Calibration:
     gate: FeatureGateParams
     report: dict
     coverage_weight: float = RankWeights().coverage
+    min_memories: int = 0  # the smallest store calibrated on: recall's IDF never reads a smaller N
 
     def as_manifest(self, base: dict, data: str, note: str | None = None) -> dict:
         # Keep what describes the model (its encoding); everything else is this run's.
@@ -51,6 +52,7 @@ class Calibration:
         out.update({
             "min_cosine": round(self.floor, 4),
             "ranking": {"coverage_weight": self.coverage_weight},
+            "term_stats": {"min_memories": self.min_memories},
             "feature_gate": self.gate.as_calibration(),
             "data": data,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
@@ -234,4 +236,5 @@ def calibrate(records, *, target_retention: float = 0.955, floor_retention: floa
     return Calibration(floor, gate, {
         "ranking": ranking,
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
-        "hybrid": report, "target_retention": target_retention}, chosen)
+        "hybrid": report, "target_retention": target_retention}, chosen,
+        min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0))

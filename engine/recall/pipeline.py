@@ -22,7 +22,7 @@ from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate,
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
 from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
-from .terms import TermStats, memory_stems
+from .terms import TermStats, collection_floor, memory_stems
 
 log = logging.getLogger("keepmind.recall")
 DEGRADED_LOG_COOLDOWN_MS = 5 * 60 * 1000
@@ -211,6 +211,7 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
         trace.degraded.append(f"coverage_gap:{len(pool.coverage_gaps)}/{len(pool.candidates)}")
         emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
              totalCandidates=len(pool.candidates))
+    stats = stats.floored(collection_floor(embedder.calibration if embedder is not None else None))
     idf = stats.weights(trace.plan.content)
     pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, memory_stems(c.row.get("title", ""),
                                                                                   c.row.get("body", ""))))

@@ -157,6 +157,9 @@ def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offl
     assert cal["ranking"] == {"coverage_weight": min(r["coverage_weight"] for r in sweep if r["mrr"] == best)}
     assert report["chosen_by"] == "sweep" and report["sweep_pick"] == cal["ranking"]["coverage_weight"]
     assert "note" not in cal
+    # the smallest calibration store, so recall never reads IDF off a smaller collection
+    sizes = [len(c.facts) for c in load_locomo(data)]
+    assert cal["term_stats"] == {"min_memories": min(sizes)} and min(sizes) > 0
 
     assert main(args + ["--coverage-weight", "0.3", "--note", "by hand"]) == 0
     cal = json.loads((shipped / "all-minilm-l6-v2.json").read_text())["calibration"]

@@ -77,3 +77,26 @@ def test_the_coverage_weight_comes_from_the_calibration_or_falls_back():
     assert ranking_weights(base, {"ranking": {"coverage_weight": 0.1}}) == RankWeights(coverage=0.1)
     assert ranking_weights(base, {"min_cosine": 0.2}) == base  # a calibration without one: 0.3
     assert ranking_weights(base, None) == base                 # lexical-only recall: 0.3
+
+
+def test_idf_on_a_tiny_store_reads_as_the_smallest_calibrated_store():
+    from engine.recall.gate import coverage
+    from engine.recall.terms import TermStats, collection_floor, memory_stems
+
+    stats = TermStats()
+    for i, (title, body) in enumerate([("Home airport", "The user flies out of Boston Logan, their home airport."),
+                                       ("Grinder", "Grinds espresso with a Baratza."),
+                                       ("Editor", "Prefers dark mode.")]):
+        stats._add(f"doc-{i}", title, body)
+    query = {stem(w) for w in ("airport", "usually", "boston")}
+    stems = memory_stems("Home airport", "The user flies out of Boston Logan, their home airport.")
+    raw = coverage(stats.weights(query), stems)
+    floored = stats.floored(collection_floor({"term_stats": {"min_memories": 169}}))
+    assert floored.size == 3
+    # 2 of 3 query words held: unfloored, the one unseen word weighs as much as both others
+    assert raw < 0.52 < coverage(floored.weights(query), stems)
+    assert collection_floor(None) == collection_floor({"term_stats": {"min_memories": "x"}}) == 0
+    big = TermStats()
+    for i in range(500):
+        big._add(f"doc-{i}", "t", f"word{i} airport" if i == 0 else f"word{i}")
+    assert big.floored(169).weights(query) == big.weights(query)  # no effect on larger stores
