@@ -150,17 +150,11 @@ class Provenance:
         external = obj.get("external") or []
         if not isinstance(turns, list) or not isinstance(external, list):
             raise InvalidInput("provenance turns and external must be lists")
-        return cls(obj.get("session_id"), tuple(turns), tuple(_freeze(e) for e in external))
+        return cls(obj.get("session_id"), tuple(turns), tuple(external))
 
     def as_dict(self) -> dict:
         return {"session_id": self.session_id, "turns": list(self.turns),
-                "external": [dict(e) if isinstance(e, tuple) else e for e in self.external]}
-
-
-def _freeze(value):
-    if isinstance(value, dict):
-        return value  # dicts are kept as-is; Provenance is compared by JSON, never hashed
-    return value
+                "external": list(self.external)}
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import apsw
 
-from .db import one, rows
+from .db import rows
 from .errors import InvalidInput, NotFound
 from .memory import MemoryItem, doc_columns, item_from_row, parse_id, rec_columns
 from .policy import Scope, visible_sql
-from .store import resolve_record_head
+from .store import load_visible
 
 # bm25 column weights: title, body, aliases, facets.
 BM25_WEIGHTS = "10.0, 1.0, 5.0, 3.0"
@@ -126,20 +126,7 @@ def get(conn: apsw.Connection, scope: Scope, ids: list[str], now: int) -> GetRes
 
 def get_one(conn: apsw.Connection, scope: Scope, memory_id: str, now: int) -> MemoryItem:
     """One visible memory by id; a record id resolves to the newest record of its chain."""
-    if memory_id.startswith("doc-"):
-        pred, params = visible_sql("m", scope, now, kind="document", include_expired=True,
-                                   include_trace=True)
-        row = one(conn, f"SELECT {doc_columns()} FROM memory_documents m WHERE m.document_id=? AND {pred}",
-                  (memory_id, *params))
-    else:
-        head = resolve_record_head(conn, memory_id)
-        pred, params = visible_sql("m", scope, now, kind="record", include_expired=True,
-                                   include_trace=True)
-        row = one(conn, f"SELECT {rec_columns()} FROM memory_records m WHERE m.record_id=? AND {pred}",
-                  (head, *params)) if head else None
-    if row is None:
-        raise NotFound(f"no memory {memory_id} is visible to this session (wrong id, deleted, or out of scope)")
-    return item_from_row(row, now)
+    return item_from_row(load_visible(conn, scope, memory_id, now), now)
 
 
 def list_visible(conn: apsw.Connection, scope: Scope, now: int, *, limit: int = 50, offset: int = 0,

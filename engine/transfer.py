@@ -19,9 +19,8 @@ import apsw
 from .clock import iso
 from .db import rows
 from .errors import InvalidInput
-from .memory import fingerprint, normalize_text
-from .store import MemoryDraft, find_fingerprint, insert_memory
 from .memory import Provenance
+from .store import MemoryDraft, find_fingerprint, insert_memory
 
 FORMAT = "keepmind-export"
 VERSION = 1
@@ -305,5 +304,3 @@ def _insert_drafts(conn, drafts: list[MemoryDraft], now: int) -> tuple[int, int]
         imported += 1
     return imported, skipped
 
-
-__all__ = ["export", "import_path", "fingerprint", "normalize_text"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import stat
 import subprocess
@@ -125,7 +124,7 @@ def test_serve_hands_the_provider_key_from_the_named_variable_to_the_write_path(
     """Only the composition root reads the environment: serve reads the key, the engine receives it."""
     import json as _json
 
-    from desktop import cmd_serve, server
+    from desktop import server
     from desktop.cli import main
 
     home = tmp_path / "home"

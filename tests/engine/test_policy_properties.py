@@ -1,6 +1,5 @@
 """Property tests: no read path returns a memory the audience/boundary rule hides."""
 
-import json
 import tempfile
 from pathlib import Path
 
