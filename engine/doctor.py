@@ -72,11 +72,10 @@ def check_gate(engine) -> Check:
     if info["status"] == "disabled":
         return Check("Relevance gate", "pass", f"off ({info['enabled_source']}): the floor alone decides")
     if info["model_id"] is None:
-        embedder = engine.models.embedder()
-        if embedder is not None and embedder.floor is not None and (embedder.calibration or {}).get("feature_gate"):
+        if engine.models.offline_gate_ready():
             return Check("Relevance gate", "pass",
                          f"no cross-encoder ({info['reason']}); the offline feature gate calibrated for "
-                         f"{embedder.model_id} decides")
+                         f"{engine.models.embedder().model_id} decides")
         return Check("Relevance gate", "warning",
                      f"no cross-encoder and no calibrated offline gate ({info['reason']}): only the cosine "
                      "floor filters recall")

@@ -89,11 +89,14 @@ class ModelRuntime:
         """Degradation reasons. A missing cross-encoder is not one when the active embedder carries a
         calibrated offline feature gate: recall is then gated as designed (doctor still says so)."""
         reasons = dict(self._reasons)
-        emb = self._embedder
-        if "gate" in reasons and self._gate is None and emb is not None and emb.floor is not None \
-                and (emb.calibration or {}).get("feature_gate"):
+        if "gate" in reasons and self._gate is None and self.offline_gate_ready():
             reasons.pop("gate")
         return list(reasons.values())
+
+    def offline_gate_ready(self) -> bool:
+        """The active embedder carries a calibrated floor and offline feature gate."""
+        emb = self._embedder
+        return emb is not None and emb.floor is not None and bool((emb.calibration or {}).get("feature_gate"))
 
     def wait_ready(self, timeout_s: float) -> bool:
         """True once the start-up load has finished (see embedder()/gate() for its outcome)."""
