@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import sys
@@ -64,8 +65,8 @@ def register(sub) -> None:
                                            "gate's weights and thresholds on dev data; write them into the "
                                            "model's manifest")
     _data_args(p, data_required=False)
-    p.add_argument("--target-retention", type=float, default=0.955,
-                   help="relevant_recall_retained the gate must keep on the dev data (default 0.955)")
+    p.add_argument("--target-retention", type=float, default=0.96,
+                   help="relevant_recall_retained the gate must keep on the dev data (default 0.96)")
     p.add_argument("--coverage-weight", type=float, default=None,
                    help="the hybrid ranking's coverage weight instead of the sweep's pick (recorded as "
                         "chosen by hand, next to the sweep)")
@@ -188,16 +189,23 @@ def cmd_calibrate(args) -> int:
     # into a lexical-only record and skew the weights.
     relaxed = RecallConfig(timeout_ms=60_000, embed_budget_ms=30_000, gate_budget_ms=30_000)
     data, convs, negs, records, seconds = _run(args, calibrating=True, config=relaxed)
+    named = None
+    if args.anonymize:  # the ranking weight is swept with the names intact (see calibrate.calibrate)
+        _, _, _, named, more = _run(argparse.Namespace(**{**vars(args), "anonymize": False}), calibrating=True,
+                                    config=relaxed)
+        seconds += more
     if not any(r.kind != "positive" for r in records):
         raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
     model_id = next((r.model_id for r in records if r.model_id), None)
     if model_id is None:
         raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
                            "(`keepmind models install-offline`) or pass --home with a models folder")
-    result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight)
+    result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight,
+                             ranking_records=named)
     describe = (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
                 f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
-                f"{len(negs)} negative queries)")
+                f"{len(negs)} negative queries"
+                f"{'; ranking weight swept on the same data with names intact' if named else ''})")
     from engine.models import manifest as manifests
 
     current = manifests.find(_models_dir(args), model_id)

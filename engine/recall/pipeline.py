@@ -305,7 +305,7 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
     start = timer()
-    decisions = feature_gate(params, trace.plan, top, stats)
+    decisions = feature_gate(params, trace.plan, top, stats, context=trace.ranked)
     elapsed = (timer() - start) * 1000
     trace.timings["gate_ms"] = round(elapsed, 3)
     if elapsed > budget:

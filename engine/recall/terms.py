@@ -77,6 +77,10 @@ class TermStats:
     def weights(self, stems, min_memories: int = 0) -> dict[str, float]:
         return {s: self.idf(s, min_memories) for s in stems}
 
+    def holds(self, stem: str) -> bool:
+        """Whether any memory of the store contains this stem."""
+        return self._df.get(stem, 0) > 0
+
     def floored(self, min_memories: int) -> "FlooredTermStats":
         return FlooredTermStats(self, int(min_memories or 0))
 
@@ -94,6 +98,9 @@ class FlooredTermStats:
 
     def weights(self, stems) -> dict[str, float]:
         return self.stats.weights(stems, self.min_memories)
+
+    def holds(self, stem: str) -> bool:
+        return self.stats.holds(stem)
 
 
 def collection_floor(calibration: dict | None) -> int:

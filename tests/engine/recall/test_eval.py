@@ -120,7 +120,8 @@ def test_eval_locomo_runs_end_to_end(tmp_path, offline_models_home, capsys):
 def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manifest_on_a_dry_run(
         tmp_path, offline_models_home):
     from engine.models.manifest import MANIFEST_DIR
-    from engine.recall.gate import FEATURES
+    from engine.recall.calibrate import RELATIVE_GRID
+    from engine.recall.gate import FEATURES, QUERY_FEATURES
 
     data, negatives = write_data(tmp_path)
     shipped = (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text()
@@ -130,8 +131,10 @@ def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manif
     cal = json.loads(out.read_text())
     assert -1.0 <= cal["min_cosine"] <= 1.0 and cal["data"].startswith("tiny-locomo.json (facts mode, anonymized")
     assert set(cal["feature_gate"]["weights"]) == set(FEATURES)
-    assert cal["feature_gate"]["query_threshold"] >= cal["feature_gate"]["item_threshold"]
-    assert cal["dev_metrics"]["hybrid"]["dev"]["relevant_recall_retained"] >= 0.955 * 0.99
+    assert set(cal["feature_gate"]["query_model"]["weights"]) == set(QUERY_FEATURES)
+    assert 0.0 <= cal["feature_gate"]["query_threshold"] <= 1.0 and 0.0 <= cal["feature_gate"]["item_threshold"] <= 1.0
+    assert cal["feature_gate"]["relative"] in RELATIVE_GRID
+    assert cal["dev_metrics"]["hybrid"]["dev"]["relevant_recall_retained"] >= 0.96 * 0.99
     assert len(cal["date"]) == 10 and (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text() == shipped
 
 

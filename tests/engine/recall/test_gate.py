@@ -1,0 +1,97 @@
+"""The offline feature gate's parts, on hand-made candidates: features, the query model, decisions."""
+
+import math
+
+from engine.recall.gate import (FEATURES, QUERY_FEATURES, FeatureGateParams, decide, feature_gate, features,
+                                query_features, query_score)
+from engine.recall.plan import plan
+from engine.recall.rank import Candidate, Ranked
+from engine.recall.terms import TermStats
+
+MEMORIES = {
+    "airport": ("Home airport", "The user flies out of Boston Logan, their home airport."),
+    "grinder": ("Grinder", "Grinds espresso beans with a Baratza grinder every morning."),
+    "editor": ("Editor", "Prefers dark mode in the code editor."),
+}
+
+
+def _stats() -> TermStats:
+    stats = TermStats()
+    for mid, (title, body) in MEMORIES.items():
+        stats._add(mid, title, body)
+    return stats
+
+
+def _ranked(mid: str, cosine: float, lexical: float = 0.0, lexical_rank: int | None = None) -> Ranked:
+    title, body = MEMORIES[mid]
+    return Ranked(Candidate(mid, {"title": title, "body": body}, cosine, lexical, lexical_rank=lexical_rank),
+                  cosine, ())
+
+
+def _params(**kw) -> FeatureGateParams:
+    base = dict(weights=(0.0,) * len(FEATURES), bias=0.0, item_threshold=0.0, query_threshold=0.0)
+    return FeatureGateParams(**{**base, **kw})
+
+
+def test_the_query_bar_refuses_everything_then_items_need_their_own_and_a_share_of_the_best():
+    ids = ["a", "b", "c"]
+    assert not any(d.kept for d in decide([0.9, 0.5, 0.1], ids, 0.0, 0.5, query=0.4))
+    kept = decide([0.9, 0.5, 0.1], ids, 0.2, 0.5, query=0.6)
+    assert [d.kept for d in kept] == [True, True, False] and kept[2].reason.startswith("item below threshold")
+    relative = decide([0.9, 0.5, 0.1], ids, 0.0, 0.5, query=0.6, relative=0.6)
+    assert [d.kept for d in relative] == [True, False, False]
+    assert relative[1].reason.startswith("item far below the best")
+    # without a query score the best item's score is the query score (older calibrations)
+    assert [d.kept for d in decide([0.4, 0.3], ["a", "b"], 0.0, 0.5)] == [False, False]
+
+
+def test_known_share_is_the_part_of_the_messages_rare_content_the_store_holds():
+    stats = _stats()
+    top = [_ranked("airport", 0.6)]
+    about_store = query_features(plan("Which airport is my home?"), top, stats, [1.0])
+    elsewhere = query_features(plan("Tell me about volcanic sediment chemistry"), top, stats, [1.0])
+    half = query_features(plan("Boston volcanoes"), top, stats, [1.0])
+    assert about_store["known"] == 1.0 and elsewhere["known"] == 0.0 and 0.0 < half["known"] < 1.0
+    assert about_store["best"] == 1.0 and about_store["max_cosine"] == 0.6
+    assert about_store["terms"] == math.log1p(len(plan("Which airport is my home?").content))
+    assert set(about_store) == set(QUERY_FEATURES)
+
+
+def test_item_features_read_phrases_ranks_and_the_candidates_standing_in_the_ranking():
+    stats = _stats()
+    p = plan("Where is my home airport?")
+    top = [_ranked("airport", 0.7, 12.0, 1), _ranked("grinder", 0.3)]
+    context = top + [_ranked("editor", 0.1)] * 4
+    airport, grinder = features(p, top, stats, 8.0, context)
+    assert set(airport) == set(FEATURES)
+    assert airport["phrase"] == 1.0 and grinder["phrase"] == 0.0       # "home airport" as a phrase
+    assert airport["covered_terms"] == 2.0 and grinder["covered_terms"] == 0.0
+    assert airport["cosine_rank"] == 0.0 and grinder["cosine_rank"] == 1.0
+    assert airport["cosine_z"] > 0 > -1 < grinder["cosine_z"] < airport["cosine_z"]
+    assert abs(airport["cosine_over_4th"] - (0.7 - 0.1)) < 1e-9
+    assert airport["lexical_rank"] == 0.1 and grinder["lexical_rank"] == 5.0   # not found: rank 50
+    assert airport["gap_to_best"] == 0.0 and abs(grinder["gap_to_best"] - 0.4) < 1e-9
+
+
+def test_the_query_model_decides_before_any_item_and_its_score_is_in_the_receipt_features():
+    stats = _stats()
+    top = [_ranked("airport", 0.7), _ranked("grinder", 0.3)]
+    known_only = tuple(1.0 if f == "known" else 0.0 for f in QUERY_FEATURES)
+    gate = _params(query_weights=tuple(20 * w for w in known_only), query_bias=-10.0, query_threshold=0.5)
+    on_topic = feature_gate(gate, plan("Where is my home airport?"), top, stats)
+    off_topic = feature_gate(gate, plan("volcanic sediment chemistry"), top, stats)
+    assert all(d.kept for d in on_topic) and on_topic[0].features["query_score"] > 0.99
+    assert not any(d.kept for d in off_topic) and off_topic[0].reason.startswith("query below bar")
+
+
+def test_calibrations_round_trip_and_older_ones_without_a_query_model_still_load():
+    gate = _params(weights=tuple(float(i) for i in range(len(FEATURES))), bias=-1.0, item_threshold=0.01,
+                   query_threshold=0.1, query_weights=(0.5,) * len(QUERY_FEATURES), query_bias=-2.0, relative=0.05)
+    again = FeatureGateParams.from_calibration({"feature_gate": gate.as_calibration()}, source="default")
+    assert again == gate
+    old = {"feature_gate": {"weights": {"cosine": 2.0}, "bias": -1.0, "item_threshold": 0.1, "query_threshold": 0.2}}
+    loaded = FeatureGateParams.from_calibration(old)
+    assert loaded.query_weights is None and loaded.relative == 0.0
+    assert loaded.weights[FEATURES.index("cosine")] == 2.0 and loaded.weights[FEATURES.index("phrase")] == 0.0
+    assert query_score(loaded, {}, [0.3, 0.7]) == 0.7
+    assert FeatureGateParams.from_calibration({"feature_gate": {"weights": {}}}) is None
