@@ -82,11 +82,11 @@ class Recaller:
             return
         with self.engine.db.snapshot() as conn:
             for memory_id in ids:
-                for title, body in conn.execute(
-                        "SELECT title, body FROM memory_documents WHERE document_id=? AND deleted_at IS NULL"
-                        " UNION ALL SELECT title, body FROM memory_records WHERE record_id=? AND is_tombstone=0",
-                        (memory_id, memory_id)):
-                    self.stats.add(memory_id, title, body)
+                for row in conn.execute(
+                        "SELECT title, body, aliases, facets FROM memory_documents WHERE document_id=?"
+                        " AND deleted_at IS NULL UNION ALL SELECT title, body, aliases, facets FROM memory_records"
+                        " WHERE record_id=? AND is_tombstone=0", (memory_id, memory_id)):
+                    self.stats.add(memory_id, *row)
 
     # -- recall ---------------------------------------------------------------------------------
 

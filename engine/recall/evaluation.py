@@ -24,7 +24,7 @@ BATCH = 500
 # What a pool candidate's row keeps: what ranking reads (the ranking comparison, the calibration's
 # re-ranking) and the text the gate's features read. Rows are shared per store and memory id, so
 # the pools of thousands of questions hold each memory once.
-SLIM = ("kind", "memory_class", "update_semantics", "updated_at", "expires_at", "title", "body")
+SLIM = ("kind", "memory_class", "update_semantics", "updated_at", "expires_at", "title", "body", "aliases", "facets")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from .plan import RecallPlan, content_words
 from .rank import Ranked, squash
 from .stem import stem
-from .terms import TermStats
+from .terms import TermStats, row_stems
 
 # Per candidate: is this memory relevant to the message?
 FEATURES = ("cosine", "coverage", "best_uncovered", "lexical", "gap_to_best", "rank", "coverage_gap",
@@ -138,7 +138,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats, lexical_half
     for r in top:
         c = r.candidate
         seq = stem_sequence(c.text)
-        stems = set(seq)
+        stems = set(seq) | row_stems(c.row)
         uncovered = [w for s, w in idf.items() if s not in stems]
         rows.append((c.cosine if c.cosine is not None else 0.0, coverage(idf, stems),
                      max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,

@@ -22,7 +22,7 @@ from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate,
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
 from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
-from .terms import TermStats, collection_floor, memory_stems
+from .terms import TermStats, collection_floor, row_stems
 
 log = logging.getLogger("keepmind.recall")
 DEGRADED_LOG_COOLDOWN_MS = 5 * 60 * 1000
@@ -213,9 +213,7 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
              totalCandidates=len(pool.candidates))
     stats = stats.floored(collection_floor(embedder.calibration if embedder is not None else None))
     idf = stats.weights(trace.plan.content)
-    pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, memory_stems(c.row.get("title", ""),
-                                                                                  c.row.get("body", ""))))
-                                     for c in pool.candidates])
+    pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, row_stems(c.row))) for c in pool.candidates])
     trace.pool = pool
     ranking = config.ranking if (query_vec is not None or config.ranking != "cosine") else "bm25"
     trace.ranking = ranking

@@ -17,8 +17,14 @@ from dataclasses import dataclass
 from .plan import content_stems
 
 
-def memory_stems(title: str, body: str) -> set[str]:
-    return set(content_stems(f"{title or ''}\n{body or ''}"))
+def memory_stems(title: str, body: str, *keywords: str) -> set[str]:
+    """The content stems of a memory: its title, body and its own keywords (aliases and facets,
+    which the observer writes as retrieval keys and the lexical channel already searches)."""
+    return set(content_stems("\n".join([title or "", body or "", *(k or "" for k in keywords)])))
+
+
+def row_stems(row: dict) -> set[str]:
+    return memory_stems(row.get("title", ""), row.get("body", ""), row.get("aliases", ""), row.get("facets", ""))
 
 
 class TermStats:
@@ -44,24 +50,24 @@ class TermStats:
         with self._lock:
             if self._built:
                 return
-            sql = ("SELECT document_id, title, body FROM memory_documents WHERE deleted_at IS NULL"
-                   " UNION ALL SELECT r.record_id, r.title, r.body FROM memory_records r"
+            sql = ("SELECT document_id, title, body, aliases, facets FROM memory_documents WHERE deleted_at IS NULL"
+                   " UNION ALL SELECT r.record_id, r.title, r.body, r.aliases, r.facets FROM memory_records r"
                    " WHERE r.is_tombstone = 0")
-            for memory_id, title, body in conn.execute(sql):
-                self._add(memory_id, title, body)
+            for memory_id, title, body, aliases, facets in conn.execute(sql):
+                self._add(memory_id, title, body, aliases, facets)
             self._built = True
 
-    def add(self, memory_id: str, title: str, body: str) -> None:
+    def add(self, memory_id: str, title: str, body: str, *keywords: str) -> None:
         with self._lock:
             if self._built:
-                self._add(memory_id, title, body)
+                self._add(memory_id, title, body, *keywords)
 
-    def _add(self, memory_id: str, title: str, body: str) -> None:
+    def _add(self, memory_id: str, title: str, body: str, *keywords: str) -> None:
         if memory_id in self._seen:
             return  # a revision of a counted document: its words are mostly the same
         self._seen.add(memory_id)
         self._n += 1
-        self._df.update(memory_stems(title, body))
+        self._df.update(memory_stems(title, body, *keywords))
 
     def idf(self, stem: str, min_memories: int = 0) -> float:
         """log((N + 1) / (df + 0.5)): a word no memory holds is as rare as it gets.

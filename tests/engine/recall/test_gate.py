@@ -95,3 +95,17 @@ def test_calibrations_round_trip_and_older_ones_without_a_query_model_still_load
     assert loaded.weights[FEATURES.index("cosine")] == 2.0 and loaded.weights[FEATURES.index("phrase")] == 0.0
     assert query_score(loaded, {}, [0.3, 0.7]) == 0.7
     assert FeatureGateParams.from_calibration({"feature_gate": {"weights": {}}}) is None
+
+
+def test_a_memorys_aliases_and_facets_count_as_its_words():
+    stats = TermStats()
+    stats._add("airline", "Delta SkyMiles Gold", "Prefers Delta or KLM flights.", "SkyMiles\nDelta", "travel\nairline")
+    assert stats.holds("airlin") and not stats.holds("volcano")
+    row = {"title": "Delta SkyMiles Gold", "body": "Prefers Delta or KLM flights.", "aliases": "SkyMiles\nDelta",
+           "facets": "travel\nairline"}
+    top = [Ranked(Candidate("airline", row, 0.3, 0.0), 0.3, ())]
+    [with_facets] = features(plan("Which airline do I prefer?"), top, stats, 8.0)
+    bare = {**row, "facets": ""}
+    [without] = features(plan("Which airline do I prefer?"), [Ranked(Candidate("airline", bare, 0.3, 0.0), 0.3, ())],
+                         stats, 8.0)
+    assert with_facets["covered_terms"] == without["covered_terms"] + 1 and with_facets["coverage"] > without["coverage"]
