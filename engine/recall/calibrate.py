@@ -125,12 +125,12 @@ class GateRows:
         return out
 
 
-def gate_rows(records, tops, lexical_half: float) -> GateRows:
+def gate_rows(records, tops) -> GateRows:
     rows, labels, owner, ids = [], [], [], []
     for qi, (r, top) in enumerate(zip(records, tops)):
         if not top:
             continue
-        for c, f in zip(top, features(r.plan, top, r.stats, lexical_half, context=r.ranked)):
+        for c, f in zip(top, features(r.plan, top, r.stats, context=r.ranked)):
             rows.append([f[k] for k in FEATURES])
             labels.append(1.0 if c.id in r.relevant else 0.0)
             owner.append(qi)
@@ -238,15 +238,15 @@ def choose_thresholds(g: GateRows, base: FeatureGateParams, target: float,
     return best
 
 
-def calibrate_gate(records, tops, *, target: float, lexical_half: float = 8.0) -> tuple[FeatureGateParams, dict]:
-    g = gate_rows(records, tops, lexical_half)
+def calibrate_gate(records, tops, *, target: float) -> tuple[FeatureGateParams, dict]:
+    g = gate_rows(records, tops)
     if not len(g.y) or g.y.sum() == 0 or g.y.sum() == len(g.y):
         raise InvalidInput("too little data to calibrate: the top 3 candidates must include both relevant "
                            "and irrelevant memories; use more conversations or add --negatives files")
     everything = np.ones(len(g.y), dtype=bool)
     w_item, w_query = _fit_both(g, everything, lambda qi: True)
     base = _with_models(FeatureGateParams(weights=(), bias=0.0, item_threshold=0.0, query_threshold=0.0,
-                                          lexical_half=lexical_half, source="calibration"), w_item, w_query)
+                                          source="calibration"), w_item, w_query)
     # Retention is relative to what the floor alone keeps: the target applies to the ungated injection.
     index = {id(r): qi for qi, r in enumerate(records)}
     ungated = metrics.gate_metrics(records, lambda r: [c.id for c in tops[index[id(r)]]])

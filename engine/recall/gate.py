@@ -6,7 +6,7 @@ already could not tell a relevant memory from a merely similar one, it was train
 queries, and one model made one decision. This gate adds evidence the embedder does not see: how
 much of the message's *rare* content (IDF over this store, after Porter stemming) a memory
 contains, whether the rarest word is missing from it, whether the message's word pairs appear as
-phrases, the lexical channel. And it splits the decision in two, each a logistic model fitted by
+phrases, the lexical channel's rank. And it splits the decision in two, each a logistic model fitted by
 the calibration command on thousands of dev questions:
 - the query model ("does the top of this ranking hold anything relevant at all?") reads the best
   item's score, how much of the message's rare content this store knows anything about, the
@@ -38,13 +38,15 @@ import math
 from dataclasses import dataclass, field
 
 from .plan import RecallPlan, content_words
-from .rank import Ranked, squash
+from .rank import Ranked
 from .stem import stem
 from .terms import TermStats, row_stems
 
 # Per candidate: is this memory relevant to the message?
-FEATURES = ("cosine", "coverage", "best_uncovered", "lexical", "gap_to_best", "rank", "coverage_gap",
-            "lexical_gap", "cosine_x_coverage", "phrase", "cosine_z", "cosine_rank", "cosine_over_4th",
+# No FTS5 bm25 score among them: its IDF reads the store's real size, so on a new install's
+# handful of memories every match scores about 0 (coverage reads the floored term statistics).
+FEATURES = ("cosine", "coverage", "best_uncovered", "gap_to_best", "rank", "coverage_gap",
+            "cosine_x_coverage", "phrase", "cosine_z", "cosine_rank", "cosine_over_4th",
             "length", "lexical_rank", "covered_terms")
 # Per message: does the top of the ranking hold anything relevant at all?
 QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf")
@@ -67,7 +69,6 @@ class FeatureGateParams:
     bias: float
     item_threshold: float
     query_threshold: float
-    lexical_half: float = 8.0
     source: str = "default"
     query_weights: tuple[float, ...] | None = None
     query_bias: float = 0.0
@@ -84,7 +85,7 @@ class FeatureGateParams:
             qw = dict(query["weights"]) if isinstance(query, dict) else None
             return cls(weights=tuple(float(weights.get(f, 0.0)) for f in FEATURES), bias=float(fg["bias"]),
                        item_threshold=float(fg["item_threshold"]), query_threshold=float(fg["query_threshold"]),
-                       lexical_half=float(fg.get("lexical_half", 8.0)), source=source,
+                       source=source,
                        query_weights=tuple(float(qw.get(f, 0.0)) for f in QUERY_FEATURES) if qw else None,
                        query_bias=float(query["bias"]) if qw else 0.0,
                        relative=float(fg.get("relative", 0.0)))
@@ -94,7 +95,7 @@ class FeatureGateParams:
     def as_calibration(self) -> dict:
         out = {"weights": dict(zip(FEATURES, self.weights)), "bias": self.bias,
                "item_threshold": self.item_threshold, "query_threshold": self.query_threshold,
-               "relative": self.relative, "lexical_half": self.lexical_half}
+               "relative": self.relative}
         if self.query_weights is not None:
             out["query_model"] = {"weights": dict(zip(QUERY_FEATURES, self.query_weights)), "bias": self.query_bias}
         return out
@@ -119,7 +120,7 @@ def stem_sequence(text: str) -> list[str]:
     return [stem(w) for w in content_words(text)]
 
 
-def features(plan: RecallPlan, top: list[Ranked], stats: TermStats, lexical_half: float,
+def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
              context: list[Ranked] | None = None) -> list[dict]:
     """The item model's inputs for each of the top candidates (pure given the term statistics).
 
@@ -142,22 +143,18 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats, lexical_half
         uncovered = [w for s, w in idf.items() if s not in stems]
         rows.append((c.cosine if c.cosine is not None else 0.0, coverage(idf, stems),
                      max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,
-                     squash(c.lexical, lexical_half),
                      len(query_pairs & set(zip(seq, seq[1:]))) / len(query_pairs) if query_pairs else 0.0,
                      len(seq), c.lexical_rank or NO_LEXICAL_RANK, sum(1 for s in idf if s in stems)))
     best_cos = max((row[0] for row in rows), default=0.0)
     best_cov = max((row[1] for row in rows), default=0.0)
-    best_lex = max((row[3] for row in rows), default=0.0)
     return [{
         "cosine": cos,
         "coverage": cov,
         # The rarest query word this memory lacks, relative to the rarest word of the query.
         "best_uncovered": unc,
-        "lexical": lex,
         "gap_to_best": best_cos - cos,
         "rank": float(i),
         "coverage_gap": best_cov - cov,
-        "lexical_gap": best_lex - lex,
         "cosine_x_coverage": cos * cov,
         # Adjacent query words adjacent in the memory too (a phrase, not just the words).
         "phrase": phrase,
@@ -168,7 +165,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats, lexical_half
         "length": math.log1p(length),
         "lexical_rank": lex_rank / 10.0,
         "covered_terms": float(covered),
-    } for i, (cos, cov, unc, lex, phrase, length, lex_rank, covered) in enumerate(rows)]
+    } for i, (cos, cov, unc, phrase, length, lex_rank, covered) in enumerate(rows)]
 
 
 def logit(params: FeatureGateParams, feats: dict) -> float:
@@ -228,7 +225,7 @@ def decide(scores: list[float], ids: list[str], item_threshold: float, query_thr
 
 def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,
                  context: list[Ranked] | None = None) -> list[GateDecision]:
-    feats = features(plan, top, stats, params.lexical_half, context)
+    feats = features(plan, top, stats, context)
     logits = [logit(params, f) for f in feats]
     scores = [sigmoid(z) for z in logits]
     qfeats = query_features(plan, top, stats, logits)

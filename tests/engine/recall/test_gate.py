@@ -62,7 +62,7 @@ def test_item_features_read_phrases_ranks_and_the_candidates_standing_in_the_ran
     p = plan("Where is my home airport?")
     top = [_ranked("airport", 0.7, 12.0, 1), _ranked("grinder", 0.3)]
     context = top + [_ranked("editor", 0.1)] * 4
-    airport, grinder = features(p, top, stats, 8.0, context)
+    airport, grinder = features(p, top, stats, context)
     assert set(airport) == set(FEATURES)
     assert airport["phrase"] == 1.0 and grinder["phrase"] == 0.0       # "home airport" as a phrase
     assert airport["covered_terms"] == 2.0 and grinder["covered_terms"] == 0.0
@@ -104,8 +104,8 @@ def test_a_memorys_aliases_and_facets_count_as_its_words():
     row = {"title": "Delta SkyMiles Gold", "body": "Prefers Delta or KLM flights.", "aliases": "SkyMiles\nDelta",
            "facets": "travel\nairline"}
     top = [Ranked(Candidate("airline", row, 0.3, 0.0), 0.3, ())]
-    [with_facets] = features(plan("Which airline do I prefer?"), top, stats, 8.0)
+    [with_facets] = features(plan("Which airline do I prefer?"), top, stats)
     bare = {**row, "facets": ""}
     [without] = features(plan("Which airline do I prefer?"), [Ranked(Candidate("airline", bare, 0.3, 0.0), 0.3, ())],
-                         stats, 8.0)
+                         stats)
     assert with_facets["covered_terms"] == without["covered_terms"] + 1 and with_facets["coverage"] > without["coverage"]
