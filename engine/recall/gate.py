@@ -19,9 +19,9 @@ the relative features only compare candidates of one message, and the query mode
 refusals stay at about 0.99.
 
 On the anonymized LoCoMo dev data (facts mode) the item model's AUC is about 0.89 and the query
-model's about 0.91; at the calibrated retention (0.96) the gate is about 4.5 points more precise
-than a cosine floor alone and refuses about 3 in 4 questions asked of another conversation
-(leave-one-conversation-out: within 1.5 points of each).
+model's about 0.91; at the calibrated retention (0.96) the gate is about 4 points more precise
+than a cosine floor alone and refuses about 73 in 100 questions asked of another conversation
+(leave-one-conversation-out: within 1 point of each).
 
 What it cannot do: it does not read meaning. A relevant memory that shares no rare word with a
 paraphrased message is refused (that costs retention), and an on-topic memory that shares the
