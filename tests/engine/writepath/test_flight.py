@@ -55,14 +55,13 @@ def _first_conversation(engine, session):
                     tools=["flights.search", "flights.book"])
 
 
-@pytest.fixture(params=[
-    "lexical",
-    pytest.param("offline-model", marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-        "known gap (issue 4): the offline feature gate, calibrated on LoCoMo's one-fact questions, "
-        "injects the home airport for this task message but refuses the airline preference (item "
-        "score about 0.004 against 0.007: its cosine to the message is 0.27); strict, so this fails "
-        "once recall gets it right and the mark must go"))),
-])
+# The offline feature gate, calibrated on LoCoMo's one-fact questions, injects the home airport for
+# this task message but refuses the airline preference (item score about 0.004 against 0.007: its
+# cosine to the message is 0.27). Issue 4 tracks it; the rest of the scenario is asserted as usual.
+AIRLINE_GAP = "known gap (issue 4): the offline gate refuses the airline preference behind a task message"
+
+
+@pytest.fixture(params=["lexical", "offline-model"])
 def flight_engine(request, home, clock, provider):
     """The scenario without an embedder (lexical recall), and with the real offline model loaded."""
     if request.param == "lexical":
@@ -110,5 +109,7 @@ def test_flight_scenario(flight_engine, provider, clock):
     later = engine.open_session("personal", "travel")
     result = engine.recall(later, "I need a flight from Boston to Chicago next Friday for a client meeting.")
     recalled = {item.id for item in result.items}
-    assert airline.id in recalled and airport.id in recalled
-    assert trip.id not in recalled
+    assert airport.id in recalled and trip.id not in recalled
+    if engine.models is not None and engine.models.embedder() is not None and airline.id not in recalled:
+        pytest.xfail(AIRLINE_GAP)
+    assert airline.id in recalled
