@@ -63,7 +63,10 @@ _PLACEHOLDERS = {
     "none", "null", "true", "false", "redacted", "example", "changeme?", "xxxx", "****", "<redacted>",
     "your_api_key", "your-api-key", "placeholder", "required", "optional", "string", "hidden",
 }
-_CARD = re.compile(r"(?<![\d\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5})(?![\d\-])")
+# A card number stands alone: digits inside a letters-and-digits token (a UUID, a commit hash, a
+# session id like ses-<32 hex>) are never one, or a random id would block a whole session's memories.
+_CARD = re.compile(r"(?<![0-9A-Za-z\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5})"
+                   r"(?![0-9A-Za-z\-])")
 _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
 
 

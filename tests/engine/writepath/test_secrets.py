@@ -30,9 +30,9 @@ def _b64url(obj) -> str:
     return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
 
-def _card(prefix: str, length: int) -> str:
+def _card(prefix: str, length: int, rng: random.Random = RNG) -> str:
     while True:
-        digits = prefix + _r(string.digits, length - len(prefix))
+        digits = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix)))
         if luhn_valid(digits):
             return digits
 
@@ -176,3 +176,32 @@ def test_no_secret_reaches_the_database_file_and_look_alikes_are_kept(llm_engine
 ])
 def test_prose_and_placeholders_are_not_secrets(text):
     assert not contains_secret(text)
+
+
+def _id_with_card_digits() -> tuple[str, str]:
+    """A session-shaped id (ses-<32 hex>) whose hex holds a Luhn-valid 16-digit card number."""
+    card = _card("6011", 16, random.Random(7))
+    return f"ses-ab{card}{'cdef' * 3}cd", card
+
+
+def test_card_shaped_digits_inside_an_id_or_hash_are_not_a_card_number():
+    session_id, card = _id_with_card_digits()
+    assert contains_secret(f"Card {card} please.")  # on its own it is one
+    assert not contains_secret(session_id)
+    assert not contains_secret(f"The fix landed in commit 3e{card}9f0a on main.")
+
+
+def test_a_session_whose_random_id_holds_card_digits_still_stores(engine, monkeypatch):
+    # uuid4 hex holds a Luhn-valid card-shaped digit run about once in 5,700 ids: every explicit
+    # memory of such a session used to be "blocked" as a secret (it was the session id, in the
+    # checkpoint's provenance)
+    from engine import sessions
+
+    session_id, _ = _id_with_card_digits()
+    monkeypatch.setattr(sessions, "new_id", lambda prefix: session_id)
+    assert engine.open_session("personal", "work") == session_id
+    result = engine.store_memory(session_id, "Home airport", "User's home airport is Boston Logan (BOS).")
+    assert result.action == "queued"
+    [outcome] = drain(engine)
+    assert outcome.action == "create"
+    assert [m.body for m in engine.list_memories(session_id)] == ["User's home airport is Boston Logan (BOS)."]
