@@ -27,13 +27,14 @@ its query encoding, so the result is written into that model's manifest only.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from datetime import datetime, timezone
 
 import numpy as np
 
 from ..errors import InvalidInput
 from . import metrics
-from .gate import FEATURES, QUERY_FEATURES, FeatureGateParams, decide, features, query_features
+from .gate import FEATURES, QUERY_FEATURES, FeatureGateParams, features, keeps, query_features
 from .rank import RankWeights, rank
 
 L2 = 1.0
@@ -124,6 +125,13 @@ class GateRows:
             out.setdefault(int(qi), []).append(float(v))
         return out
 
+    @cached_property
+    def ids_by_record(self) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for mid, qi in zip(self.ids, self.owner):
+            out.setdefault(int(qi), []).append(mid)
+        return out
+
 
 def gate_rows(records, tops) -> GateRows:
     rows, labels, owner, ids = [], [], [], []
@@ -184,15 +192,13 @@ def _scores(g: GateRows, params: FeatureGateParams) -> tuple[dict[int, list[floa
 
 
 def _injected(g: GateRows, items, queries, params: FeatureGateParams, only=None) -> dict[int, list[str]]:
-    ids: dict[int, list[str]] = {}
-    for mid, qi in zip(g.ids, g.owner):
-        ids.setdefault(int(qi), []).append(mid)
+    ids = g.ids_by_record
     out = {}
     for qi, vs in items.items():
         if only is not None and qi not in only:
             continue
-        out[id(g.records[qi])] = [d.id for d in decide(vs, ids[qi], params.item_threshold, params.query_threshold,
-                                                       query=queries[qi], relative=params.relative) if d.kept]
+        mask = keeps(vs, queries[qi], params.item_threshold, params.query_threshold, params.relative)
+        out[id(g.records[qi])] = [mid for mid, k in zip(ids[qi], mask) if k]
     return out
 
 
@@ -217,12 +223,7 @@ def choose_thresholds(g: GateRows, base: FeatureGateParams, target: float,
     records = g.records
 
     def run(tq: float, ti: float, rho: float) -> dict:
-        inj = {}
-        for qi, vs in items.items():
-            if queries[qi] < tq:
-                continue
-            best = max(vs)
-            inj[id(records[qi])] = [g.tops[qi][k].id for k, v in enumerate(vs) if v >= ti and v >= rho * best]
+        inj = _injected(g, items, queries, replace(base, item_threshold=ti, query_threshold=tq, relative=rho))
         return metrics.gate_metrics(records, lambda r: inj.get(id(r), []))
 
     objective = objective or _objective
@@ -268,11 +269,10 @@ def calibrate_gate(records, tops, *, target: float) -> tuple[FeatureGateParams, 
             items, queries = _scores(g, held)
             inj_all.update(_injected(g, items, queries, held, only={qi for qi in items if records[qi].store == s}))
         held_out = metrics.gate_metrics(records, lambda r: inj_all.get(id(r), []))
-    _, queries = _scores(g, params)
     item_logits = _predict(np.r_[params.weights, params.bias], g.X)
-    order, _, labels = _query_rows(g, item_logits)
+    order, Q, labels = _query_rows(g, item_logits)
     item_auc = _auc(item_logits, g.y)
-    query_auc = _auc(np.array([queries[qi] for qi in order]), labels)
+    query_auc = _auc(_predict(np.r_[params.query_weights, params.query_bias], Q), labels)
     return params, {"dev": m, "leave_one_conversation_out": held_out, "auc": round(item_auc, 4),
                     "query_auc": round(query_auc, 4), "candidates": int(len(g.y)), "relevant": int(g.y.sum()),
                     "questions_with_candidates": len(order), "questions_with_relevant_on_top": int(labels.sum())}

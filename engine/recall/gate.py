@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from .plan import RecallPlan, content_words
 from .rank import Ranked
 from .stem import stem
-from .terms import TermStats, row_stems
+from .terms import TermStats, keyword_stems
 
 # Per candidate: is this memory relevant to the message?
 # No FTS5 bm25 score among them: its IDF reads the store's real size, so on a new install's
@@ -139,7 +139,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
     for r in top:
         c = r.candidate
         seq = stem_sequence(c.text)
-        stems = set(seq) | row_stems(c.row)
+        stems = set(seq) | keyword_stems(c.row)
         uncovered = [w for s, w in idf.items() if s not in stems]
         rows.append((c.cosine if c.cosine is not None else 0.0, coverage(idf, stems),
                      max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,
@@ -202,24 +202,32 @@ def query_score(params: FeatureGateParams, qfeats: dict, scores: list[float]) ->
     return sigmoid(params.query_bias + sum(w * qfeats[f] for w, f in zip(params.query_weights, QUERY_FEATURES)))
 
 
+def keeps(scores: list[float], query: float, item_threshold: float, query_threshold: float,
+          relative: float = 0.0) -> list[bool]:
+    """The gate's rule: nothing unless the query score clears its bar; then each item must clear
+    its own threshold and be at least `relative` times the best item's score."""
+    best = max(scores, default=0.0)
+    return [query >= query_threshold and s >= item_threshold and s >= relative * best for s in scores]
+
+
 def decide(scores: list[float], ids: list[str], item_threshold: float, query_threshold: float,
            feats: list[dict] | None = None, *, query: float | None = None, relative: float = 0.0) -> list[GateDecision]:
-    """Inject nothing unless the query score clears its bar; then each item must clear its own
-    threshold and be at least `relative` times the best item's score."""
+    """`keeps`, with the reason for each decision (without a query score, the best item's)."""
     best = max(scores) if scores else 0.0
     q = best if query is None else query
+    kept = keeps(scores, q, item_threshold, query_threshold, relative)
     out = []
     for i, (mid, s) in enumerate(zip(ids, scores)):
         f = feats[i] if feats else {}
-        if q < query_threshold:
+        if kept[i]:
+            out.append(GateDecision(mid, s, True, "kept", f))
+        elif q < query_threshold:
             out.append(GateDecision(mid, s, False, f"query below bar ({q:.3f} < {query_threshold:.3f})", f))
         elif s < item_threshold:
             out.append(GateDecision(mid, s, False, f"item below threshold ({s:.3f} < {item_threshold:.3f})", f))
-        elif s < relative * best:
+        else:
             out.append(GateDecision(mid, s, False, f"item far below the best ({s:.3f} < {relative:.2f} x {best:.3f})",
                                     f))
-        else:
-            out.append(GateDecision(mid, s, True, "kept", f))
     return out
 
 

@@ -27,6 +27,11 @@ def row_stems(row: dict) -> set[str]:
     return memory_stems(row.get("title", ""), row.get("body", ""), row.get("aliases", ""), row.get("facets", ""))
 
 
+def keyword_stems(row: dict) -> set[str]:
+    """The stems of a memory's aliases and facets alone (for a caller that has read its text)."""
+    return memory_stems("", "", row.get("aliases", ""), row.get("facets", ""))
+
+
 class TermStats:
     """Stem -> number of memories containing it, over every live memory."""
 
