@@ -159,6 +159,7 @@ def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offl
     best = max(row["mrr"] for row in sweep)
     assert cal["ranking"] == {"coverage_weight": min(r["coverage_weight"] for r in sweep if r["mrr"] == best)}
     assert report["chosen_by"] == "sweep" and report["sweep_pick"] == cal["ranking"]["coverage_weight"]
+    assert report["swept_on"] == "the run with names intact" and "names intact" in cal["data"]
     assert "note" not in cal
     # the smallest calibration store, so recall never reads IDF off a smaller collection
     sizes = [len(c.facts) for c in load_locomo(data)]
