@@ -13,7 +13,7 @@ import apsw
 
 from .db import rows
 from .errors import InvalidInput, NotFound
-from .memory import MemoryItem, doc_columns, item_from_row, parse_id, rec_columns
+from .memory import MemoryItem, doc_columns, item_from_row, parse_id, rec_columns, text_terms
 from .policy import Scope, visible_sql
 from .store import load_visible
 
@@ -141,6 +141,34 @@ def list_visible(conn: apsw.Connection, scope: Scope, now: int, *, limit: int = 
         params += pp
     sql = " UNION ALL ".join(parts) + " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
     return [item_from_row(r, now) for r in rows(conn, sql, (*params, limit, offset))]
+
+
+def facet_members(conn: apsw.Connection, scope: Scope, facet: str, now: int, limit: int, *,
+                  memory_class: str = "durable_fact", recall_modes: tuple[str, ...] | None = None,
+                  exclude: frozenset[str] = frozenset()) -> list[dict]:
+    """Visible documents of one class carrying exactly this facet, most recently updated first.
+
+    FTS5 finds the facet's words in the facets column (the tokenizer splits `travel_profile`); the
+    exact facet is then checked on the stored lines, so `travel` alone never matches it.
+    """
+    words = [t for t in TOKEN_RE.findall(facet) if t]
+    if not words or scope.inert:
+        return []
+    pred, params = _candidate_predicate(scope, now, "document", False, False, recall_modes)
+    sql = (f"SELECT {doc_columns()} FROM memory_documents_fts JOIN memory_documents m"
+           f" ON m.rowid = memory_documents_fts.rowid"
+           f" WHERE memory_documents_fts MATCH ? AND m.memory_class = ? AND {pred}"
+           f" ORDER BY m.updated_at DESC")
+    match = 'facets : "' + " ".join(words).replace('"', '""') + '"'
+    wanted = facet.strip().lower()
+    out: list[dict] = []
+    for r in rows(conn, sql, (match, memory_class, *params)):
+        if r["id"] in exclude or wanted not in (f.strip().lower() for f in text_terms(r["facets"])):
+            continue
+        out.append(r)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def hydrate_visible(conn: apsw.Connection, scope: Scope, ids: list[str], now: int, *,

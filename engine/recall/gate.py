@@ -29,7 +29,9 @@ words but does not answer is let through (precision stays under 0.3: most inject
 answerable questions are still not the fact asked for). Questions about a topic another
 conversation also discussed get through about 1 time in 4. It was fitted on questions: a task
 message ("I need a flight from Boston to Chicago...") that leans on background preferences gets
-the closest preference, not every one that would help.
+the closest preference, not every one that would help (profiles.py brings in the rest of a kept
+preference's profile), and when most of the message's rare words are new to the store (Chicago,
+Friday, client, meeting) the query model can refuse it outright, profile or not.
 """
 
 from __future__ import annotations

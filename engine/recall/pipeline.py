@@ -1,4 +1,4 @@
-"""The recall pipeline: plan, candidates, rank, floor, gate, inject, inside a time budget.
+"""The recall pipeline: plan, candidates, rank, floor, gate, profiles, inject, inside a time budget.
 
 Budgets (DESIGN.md): 300 ms in all, 150 ms to embed the query, and the gate gets the lesser of
 120 ms and what is left. A stage that runs out of time or has no model degrades to the stage
@@ -17,10 +17,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from .candidates import Pool, lexical_hits, merge, vector_hits
+from .. import search
+from .candidates import RECALL_MODES, Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
+from .profiles import MEMBERS_READ, Companion, companions, profile_facets
 from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
 from .terms import TermStats, collection_floor, row_stems
 
@@ -83,6 +85,7 @@ class RecallTrace:
     gate_kind: str | None = None               # "cross_encoder" | "feature" | None (degraded)
     gate_input: list[Ranked] = field(default_factory=list)
     gate: list[GateDecision] = field(default_factory=list)
+    companions: list[Companion] = field(default_factory=list)   # profile members joining a kept item
     injected: list[Injected] = field(default_factory=list)
     budget_dropped: list[tuple[Injected, str]] = field(default_factory=list)
     excluded: tuple[str, ...] = ()
@@ -248,13 +251,34 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     trace.gate = decisions
     kept_ids = {d.id for d in decisions if d.kept} if trace.gate_kind else {r.id for r in top}
 
-    # -- inject ---------------------------------------------------------------------------------
-    chosen = [Injected(r.id, r.candidate.row.get("title", ""), r.candidate.row.get("body", ""),
-                       r.candidate.row.get("memory_class", ""), r.score, r.candidate.row.get("authored_at"))
-              for r in top if r.id in kept_ids]
+    # -- inject: the kept items, then the members of their profiles (profiles.py) ----------------
+    kept = [r for r in top if r.id in kept_ids]
+    trace.companions = _companions(kept, snapshot, scope, now, exclude, vectors, query_vec)
+    chosen = [_injected(r) for r in kept] + [_injected(c.ranked) for c in trace.companions]
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
     trace.timings["total_ms"] = round(ms(), 3)
     return trace
+
+
+def _companions(kept: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str], vectors,
+                query_vec) -> list[Companion]:
+    """The members of the kept items' profiles (profiles.py); no read unless one has a profile."""
+    if not any(profile_facets(r.candidate.row) for r in kept):
+        return []
+    lookup = getattr(vectors, "vector", None) if query_vec is not None else None
+
+    def cosine(item_id: str) -> float | None:
+        vec = lookup(item_id) if lookup else None
+        return None if vec is None else float(vec @ query_vec)
+    with snapshot() as conn:
+        return companions(kept, lambda facet: search.facet_members(
+            conn, scope, facet, now, MEMBERS_READ, recall_modes=RECALL_MODES, exclude=exclude), cosine)
+
+
+def _injected(r: Ranked) -> Injected:
+    row = r.candidate.row
+    return Injected(r.id, row.get("title", ""), row.get("body", ""), row.get("memory_class", ""), r.score,
+                    row.get("authored_at"))
 
 
 def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeights:

@@ -28,7 +28,9 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
     gate_by_id = {d.id: d for d in trace.gate}
     dropped = [{"id": r.id, "stage": "floor", "why": f"cosine {r.candidate.cosine:.3f} under the floor "
                 f"{trace.floor:.3f} ({trace.floor_source})"} for r in trace.floor_dropped]
-    dropped += [{"id": d.id, "stage": "gate", "why": d.reason} for d in trace.gate if not d.kept]
+    joined = {c.id for c in trace.companions}
+    dropped += [{"id": d.id, "stage": "gate", "why": d.reason} for d in trace.gate
+                if not d.kept and d.id not in joined]
     dropped += [{"id": i.id, "stage": "budget", "why": why} for i, why in trace.budget_dropped]
     pool = trace.pool
     return {
@@ -48,7 +50,8 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
             "considered": len(trace.ranked),
             "excluded": len(trace.excluded),
             "floor_dropped": len(trace.floor_dropped),
-            "gate_dropped": sum(1 for d in trace.gate if not d.kept),
+            "gate_dropped": sum(1 for d in trace.gate if not d.kept and d.id not in joined),
+            "companions": len(trace.companions),
             "budget_dropped": len(trace.budget_dropped),
             "injected": len(trace.injected),
         },
@@ -66,6 +69,8 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
                  "decisions": [{"id": d.id, "score": round(d.score, 4), "kept": d.kept, "reason": d.reason,
                                 "features": {k: round(v, 4) for k, v in d.features.items()}}
                                for d in trace.gate]},
+        "companions": [{"id": c.id, "facet": c.facet, "with": c.joined, "why": c.reason}
+                       for c in trace.companions],
         "injected": [dict(i.as_dict(), chars=len(i.content)) for i in trace.injected],
         "dropped": dropped,
         "excluded": list(trace.excluded),

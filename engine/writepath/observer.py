@@ -29,7 +29,7 @@ from .proposals import MAX_PROPOSALS, Proposal, gate
 from .secrets import redact
 
 log = logging.getLogger("keepmind.writepath.observer")
-PROMPT_VERSION = "observer-v1"
+PROMPT_VERSION = "observer-v2"
 MAX_TRANSCRIPT_CHARS = 24_000
 RETRY_BASE_MS = 60_000
 LLM_FAILURES_BEFORE_RULES = 3
@@ -59,7 +59,13 @@ Each proposal:
  "confidence": 0.7-0.95}
 
 durable_fact (lasting truths) uses upsert_document; evidence (dated events, trips, one-off plans,
-expiring in 30 days) and trace use append_record."""
+expiring in 30 days) and trace use append_record.
+
+A lasting fact about the user that shapes how tasks in one domain are done (an airline membership,
+a home airport, a dietary need, a preferred editor) also gets a profile facet naming that domain:
+travel_profile, food_profile, work_profile, household_profile, pet_profile, personal_profile.
+Facts sharing a profile facet are recalled together, so give one only to facts a task in that
+domain would need."""
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
     with llm_engine.db.snapshot() as conn:
         [row] = rows(conn, "SELECT * FROM observer_runs")
         priorities = {r["priority"] for r in rows(conn, "SELECT priority FROM memory_checkpoints")}
-    assert row["decided_by"] == "model:scripted-1" and row["prompt_version"] == "observer-v1"
+    assert row["decided_by"] == "model:scripted-1" and row["prompt_version"] == "observer-v2"
     assert priorities == {60}
 
 
