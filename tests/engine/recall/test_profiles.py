@@ -83,6 +83,11 @@ def test_a_kept_profile_member_brings_its_profile_but_never_evidence_another_pro
     assert receipt["counts"]["companions"] == 1
     assert not {trip, diet, elsewhere} & set(injected)
 
+    # a member the session was already given does not join again
+    trace = engine.recaller.trace(engine.scope(travel), "Which airport do I usually fly from?",
+                                  exclude=frozenset({airline}))
+    assert [i.id for i in trace.injected] == [airport] and trace.companions == []
+
     # the session was given both: neither comes again, as a kept item or as a companion
     session = engine.open_session("personal", "travel")
     assert [i.id for i in engine.recall(session, "Which airport do I usually fly from?").items] == [airport, airline]
