@@ -172,15 +172,26 @@ def third_person(sentence: str, subject: str) -> str:
     return fact if fact.endswith((".", "?")) else fact + "."
 
 
+# A clause that opens with one of these leans on the clause before it ("I always fly out of
+# Boston Logan, it's my home airport"): cut there, it would no longer say which airport.
+_REFERS_BACK = re.compile(r"^(?:it|it's|its|that|that's|this|this is|which|there|they|they're|those|these)\b", re.I)
+
+
 def _clause(sentence: str, start: int) -> str:
-    """The clause holding the match: from the start of its clause to the end of the sentence."""
+    """The clause holding the match: from the start of its clause to the end of the sentence.
+
+    A clause that refers back to the one before it keeps the whole sentence.
+    """
     head = sentence[:start]
     cut, width = -1, 0
     for sep in (", ", " - ", "; ", " but ", " and ", " so "):
         at = head.rfind(sep)
         if at > cut:
             cut, width = at, len(sep)
-    return sentence[cut + width:].lstrip(" ,-;") if cut >= 0 and start - cut < 60 else sentence
+    if cut < 0 or start - cut >= 60:
+        return sentence
+    clause = sentence[cut + width:].lstrip(" ,-;")
+    return sentence if _REFERS_BACK.match(clause) else clause
 
 
 _TAIL = re.compile(r",\s+(?:so|but|and you|can you|could you|please|which means)\b|\s+-\s+|;\s+|\s+but\s+", re.I)

@@ -23,6 +23,11 @@ from engine.writepath.extractor import extract, netclaw_baseline, statements, th
     ("I've been painting landscapes for years.", "activity", "User has been painting landscapes for years."),
     ("We're flying to Amsterdam on March 3 for a conference.", "plan",
      "User and others are flying to Amsterdam on March 3 for a conference."),
+    # a clause that refers back keeps the clause it refers to (else: "It's User's home airport.")
+    ("I always fly out of Boston Logan, it's my home airport.", "home",
+     "User always flies out of Boston Logan, it's User's home airport."),
+    ("We adopted a beagle last spring, that's my favourite thing this year.", "preference",
+     "User and others adopted a beagle last spring, that's User's favourite thing this year."),
 ])
 def test_lasting_statements_are_extracted(text, category, fact):
     [found] = statements(text)
