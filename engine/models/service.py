@@ -355,8 +355,10 @@ class ModelRuntime:
         with self.engine.db.snapshot() as conn:
             live = vec.live_items(conn, ids)
             stored = vec.stored_hashes(conn, embedder.model_id, list(live))
+            where = vec.places(conn, list(live))
         for gone in (i for i in ids if i not in live):
             index.remove(gone)
+        index.set_places(where)  # an edit may move a memory's audience or expiry without new text
         todo = [(i, t, b) for i, (t, b) in live.items()
                 if stored.get(i) != content_hash(t, b) or not index.has(i)]
         if todo:
@@ -368,7 +370,10 @@ class ModelRuntime:
         vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in items])
         keyed = [(i, content_hash(t, b)) for i, t, b in items]
         self.engine.write(vec.save_vectors, embedder.model_id, keyed, vectors, self.engine.now())
+        with self.engine.db.snapshot() as conn:
+            where = vec.places(conn, [i for i, _ in keyed])
         index.upsert_many([i for i, _ in keyed], vectors)
+        index.set_places(where)
 
     # -- reporting -----------------------------------------------------------------------------------
 

@@ -3,17 +3,30 @@
 Loaded once at start from `memory_embeddings`, then kept current row by row as memories are
 written (no reload). Search is a brute-force dot product with numpy (100k x 384 float32 scans in
 ~10 ms; float16 is 18-40x slower in numpy, so memory stays float32). The index knows nothing of
-visibility: callers hydrate the ids through `engine.search.hydrate_visible`.
+visibility rule itself: callers hydrate the ids through `engine.search.hydrate_visible`, which
+decides. But each row carries where its memory lives (audience, boundary) and when it expires, and
+a search can be narrowed to some (audience, boundary) pairs and to what is unexpired at `now`
+before its top k is taken. Without that, memories of other boundaries, or expired evidence, could
+fill the top k and displace the visible ones (a filter after a LIMIT, which DESIGN.md rules out);
+the caller's over-fetch only softened it. A row whose place is unknown (written without one) is
+never narrowed away: the hydration still decides.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Iterable
 
 import apsw
 import numpy as np
 
 from ..memory import content_hash
+
+
+# Where a memory lives, for narrowing a search: (audience, boundary, expires_at or None).
+Place = tuple[str, str, "int | None"]
+UNKNOWN = 0          # the place code of a row written without a place: never narrowed away
+NEVER = np.inf       # the expiry of a row that does not expire
 
 
 class VectorIndex:
@@ -22,7 +35,11 @@ class VectorIndex:
     def __init__(self, model_id: str, dims: int, capacity: int = 1024):
         self.model_id = model_id
         self.dims = int(dims)
-        self._matrix = np.zeros((max(16, capacity), self.dims), dtype=np.float32)
+        size = max(16, capacity)
+        self._matrix = np.zeros((size, self.dims), dtype=np.float32)
+        self._place = np.zeros(size, dtype=np.int32)          # code of (audience, boundary)
+        self._expires = np.full(size, NEVER, dtype=np.float64)
+        self._codes: dict[tuple[str, str], int] = {}
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -42,25 +59,59 @@ class VectorIndex:
             row = self._rows.get(item_id)
             return None if row is None else self._matrix[row].copy()
 
-    def upsert(self, item_id: str, vector: np.ndarray) -> None:
-        self.upsert_many([item_id], np.asarray(vector, dtype=np.float32).reshape(1, -1))
+    def upsert(self, item_id: str, vector: np.ndarray, place: Place | None = None) -> None:
+        self.upsert_many([item_id], np.asarray(vector, dtype=np.float32).reshape(1, -1),
+                         None if place is None else [place])
 
-    def upsert_many(self, item_ids: list[str], vectors: np.ndarray) -> None:
+    def upsert_many(self, item_ids: list[str], vectors: np.ndarray, places: list[Place] | None = None) -> None:
+        """Add or replace vectors; `places` (one per id) says where each memory lives. A replaced
+        row without a place keeps the one it had."""
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dims or len(item_ids) != len(vectors):
             raise ValueError(f"expected {len(item_ids)} vectors of {self.dims} dims, got {vectors.shape}")
+        if places is not None and len(places) != len(item_ids):
+            raise ValueError(f"expected {len(item_ids)} places, got {len(places)}")
         with self._lock:
-            for item_id, vec in zip(item_ids, vectors):
+            for n, (item_id, vec) in enumerate(zip(item_ids, vectors)):
                 row = self._rows.get(item_id)
                 if row is None:
                     row = len(self._ids)
                     if row >= len(self._matrix):
-                        grown = np.zeros((len(self._matrix) * 2, self.dims), dtype=np.float32)
-                        grown[:row] = self._matrix[:row]
-                        self._matrix = grown
+                        self._grow()
                     self._ids.append(item_id)
                     self._rows[item_id] = row
+                    self._place[row], self._expires[row] = UNKNOWN, NEVER
                 self._matrix[row] = vec
+                if places is not None:
+                    self._set_place(row, places[n])
+
+    def set_places(self, places: dict[str, Place]) -> None:
+        """Update where indexed memories live (ids not in the index are ignored)."""
+        with self._lock:
+            for item_id, place in places.items():
+                row = self._rows.get(item_id)
+                if row is not None:
+                    self._set_place(row, place)
+
+    def _set_place(self, row: int, place: Place) -> None:
+        audience, boundary, expires_at = place
+        key = (audience, boundary)
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = len(self._codes) + 1
+        self._place[row] = code
+        self._expires[row] = NEVER if expires_at is None else float(expires_at)
+
+    def _grow(self) -> None:
+        size = len(self._matrix) * 2
+        n = len(self._ids)
+        matrix = np.zeros((size, self.dims), dtype=np.float32)
+        matrix[:n] = self._matrix[:n]
+        place = np.zeros(size, dtype=np.int32)
+        place[:n] = self._place[:n]
+        expires = np.full(size, NEVER, dtype=np.float64)
+        expires[:n] = self._expires[:n]
+        self._matrix, self._place, self._expires = matrix, place, expires
 
     def remove(self, item_id: str) -> bool:
         """Drop an id (its slot is filled by the last row: O(dims), no reload)."""
@@ -72,13 +123,21 @@ class VectorIndex:
             if row != last:
                 moved = self._ids[last]
                 self._matrix[row] = self._matrix[last]
+                self._place[row] = self._place[last]
+                self._expires[row] = self._expires[last]
                 self._ids[row] = moved
                 self._rows[moved] = row
             self._ids.pop()
             return True
 
-    def search(self, query_vec: np.ndarray, k: int, min_cosine: float | None = None) -> list[tuple[str, float]]:
-        """The k nearest ids by cosine (vectors are normalized, so a dot product), best first."""
+    def search(self, query_vec: np.ndarray, k: int, min_cosine: float | None = None, *,
+               places: Iterable[tuple[str, str]] | None = None, now: int | None = None) -> list[tuple[str, float]]:
+        """The k nearest ids by cosine (vectors are normalized, so a dot product), best first.
+
+        `places` narrows the search to memories living in these (audience, boundary) pairs, and
+        `now` to those unexpired at that time, before the top k is taken (rows of unknown place
+        stay in).
+        """
         query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.dims:
             raise ValueError(f"query has {query.shape[0]} dims, index {self.model_id} has {self.dims}")
@@ -87,13 +146,35 @@ class VectorIndex:
             if n == 0 or k <= 0:
                 return []
             scores = self._matrix[:n] @ query
-            k = min(k, n)
-            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.argsort(-scores[top], kind="stable")]
-            out = [(self._ids[i], float(scores[i])) for i in top]
+            keep = self._narrow(n, places, now)
+            if keep is not None:
+                candidates = np.flatnonzero(keep)
+                scores_kept = scores[candidates]
+            else:
+                candidates, scores_kept = None, scores
+            m = len(scores_kept)
+            if m == 0:
+                return []
+            k = min(k, m)
+            top = np.argpartition(-scores_kept, k - 1)[:k] if k < m else np.arange(m)
+            top = top[np.argsort(-scores_kept[top], kind="stable")]
+            rows_ = top if candidates is None else candidates[top]
+            out = [(self._ids[i], float(scores[i])) for i in rows_]
         if min_cosine is not None:
             out = [hit for hit in out if hit[1] >= min_cosine]
         return out
+
+    def _narrow(self, n: int, places, now) -> np.ndarray | None:
+        """A mask of the rows a search may return, or None when nothing is narrowed away."""
+        keep = None
+        if places is not None:
+            wanted = [self._codes[p] for p in places if p in self._codes]
+            if len(wanted) < len(self._codes):  # some place is not wanted
+                keep = np.isin(self._place[:n], [UNKNOWN, *wanted])
+        if now is not None:
+            alive = self._expires[:n] > now
+            keep = alive if keep is None else keep & alive
+        return None if keep is None or keep.all() else keep
 
 
 # -- storage (memory_embeddings) ----------------------------------------------------------------
@@ -113,21 +194,44 @@ def from_blob(blob: bytes, dims: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dims)
 
 
+# Where each live memory lives (the index narrows searches by it).
+LIVE_PLACES_SQL = (
+    "SELECT document_id AS id, audience, boundary, expires_at FROM memory_documents WHERE deleted_at IS NULL"
+    " UNION ALL SELECT r.record_id, r.audience, r.boundary, r.expires_at FROM memory_records r"
+    " WHERE r.is_tombstone = 0"
+    " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
+)
+
+
 def load_index(conn: apsw.Connection, model_id: str, dims: int) -> VectorIndex:
     """An index of every live memory's stored vector for this model (any content hash)."""
     count = 0
     for (n,) in conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE model_id=?", (model_id,)):
         count = n
     index = VectorIndex(model_id, dims, capacity=count + 1024)
-    ids, vectors = [], []
-    for item_id, blob in conn.execute(
-            f"SELECT e.item_id, e.vector FROM memory_embeddings e JOIN ({LIVE_ITEMS_SQL}) live"
+    ids, vectors, where = [], [], []
+    for item_id, blob, audience, boundary, expires_at in conn.execute(
+            f"SELECT e.item_id, e.vector, live.audience, live.boundary, live.expires_at"
+            f" FROM memory_embeddings e JOIN ({LIVE_PLACES_SQL}) live"
             " ON live.id = e.item_id WHERE e.model_id = ? AND e.dims = ?", (model_id, dims)):
         ids.append(item_id)
         vectors.append(from_blob(blob, dims))
+        where.append((audience, boundary, expires_at))
     if ids:
-        index.upsert_many(ids, np.stack(vectors))
+        index.upsert_many(ids, np.stack(vectors), where)
     return index
+
+
+def places(conn: apsw.Connection, ids: list[str]) -> dict[str, Place]:
+    """id -> (audience, boundary, expires_at) for the ids that are live memories."""
+    out: dict[str, Place] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for item_id, audience, boundary, expires_at in conn.execute(
+                f"SELECT id, audience, boundary, expires_at FROM ({LIVE_PLACES_SQL}) WHERE id IN ({marks})", chunk):
+            out[item_id] = (audience, boundary, expires_at)
+    return out
 
 
 def save_vectors(conn: apsw.Connection, model_id: str, items: list[tuple[str, str]], vectors: np.ndarray,

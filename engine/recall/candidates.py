@@ -1,8 +1,12 @@
 """Candidate gathering: FTS5 matches and the nearest vectors, merged, through the visibility predicate.
 
 I/O only; no scoring beyond the raw channel scores. Vector hits come from the active model's
-in-memory index, which holds every scope's memories, so they are over-fetched and hydrated with
-`engine.search.hydrate_visible` (the same predicate as every other read) before the top 50 are kept.
+in-memory index, which holds every scope's memories: the search is narrowed to the scope's
+(audience, boundary) pairs and to unexpired memories before its top k is taken, so other
+boundaries never displace this one's memories; the hits are then over-fetched (for what the index
+does not narrow: traces, manual and never recall modes, secrets) and hydrated with
+`engine.search.hydrate_visible` (the same predicate as every other read, which decides) before
+the top 50 are kept.
 """
 
 from __future__ import annotations
@@ -41,13 +45,19 @@ def lexical_hits(conn, scope: Scope, terms: tuple[str, ...], now: int, limit: in
     return [(r, s) for r, s in found if r["id"] not in exclude][:limit]
 
 
+def readable_places(scope: Scope) -> list[tuple[str, str]]:
+    """The (audience, boundary) pairs a scope may read: the vector index narrows searches to them."""
+    return [(a, b) for a in scope.readable_audiences for b in scope.readable_boundaries]
+
+
 def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, limit: int = VECTOR_K,
                 exclude: frozenset[str] = frozenset()) -> list[tuple[dict, float]]:
     """The nearest visible, auto-recallable memories, best cosine first."""
     if vectors is None or query_vec is None:
         return []
     want = (limit + len(exclude)) * VECTOR_OVERFETCH
-    hits = [(i, c) for i, c in vectors.search(query_vec, want) if i not in exclude]
+    hits = [(i, c) for i, c in vectors.search(query_vec, want, places=readable_places(scope), now=now)
+            if i not in exclude]
     rows = search.hydrate_visible(conn, scope, [i for i, _ in hits], now, recall_modes=RECALL_MODES)
     return [(rows[i], c) for i, c in hits if i in rows][:limit]
 

@@ -75,7 +75,8 @@ def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, no
     _, vectors = _embedder(engine)
     if embedded.vector is not None and vectors is not None:
         try:
-            hits = [(i, float(c)) for i, c in vectors.search(embedded.vector, k * 4, min_cosine=threshold)
+            hits = [(i, float(c)) for i, c in vectors.search(embedded.vector, k * 4, min_cosine=threshold,
+                                                              places=[(lease.audience, lease.boundary)], now=now)
                     if str(i).startswith("doc-") and c >= threshold]
             info["nominated_by"] = "vector"
         except Exception as exc:  # noqa: BLE001

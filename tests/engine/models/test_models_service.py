@@ -57,6 +57,28 @@ def test_every_write_is_embedded_and_searchable_without_reloading(tiny_home, clo
         assert not index.has(train) and len(index) == 1
 
 
+def test_the_index_knows_where_each_memory_lives_on_write_on_repair_and_on_reload(tiny_home, clock):
+    def where(engine, memory_id, places, now=None):
+        q = engine.models.vectors().vector(memory_id)
+        return memory_id in {i for i, _ in engine.models.vectors().search(q, 10, places=places, now=now)}
+
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        sid = engine.open_session("personal", "work")
+        early = engine.store(sid, "Early", "written before the model loaded").id
+        engine.models.load()   # gap repair embeds it
+        note = engine.store(sid, "Note", "the user prefers dark mode").id   # embedded on write
+        trip = engine.store(sid, "Trip", "flew to Lisbon", memory_class="evidence").id
+        for memory_id in (early, note, trip):
+            assert where(engine, memory_id, [("personal", "work")])
+            assert not where(engine, memory_id, [("personal", "home"), ("team", "work")])
+        assert where(engine, trip, [("personal", "work")], now=clock() + 29 * 86_400_000)
+        assert not where(engine, trip, [("personal", "work")], now=clock() + 31 * 86_400_000)
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        engine.models.load()   # the index is rebuilt from the table, with each memory's place
+        assert where(engine, note, [("personal", "work")]) and not where(engine, note, [("team", "work")])
+        assert not where(engine, trip, [("personal", "work")], now=clock() + 31 * 86_400_000)
+
+
 def test_gap_repair_embeds_what_was_written_before_the_model_loaded(tiny_home, clock):
     with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
         sid = engine.open_session("personal", "work")

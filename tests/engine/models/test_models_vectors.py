@@ -48,3 +48,40 @@ def test_min_cosine_drops_weak_hits_and_empty_or_wrong_queries_are_handled():
 def test_blobs_round_trip_as_little_endian_float32():
     v = np.array([0.25, -1.5, 3.0], dtype=np.float32)
     assert np.array_equal(from_blob(to_blob(v), 3), v) and len(to_blob(v)) == 12
+
+
+def test_a_search_narrowed_to_places_and_time_takes_its_top_k_among_those_rows_only():
+    index = VectorIndex("m", 2, capacity=16)
+    near, far = np.array([1.0, 0.0], dtype=np.float32), np.array([0.6, 0.8], dtype=np.float32)
+    ids = [f"b{i}" for i in range(40)]
+    index.upsert_many(ids, np.stack([near] * 40), [("personal", "b", None)] * 40)   # grows twice
+    index.upsert("a", far, ("personal", "a", None))
+    index.upsert("old", near, ("personal", "a", 1_000))
+    index.upsert("team", far * 0.99, ("team", "a", None))
+    index.upsert("unplaced", far * 0.98)
+    q = np.array([1.0, 0.0])
+    assert "a" not in {i for i, _ in index.search(q, 10)}
+    hits = index.search(q, 10, places=[("personal", "a"), ("team", "a")], now=2_000)
+    assert [i for i, _ in hits] == ["a", "team", "unplaced"]     # unknown places are never narrowed away
+    assert hits[0][1] == pytest.approx(0.6)
+    # before its expiry the evidence row is there, and first
+    assert [i for i, _ in index.search(q, 2, places=[("personal", "a")], now=500)] == ["old", "a"]
+    assert index.search(q, 5, places=[("personal", "nowhere")]) == [("unplaced", pytest.approx(0.588))]
+    # without narrowing, every row competes
+    assert len(index.search(q, 100)) == 44
+
+
+def test_places_follow_their_rows_through_removal_updates_and_re_embedding():
+    index = VectorIndex("m", 2)
+    index.upsert_many(["x", "y", "z"], np.array([[1, 0], [0.9, 0.1], [0.8, 0.2]], dtype=np.float32),
+                      [("personal", "p", None), ("personal", "q", None), ("personal", "r", None)])
+    assert index.remove("x")   # z moves into x's slot and keeps its own place
+    assert [i for i, _ in index.search(np.array([1, 0]), 5, places=[("personal", "r")])] == ["z"]
+    index.upsert("y", np.array([0.5, 0.5], dtype=np.float32))   # new text, no place given: keeps "q"
+    assert [i for i, _ in index.search(np.array([1, 0]), 5, places=[("personal", "q")])] == ["y"]
+    index.set_places({"y": ("team", "q", 10), "gone": ("personal", "q", None)})
+    assert index.search(np.array([1, 0]), 5, places=[("personal", "q")]) == []
+    assert [i for i, _ in index.search(np.array([1, 0]), 5, places=[("team", "q")], now=5)] == ["y"]
+    assert index.search(np.array([1, 0]), 5, places=[("team", "q")], now=10) == []
+    with pytest.raises(ValueError):
+        index.upsert_many(["w"], np.array([[1, 0]], dtype=np.float32), [])

@@ -1,0 +1,41 @@
+"""The vector channel: narrowed to the scope's places and to unexpired memories before its top k.
+
+A real SQLite store and a real VectorIndex; the vectors are synthetic so the geometry is exact:
+250 memories of another boundary (and 250 expired ones of this boundary) lie nearer the query
+than this boundary's one relevant memory. The channel over-fetches 4 x 50 = 200 ids, so before
+the index knew where memories live, they filled the whole fetch and the visible memory was lost.
+"""
+
+import numpy as np
+
+from engine.clock import DAY_MS
+from engine.models import vectors as vec
+from engine.recall.candidates import VECTOR_K, VECTOR_OVERFETCH, readable_places, vector_hits
+
+
+def _unit(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(engine, clock):
+    here, there = engine.open_session("personal", "home"), engine.open_session("personal", "elsewhere")
+    crowd = VECTOR_K * VECTOR_OVERFETCH + 50
+    others = [engine.store(there, f"Other {i}", f"other boundary note {i}").id for i in range(crowd)]
+    stale = [engine.store(here, f"Old {i}", f"old evidence {i}", memory_class="evidence").id for i in range(crowd)]
+    mine = engine.store(here, "Mine", "the one memory of this boundary").id
+    clock.advance(31 * DAY_MS)   # the evidence expires
+    assert engine.find(here, "evidence", include_expired=True) and not engine.find(here, "evidence")
+
+    index = vec.VectorIndex("m", 2)
+    ids = [*others, *stale, mine]
+    vectors = np.stack([_unit(1, 0.01)] * (2 * crowd) + [_unit(0.5, 1.0)])
+    with engine.db.snapshot() as conn:
+        index.upsert_many(ids, vectors)
+        scope, q = engine.scope(here), _unit(1, 0)
+        # as before: no places, every row competes and the fetch is full of hidden memories
+        assert mine not in {i for i, _ in index.search(q, VECTOR_K * VECTOR_OVERFETCH)}
+        index.set_places(vec.places(conn, ids))
+        hits = vector_hits(conn, scope, index, q, clock())
+    assert [r["id"] for r, _ in hits] == [mine]
+    assert readable_places(scope) == [("personal", "home"), ("team", "home")]
