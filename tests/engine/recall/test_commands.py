@@ -21,6 +21,10 @@ def test_bench_recall_prints_stage_latencies(tmp_path, offline_models_home, caps
     assert set(result["stages_ms"]) >= {"embed_ms", "candidates_ms", "total_ms"}
     assert result["recall_ms"]["p95"] >= result["recall_ms"]["p50"] > 0
     assert "recall over 40 memories" in capsys.readouterr().out
+    assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts),
+                 "--memories", "40", "--queries", "4", "--boundaries", "4", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["boundaries"] == 4
+    assert "recall over 40 memories in 4 boundaries" in capsys.readouterr().out
 
 
 def test_recall_explain_prints_the_receipt(engine, home, capsys):
