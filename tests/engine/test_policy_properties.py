@@ -3,10 +3,13 @@
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine import open_engine, search
+from engine.models import vectors as vec
+from engine.recall.candidates import vector_hits
 from engine.clock import FakeClock
 from engine.errors import ScopeError
 from engine.policy import READABLE
@@ -44,14 +47,23 @@ def test_no_read_path_returns_a_hidden_memory(memories, readers, public_authored
                 sid = eng.open_session(m["session_audience"], m["boundary"])
                 audience = "personal" if m["narrow"] else m["session_audience"]
                 text = " ".join(m["words"])
-                res = eng.store(sid, text, f"{text} memory", memory_class=m["cls"], audience=audience)
-                stored[res.id] = {"audience": audience, "boundary": m["boundary"], "author": m["session_audience"]}
+                res = eng.store(sid, text, f"{text} memory", memory_class=m["cls"], audience=audience,
+                                facets=["test_profile"])
+                stored[res.id] = {"audience": audience, "boundary": m["boundary"], "author": m["session_audience"],
+                                  "cls": m["cls"]}
             for audience, boundary in public_authored:  # e.g. from an old import: excluded for everyone
                 sid = eng.open_session(audience, boundary)
-                res = eng.store(sid, "alpha", "alpha bravo memory")
+                res = eng.store(sid, "alpha", "alpha bravo memory", facets=["test_profile"])
                 eng.write(lambda c, i: c.execute(
                     "UPDATE memory_documents SET author_audience='public' WHERE document_id=?", (i,)), res.id)
-                stored[res.id] = {"audience": audience, "boundary": boundary, "author": "public"}
+                stored[res.id] = {"audience": audience, "boundary": boundary, "author": "public",
+                                  "cls": "durable_fact"}
+            # the vector channel: every memory in one index, each row told where its memory lives
+            index = vec.VectorIndex("m", 8)
+            rng = np.random.default_rng(len(stored))
+            with eng.db.snapshot() as conn:
+                index.upsert_many(list(stored), rng.normal(size=(len(stored), 8)).astype(np.float32))
+                index.set_places(vec.places(conn, list(stored)))
 
             for audience, boundary in readers:
                 sid = eng.open_session(audience, boundary)
@@ -83,6 +95,13 @@ def test_no_read_path_returns_a_hidden_memory(memories, readers, public_authored
                     assert set(hydrated) == expected
                     lex = search.lexical_candidates(conn, scope, WORDS, clock(), 1)
                     assert {r["id"] for r, _ in lex} <= expected
+                    # profile members (recall's companions) and the narrowed vector channel
+                    members = {i for i in expected if stored[i]["cls"] == "durable_fact"}
+                    assert {r["id"] for r in search.facet_members(conn, scope, "test_profile", clock(), 1)} <= members
+                    assert {r["id"] for r in search.facet_members(conn, scope, "test_profile", clock(), 100)} == members
+                    q = np.ones(8, dtype=np.float32)
+                    assert {r["id"] for r, _ in vector_hits(conn, scope, index, q, clock(), limit=1)} <= expected
+                    assert {r["id"] for r, _ in vector_hits(conn, scope, index, q, clock(), limit=100)} == expected
         finally:
             eng.close()
 
