@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from engine import open_engine
@@ -15,6 +16,7 @@ from engine.recall import calibrate as calib
 from engine.recall import metrics
 from engine.recall.evaluation import EvalOptions, evaluate
 from engine.recall.eval_data import load_locomo, load_negatives
+from engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
 from engine.recall.pipeline import RecallConfig
 from engine.recall.rank import RANKINGS
 from engine.settings import load as load_settings
@@ -58,6 +60,9 @@ def register(sub) -> None:
     p.add_argument("--gate", choices=("shipped", "floor-only"), default="shipped",
                    help="floor-only: the cosine floor alone decides (use with --floor)")
     p.add_argument("--floor", type=float, help="cosine floor for this run instead of the calibrated one")
+    p.add_argument("--lexical", action="store_true",
+                   help="recall without a query vector, as it degrades when the embedder is missing or "
+                        "misses its budget")
     p.set_defaults(func=cmd_eval_locomo)
 
     group = _subcommands(sub, "recall", "recall calibration and receipts", "recall_command")
@@ -72,6 +77,9 @@ def register(sub) -> None:
                         "chosen by hand, next to the sweep)")
     p.add_argument("--note", help="a remark recorded with this calibration (e.g. why a value was chosen by hand)")
     p.add_argument("--dry-run", action="store_true", help="print the calibration, do not write the manifest")
+    p.add_argument("--lexical", action="store_true",
+                   help="calibrate the lexical gate (recall without a query vector) instead, and write it into "
+                        "the engine's engine/recall/lexical_gate.json")
     p.set_defaults(func=cmd_calibrate, anonymize_default=True)
 
     p = group.add_parser("explain", help="print the receipt of one recall")
@@ -135,6 +143,8 @@ def _config_for(args) -> RecallConfig | None:
         config = RecallConfig(ranking=config.ranking, floor=args.floor)
     if args.gate == "floor-only":
         config = RecallConfig(ranking=config.ranking, floor=config.floor, gate_enabled=False)
+    if getattr(args, "lexical", False):
+        config = replace(config, embeddings_enabled=False)
     return config
 
 
@@ -145,6 +155,7 @@ def cmd_eval_locomo(args) -> int:
                                 now=int(time.time() * 1000), config={
         "data": data.name, "negatives": [Path(n).name for n in (args.negatives or [])], "mode": args.mode,
         "anonymize": args.anonymize, "ranking": config.ranking, "gate": args.gate, "floor_override": args.floor,
+        "lexical": bool(getattr(args, "lexical", False)),
         "conversations": len(convs), "skipped_questions": sum(c.skipped_questions for c in convs),
         "negative_queries": len(negs), "seconds": round(seconds, 1),
         "recall_modes": sorted({r.mode for r in records if getattr(r, "mode", None)}),
@@ -188,6 +199,8 @@ def cmd_calibrate(args) -> int:
     # No time budget while calibrating: a query embedded slowly on a busy machine must not turn
     # into a lexical-only record and skew the weights.
     relaxed = RecallConfig(timeout_ms=60_000, embed_budget_ms=30_000, gate_budget_ms=30_000)
+    if args.lexical:
+        return _calibrate_lexical(args, replace(relaxed, embeddings_enabled=False))
     data, convs, negs, records, seconds = _run(args, calibrating=True, config=relaxed)
     named = None
     if args.anonymize:  # the ranking weight is swept with the names intact (see calibrate.calibrate)
@@ -216,6 +229,31 @@ def cmd_calibrate(args) -> int:
     if not args.dry_run:
         path = manifests.save_calibration(model_id, cal, _models_dir(args))
         _say(f"wrote the calibration of {model_id} into {path.name}")
+    return 0
+
+
+def _describe(data: Path, args, convs, negs) -> str:
+    return (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
+            f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
+            f"{len(negs)} negative queries)")
+
+
+def _calibrate_lexical(args, config: RecallConfig) -> int:
+    data, convs, negs, records, _ = _run(args, calibrating=True, config=config)
+    if not any(r.kind != "positive" for r in records):
+        raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
+    cal = calib.calibrate_lexical(records, target_retention=args.target_retention)
+    cal.update({"data": _describe(data, args, convs, negs),
+                "date": time.strftime("%Y-%m-%d", time.gmtime())})
+    if args.note:
+        cal["note"] = args.note
+    print(json.dumps(cal, indent=2))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
+    if not args.dry_run:
+        LEXICAL_CALIBRATION.write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
+        lexical_calibration.cache_clear()
+        _say(f"wrote the lexical gate's calibration into {LEXICAL_CALIBRATION.name}")
     return 0
 
 

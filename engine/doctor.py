@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .db import scalar
+from .recall.gate import lexical_calibration
 
 BACKLOG_WARN = 25
 LEVELS = ("pass", "warning", "error")
@@ -68,19 +69,23 @@ def check_embeddings(engine) -> Check:
 
 
 def check_gate(engine) -> Check:
+    if engine.settings["memory.recall.gate.enabled"] is False:
+        return Check("Relevance gate", "pass", "off (setting): the floor's output is injected")
     info = engine.models.details()["gate"]
-    if info["status"] == "disabled":
-        return Check("Relevance gate", "pass", f"off ({info['enabled_source']}): the floor alone decides")
-    if info["model_id"] is None:
-        if engine.models.offline_gate_ready():
-            return Check("Relevance gate", "pass",
-                         f"no cross-encoder ({info['reason']}); the offline feature gate calibrated for "
-                         f"{engine.models.embedder().model_id} decides")
-        return Check("Relevance gate", "warning",
-                     f"no cross-encoder and no calibrated offline gate ({info['reason']}): only the cosine "
-                     "floor filters recall")
-    return Check("Relevance gate", "pass", f"{info['model_id']}, threshold {info['threshold']:.3f} "
-                 f"(source={info['threshold_source']})")
+    lexical = ("without a query vector the lexical gate decides" if lexical_calibration()
+               else "the lexical gate's calibration is missing: recall without a query vector injects the "
+                    "floor's output")
+    if info["model_id"] is not None:
+        return Check("Relevance gate", "pass", f"{info['model_id']}, threshold {info['threshold']:.3f} "
+                     f"(source={info['threshold_source']}); {lexical}")
+    if engine.models.offline_gate_ready():
+        return Check("Relevance gate", "pass",
+                     f"no cross-encoder ({info['reason']}); the offline feature gate calibrated for "
+                     f"{engine.models.embedder().model_id} decides; {lexical}")
+    level = "pass" if not engine.models.embeddings_enabled and lexical_calibration() else "warning"
+    why = ("embeddings are off" if not engine.models.embeddings_enabled
+           else "no cross-encoder and no calibrated embedder loaded (see Embeddings)")
+    return Check("Relevance gate", level, f"{why}: recall is lexical; {lexical}")
 
 
 def run_checks(engine) -> list[Check]:

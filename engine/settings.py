@@ -117,7 +117,9 @@ KEYS: list[Key] = [
     Key("memory.recall.recency_half_life_days", 30,
         "Half-life of the recency factor 0.85 + 0.15 * 2^(-age/half-life).", _num(1.0, 3650.0)),
     Key("memory.recall.gate.enabled", None,
-        "Relevance gate on/off; null follows memory.embeddings.enabled.", _opt_bool),
+        "Relevance gate on/off; null: on, with the cross-encoder loaded only when "
+        "memory.embeddings.enabled (recall without a query vector uses the lexical gate); false: "
+        "the floor's output is injected.", _opt_bool),
     Key("memory.recall.gate.threshold", None,
         "Override of the gate's calibrated threshold; null uses the calibrated value.",
         _num(0.0, 1.0, optional=True)),

@@ -318,3 +318,26 @@ def calibrate(records, *, target_retention: float = 0.96, floor_retention: float
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
         "hybrid": report, "target_retention": target_retention}, chosen,
         min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0))
+
+
+# -- the lexical gate: recall without a query vector ----------------------------------------------
+
+def calibrate_lexical(records, *, target_retention: float = 0.96, max_items: int = 3) -> dict:
+    """The gate of recall without a query vector, from a calibrating run with embeddings off.
+
+    The same two models over the same features (the cosine features are all zero there, so they
+    get no weight), fitted on what lexical recall ranks: an embedder that is missing, still
+    loading, switched off or over its budget must not mean three memories on every turn. The
+    result has a model calibration's shape (`feature_gate`, `term_stats`), so recall reads it the
+    same way; it belongs to no model and ships with the engine (gate.LEXICAL_CALIBRATION).
+    """
+    if any(r.mode != "lexical" for r in records):
+        raise InvalidInput("the lexical gate is calibrated on a run without query vectors (embeddings off)")
+    tops = [r.ranked[:max_items] for r in records]
+    gate, report = calibrate_gate(records, tops, target=target_retention)
+    return {
+        "term_stats": {"min_memories": min((r.stats.size for r in records if getattr(r, "stats", None)
+                                            is not None), default=0)},
+        "feature_gate": gate.as_calibration(),
+        "dev_metrics": {"lexical": report, "target_retention": target_retention},
+    }

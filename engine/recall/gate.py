@@ -36,8 +36,11 @@ Friday, client, meeting) the query model can refuse it outright, profile or not.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
 from .plan import RecallPlan, content_words
 from .rank import Ranked
@@ -53,6 +56,8 @@ FEATURES = ("cosine", "coverage", "best_uncovered", "gap_to_best", "rank", "cove
 # Per message: does the top of the ranking hold anything relevant at all?
 QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf")
 CONTEXT = 20          # how much of the ranking the relative features compare a candidate with
+# The gate of recall without a query vector (`keepmind recall calibrate --lexical` writes it).
+LEXICAL_CALIBRATION = Path(__file__).with_name("lexical_gate.json")
 NO_LEXICAL_RANK = 50  # the lexical rank of a candidate the lexical channel did not return
 
 
@@ -253,3 +258,13 @@ def cross_encoder_gate(gate, threshold: float, query: str, top: list[Ranked]) ->
     return [GateDecision(r.id, s, s >= threshold,
                          "kept" if s >= threshold else f"below threshold ({s:.3f} < {threshold:.3f})")
             for r, s in zip(top, scores)]
+
+
+@lru_cache(maxsize=4)
+def lexical_calibration(path: Path = LEXICAL_CALIBRATION) -> dict | None:
+    """The shipped calibration of the lexical gate, or None when it is missing or unreadable."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None

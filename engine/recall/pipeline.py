@@ -3,9 +3,9 @@
 Budgets (DESIGN.md): 300 ms in all, 150 ms to embed the query, and the gate gets the lesser of
 120 ms and what is left. A stage that runs out of time or has no model degrades to the stage
 before it, logs a named event (rate-limited per reason) and records the reason in the result:
-no query vector -> lexical ranking (`memory_recall_vector_degraded`); no gate -> the floor's
-output (`memory_recall_gate_degraded`); a candidate without a vector competes on its lexical
-score (`memory_recall_coverage_gap`). Lexical-only recall is deterministic.
+no query vector -> lexical ranking and the lexical gate (`memory_recall_vector_degraded`); no gate
+-> the floor's output (`memory_recall_gate_degraded`); a candidate without a vector competes on
+its lexical score (`memory_recall_coverage_gap`). Lexical-only recall is deterministic.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Callable
 
 from .. import search
 from .candidates import RECALL_MODES, Pool, lexical_hits, merge, vector_hits
-from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate
+from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate, lexical_calibration
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
@@ -44,10 +44,11 @@ class RecallConfig:
     weights: RankWeights = RankWeights()
     ranking: str = DEFAULT_RANKING
     embeddings_enabled: bool = True
-    gate_enabled: bool | None = None          # None follows embeddings_enabled
+    gate_enabled: bool | None = None          # None: on (False: the floor's output is injected)
     gate_threshold: float | None = None       # cross-encoder threshold override
     floor: float | None = None                # None: the embedder's calibrated floor
     feature_gate: FeatureGateParams | None = None        # None: from the embedder's calibration
+    lexical_gate: FeatureGateParams | None = None        # None: the shipped lexical calibration
     use_cross_encoder: bool = True
 
     @classmethod
@@ -82,7 +83,7 @@ class RecallTrace:
     floor: float | None = None
     floor_source: str | None = None
     floor_dropped: list[Ranked] = field(default_factory=list)
-    gate_kind: str | None = None               # "cross_encoder" | "feature" | None (degraded)
+    gate_kind: str | None = None               # "cross_encoder" | "feature" | "lexical" | None (degraded)
     gate_input: list[Ranked] = field(default_factory=list)
     gate: list[GateDecision] = field(default_factory=list)
     companions: list[Companion] = field(default_factory=list)   # profile members joining a kept item
@@ -214,7 +215,10 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
         trace.degraded.append(f"coverage_gap:{len(pool.coverage_gaps)}/{len(pool.candidates)}")
         emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
              totalCandidates=len(pool.candidates))
-    stats = stats.floored(collection_floor(embedder.calibration if embedder is not None else None))
+    # The term statistics' floor of the calibration in play: the embedder's, or without a query
+    # vector the lexical gate's.
+    calibration = embedder.calibration if (embedder is not None and query_vec is not None) else lexical_calibration()
+    stats = stats.floored(collection_floor(calibration))
     idf = stats.weights(trace.plan.content)
     pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, row_stems(c.row))) for c in pool.candidates])
     trace.pool = pool
@@ -295,8 +299,7 @@ def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeigh
 
 def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, stats: TermStats,
           config: RecallConfig, executor, timer, left_ms: float, emit) -> list[GateDecision]:
-    enabled = config.gate_enabled if config.gate_enabled is not None else config.embeddings_enabled
-    if not enabled:
+    if config.gate_enabled is False:
         trace.degraded.append("gate:gate_disabled_by_config")
         emit("memory_recall_gate_degraded", "gate_disabled_by_config", elapsedMs=0)
         return []
@@ -314,15 +317,17 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
             reason = failure if failure == "sub_budget_exceeded" else f"score_{failure}"
             trace.degraded.append(f"gate:cross_encoder_{reason}")
             emit("memory_recall_gate_degraded", reason, elapsedMs=round(elapsed))
-    # Without a query vector there is no gate: the offline gate's weights lean on cosine, and a
-    # lexical-only version calibrated on LoCoMo refused background facts a task message needs
-    # (the flight scenario's home airport). Lexical-only recall is the degraded mode and says so.
-    params = None
+    # The offline feature gate: the embedder's calibration with a query vector; without one (no
+    # embedder, still loading, switched off, over its budget) the lexical gate, the same models
+    # fitted on lexical recall (calibrate.calibrate_lexical).
     if query_vec is not None:
         calibration = (embedder.calibration if embedder is not None else None) or {}
-        params = config.feature_gate or FeatureGateParams.from_calibration(calibration)
+        params, kind = config.feature_gate or FeatureGateParams.from_calibration(calibration), "feature"
+    else:
+        params, kind = (config.lexical_gate or FeatureGateParams.from_calibration(lexical_calibration(),
+                                                                                  source="lexical")), "lexical"
     if params is None:
-        reason = "no_scorer_configured" if cross is None else "missing_calibration"
+        reason = "missing_calibration" if (cross is not None or kind == "lexical") else "no_scorer_configured"
         trace.degraded.append(f"gate:{reason}")
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
@@ -334,7 +339,7 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
         trace.degraded.append("gate:sub_budget_exceeded")
         emit("memory_recall_gate_degraded", "sub_budget_exceeded", elapsedMs=round(elapsed))
         return []
-    trace.gate_kind = "feature"
+    trace.gate_kind = kind
     return decisions
 
 

@@ -118,7 +118,12 @@ def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = Fals
 
 def rank(candidates: list[Candidate], now: int, *, method: str = "hybrid",
          weights: RankWeights = RankWeights()) -> list[Ranked]:
-    """Order candidates best first by `method`; ties break by id so the order is deterministic."""
+    """Order candidates best first by `method`.
+
+    Ties break by the channels' own order (the lexical channel's: bm25, then recency, then the
+    order memories were written), then by id: ids are random, so breaking ties by id alone made
+    two stores built from the same data rank differently (and calibration unreproducible).
+    """
     if method not in RANKINGS:
         raise ValueError(f"unknown ranking {method!r}: use one of {', '.join(RANKINGS)}")
     out: list[Ranked] = []
@@ -132,5 +137,6 @@ def rank(candidates: list[Candidate], now: int, *, method: str = "hybrid",
             score = c.lexical
             reasons = (f"bm25={score:.2f}",)
         out.append(Ranked(c, score, reasons))
-    out.sort(key=lambda r: (-r.score, r.id))
+    last = len(candidates) + 1
+    out.sort(key=lambda r: (-r.score, r.candidate.lexical_rank or last, r.candidate.vector_rank or last, r.id))
     return out

@@ -52,3 +52,19 @@ def test_offline_feature_gate_counts_as_a_gate(offline_models_home, clock):
         eng.models.load(download=False)
         check = by_name(eng)["Relevance gate"]
         assert check.level == "pass" and "offline feature gate" in check.message
+
+
+def test_without_an_embedder_doctor_says_the_lexical_gate_decides(home, clock):
+    with open_engine(home, settings=defaults().with_overrides(memory__embeddings__auto_download=False),
+                     clock=clock, start_workers=False) as eng:
+        eng.models.load(download=False)
+        check = by_name(eng)["Relevance gate"]
+        assert check.level == "warning" and "recall is lexical" in check.message
+        assert "the lexical gate decides" in check.message
+    with open_engine(home, settings=defaults().with_overrides(memory__embeddings__enabled=False),
+                     clock=clock, start_workers=False) as eng:
+        check = by_name(eng)["Relevance gate"]
+        assert check.level == "pass" and check.message.startswith("embeddings are off: recall is lexical")
+    with open_engine(home, settings=defaults().with_overrides(memory__recall__gate__enabled=False),
+                     clock=clock, start_workers=False) as eng:
+        assert by_name(eng)["Relevance gate"].message == "off (setting): the floor's output is injected"

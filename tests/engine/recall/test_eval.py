@@ -171,6 +171,35 @@ def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offl
     assert cal["dev_metrics"]["ranking"]["chosen_by"] == "hand"
 
 
+@pytest.mark.offline_model
+def test_calibrate_lexical_fits_the_gate_of_recall_without_a_query_vector(tmp_path, offline_models_home,
+                                                                          monkeypatch):
+    import desktop.cmd_recall as cmd
+    from engine.recall.gate import FEATURES, LEXICAL_CALIBRATION, FeatureGateParams, lexical_calibration
+
+    shipped = LEXICAL_CALIBRATION.read_text()
+    target = tmp_path / "lexical_gate.json"   # the command writes the shipped file in place: redirect it
+    monkeypatch.setattr(cmd, "LEXICAL_CALIBRATION", target)
+    data, negatives = write_data(tmp_path)
+    args = ["recall", "calibrate", "--home", str(offline_models_home), "--data", str(data),
+            "--negatives", str(negatives), "--anonymize", "--lexical"]
+    assert main(args + ["--dry-run"]) == 0 and not target.exists()
+    assert main(args + ["--note", "tiny"]) == 0
+    cal = json.loads(target.read_text())
+    weights = cal["feature_gate"]["weights"]
+    assert set(weights) == set(FEATURES)
+    # no query vector, so every cosine feature is zero there and gets no weight
+    assert all(weights[f] == 0.0 for f in ("cosine", "cosine_z", "cosine_rank", "cosine_over_4th",
+                                           "cosine_x_coverage", "gap_to_best"))
+    assert cal["feature_gate"]["query_model"]["weights"]["max_cosine"] == 0.0
+    assert cal["term_stats"] == {"min_memories": min(len(c.facts) for c in load_locomo(data))}
+    assert cal["data"].startswith("tiny-locomo.json (facts mode, anonymized") and cal["note"] == "tiny"
+    assert cal["dev_metrics"]["lexical"]["questions_with_candidates"] > 0
+    assert FeatureGateParams.from_calibration(cal, source="lexical") is not None
+    assert lexical_calibration(target)["feature_gate"] == cal["feature_gate"]
+    assert LEXICAL_CALIBRATION.read_text() == shipped
+
+
 def _record(kind, relevant, pool):
     from engine.recall.evaluation import JobRecord
     from engine.recall.rank import Candidate

@@ -1,4 +1,4 @@
-"""Without an embedding model recall is lexical, deterministic, and says why."""
+"""Without an embedding model recall is lexical, deterministic, gated by the lexical gate, and says why."""
 
 from engine.recall.pipeline import RecallConfig
 
@@ -36,14 +36,51 @@ def test_bad_input_is_a_clear_error(engine):
         engine.explain("rcp-" + "0" * 32)
 
 
-def test_without_a_model_there_is_no_gate_and_recall_says_it_is_degraded(engine):
+FACTS = (("Home airport", "The user's home airport is Boston Logan; flights depart from Boston."),
+         ("Pasta", "The user cooks pasta on Sundays."),
+         ("Coffee", "The user drinks oat-milk flat whites every morning."),
+         ("Dentist", "The user's dentist appointment is on 14 March at the Elm Street clinic."),
+         ("Marathon", "The user is training for the Berlin marathon in September."),
+         ("Laptop", "The user's work laptop is a ThinkPad X1 running Fedora."))
+OFF_TOPIC = ("Why did the Boston tea party happen?", "What is the history of Sunday as a day of rest?",
+             "How do I install Fedora on a Raspberry Pi?",
+             "Summarize the morning news about the Berlin wall anniversary.")
+
+
+def test_without_a_model_the_lexical_gate_decides_and_recall_says_the_vector_is_degraded(engine):
     sid = engine.open_session("personal", "work")
-    engine.store(sid, "Home airport", "The user's home airport is Boston Logan; flights depart from Boston.")
-    engine.store(sid, "Pasta", "The user cooks pasta on Sundays.")
-    result = engine.recall(sid, "I need a flight from Boston to Chicago next Friday.")
-    assert [i.title for i in result.items] == ["Home airport"]
-    assert "vector:embedder_unavailable" in result.degraded
-    assert "gate:no_scorer_configured" in result.degraded
+    for title, body in FACTS:
+        engine.store(sid, title, body)
+    for message, title in (("When is my dentist appointment?", "Dentist"),
+                           ("What coffee do I drink in the morning?", "Coffee"),
+                           ("Which marathon am I training for?", "Marathon"),
+                           ("I need a flight from Boston to Chicago next Friday.", "Home airport")):
+        result = engine.recall(engine.open_session("personal", "work"), message)
+        assert [i.title for i in result.items] == [title], message
+        assert result.degraded == ["vector:embedder_unavailable"]
+        assert engine.explain(result.receipt_id)["gate"]["kind"] == "lexical"
+    # Each of these shares a word with a memory: without the gate, each injected up to 3 of them.
+    ungated = RecallConfig(embeddings_enabled=False, gate_enabled=False)
+    for message in OFF_TOPIC:
+        assert engine.recaller.trace(engine.scope(sid), message, config=ungated).injected, message
+        result = engine.recall(engine.open_session("personal", "work"), message)
+        assert result.items == [] and result.block is None, message
+        decisions = engine.explain(result.receipt_id)["gate"]["decisions"]
+        assert decisions and all(d["reason"].startswith("query below bar") for d in decisions)
+
+
+def test_with_the_gate_switched_off_the_floors_output_is_injected_and_recall_says_so(home, clock):
+    from engine import open_engine
+    from engine.settings import defaults
+
+    settings = defaults().with_overrides(memory__recall__gate__enabled=False)
+    with open_engine(home, settings=settings, clock=clock, start_workers=False) as eng:
+        sid = eng.open_session("personal", "work")
+        for title, body in FACTS:
+            eng.store(sid, title, body)
+        result = eng.recall(sid, OFF_TOPIC[0])
+        assert [i.title for i in result.items] == ["Home airport"]
+        assert "gate:gate_disabled_by_config" in result.degraded
 
 
 def test_starting_the_recaller_counts_the_stores_words_once(engine):
