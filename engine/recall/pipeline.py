@@ -257,15 +257,15 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
 
     # -- inject: the kept items, then the members of their profiles (profiles.py) ----------------
     kept = [r for r in top if r.id in kept_ids]
-    trace.companions = _companions(kept, snapshot, scope, now, exclude, vectors, query_vec)
+    trace.companions = _companions(kept, trace.ranked, snapshot, scope, now, exclude, vectors, query_vec)
     chosen = [_injected(r) for r in kept] + [_injected(c.ranked) for c in trace.companions]
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
     trace.timings["total_ms"] = round(ms(), 3)
     return trace
 
 
-def _companions(kept: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str], vectors,
-                query_vec) -> list[Companion]:
+def _companions(kept: list[Ranked], ranked: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str],
+                vectors, query_vec) -> list[Companion]:
     """The members of the kept items' profiles (profiles.py); no read unless one has a profile."""
     if not any(profile_facets(r.candidate.row) for r in kept):
         return []
@@ -276,7 +276,7 @@ def _companions(kept: list[Ranked], snapshot, scope, now: int, exclude: frozense
         return None if vec is None else float(vec @ query_vec)
     with snapshot() as conn:
         return companions(kept, lambda facet: search.facet_members(
-            conn, scope, facet, now, MEMBERS_READ, recall_modes=RECALL_MODES, exclude=exclude), cosine)
+            conn, scope, facet, now, MEMBERS_READ, recall_modes=RECALL_MODES, exclude=exclude), cosine, ranked)
 
 
 def _injected(r: Ranked) -> Injected:

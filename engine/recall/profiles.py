@@ -62,27 +62,31 @@ def profile_facets(row: dict) -> tuple[str, ...]:
 
 
 def companions(kept: list[Ranked], members: Callable[[str], list[dict]],
-               cosine: Callable[[str], float | None]) -> list[Companion]:
+               cosine: Callable[[str], float | None], ranked: list[Ranked] = ()) -> list[Companion]:
     """The members of the kept items' profiles, closest first within each profile.
 
     `members(facet)` reads the visible durable facts carrying the facet (newest first);
-    `cosine(id)` is a member's cosine to the message, or None (no query vector, no vector yet).
+    `cosine(id)` is a member's cosine to the message, or None (no query vector, no vector yet);
+    `ranked` is this recall's ranking: a member found there keeps its score, and without cosines
+    members it ranked come first, in its order, then the rest newest first.
     """
     owner: dict[str, str] = {}
     for r in kept:
         for facet in profile_facets(r.candidate.row):
             owner.setdefault(facet, r.id)
     taken = {r.id for r in kept}
+    by_id = {r.id: r for r in ranked}
+    position = {r.id: n for n, r in enumerate(ranked)}
     out: list[Companion] = []
     for facet, joined in owner.items():
         found = []
         for n, row in enumerate(members(facet)):
             if row["id"] not in taken and row.get("memory_class") == GROUPED_CLASS:
-                found.append((cosine(row["id"]), n, row))
-        # closest to the message first; without cosines the store's order (newest first)
-        found.sort(key=lambda t: (t[0] is None, -(t[0] or 0.0), t[1]))
-        for cos, _, row in found:
+                found.append((cosine(row["id"]), position.get(row["id"], len(position)), n, row))
+        found.sort(key=lambda t: (t[0] is None, -(t[0] or 0.0), t[1], t[2]))
+        for cos, _, _, row in found:
             taken.add(row["id"])
-            ranked = Ranked(Candidate(row["id"], row, cos, 0.0), cos or 0.0, (f"profile:{facet}",))
-            out.append(Companion(ranked, facet, joined))
+            base = by_id.get(row["id"]) or Ranked(Candidate(row["id"], row, cos, 0.0), cos or 0.0, ())
+            out.append(Companion(Ranked(base.candidate, base.score, (*base.reasons, f"profile:{facet}")),
+                                 facet, joined))
     return out

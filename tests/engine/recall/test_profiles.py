@@ -33,8 +33,13 @@ def test_members_of_a_kept_items_profile_join_closest_first_and_nothing_else_doe
                                                            ("seat", "travel_profile", "airport")]
     assert joined[0].reason == "shares the travel_profile profile with airport"
     assert joined[0].ranked.score == 0.3 and joined[0].ranked.reasons == ("profile:travel_profile",)
-    # without cosines (lexical recall, no vectors yet) the store's order stands
+    # without cosines (lexical recall, no vectors yet) the store's order stands, after what the
+    # ranking found, which keeps its score
     assert [c.id for c in companions([airport], store, lambda _: None)] == ["seat", "airline"]
+    ranked_airline = Ranked(_r("airline", "travel_profile\nairline").candidate, 0.8, ("bm25=2.0",))
+    joined = companions([airport], store, lambda _: None, [airport, ranked_airline])
+    assert [c.id for c in joined] == ["airline", "seat"]
+    assert joined[0].ranked.score == 0.8 and joined[0].ranked.reasons == ("bm25=2.0", "profile:travel_profile")
 
 
 def test_nothing_kept_or_no_profile_kept_adds_nothing_and_reads_nothing():
