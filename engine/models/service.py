@@ -355,23 +355,25 @@ class ModelRuntime:
         with self.engine.db.snapshot() as conn:
             live = vec.live_items(conn, ids)
             stored = vec.stored_hashes(conn, embedder.model_id, list(live))
-            where = vec.places(conn, list(live))
+            where = vec.live_places(conn, list(live))
         for gone in (i for i in ids if i not in live):
             index.remove(gone)
         index.set_places(where)  # an edit may move a memory's audience or expiry without new text
         todo = [(i, t, b) for i, (t, b) in live.items()
                 if stored.get(i) != content_hash(t, b) or not index.has(i)]
         if todo:
-            self._embed_and_save(embedder, index, todo)
+            self._embed_and_save(embedder, index, todo, where)
 
     def _embed_and_save(self, embedder: Embedder, index: vec.VectorIndex,
-                        items: list[tuple[str, str, str]]) -> None:
-        """Embed (id, title, body) items, store the vectors with their content hash, index them."""
+                        items: list[tuple[str, str, str]], where: dict | None = None) -> None:
+        """Embed (id, title, body) items, store the vectors with their content hash, index them
+        with where each memory lives (`where`, else read here)."""
         vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in items])
         keyed = [(i, content_hash(t, b)) for i, t, b in items]
         self.engine.write(vec.save_vectors, embedder.model_id, keyed, vectors, self.engine.now())
-        with self.engine.db.snapshot() as conn:
-            where = vec.places(conn, [i for i, _ in keyed])
+        if where is None:
+            with self.engine.db.snapshot() as conn:
+                where = vec.live_places(conn, [i for i, _ in keyed])
         index.upsert_many([i for i, _ in keyed], vectors)
         index.set_places(where)
 

@@ -222,7 +222,7 @@ def load_index(conn: apsw.Connection, model_id: str, dims: int) -> VectorIndex:
     return index
 
 
-def places(conn: apsw.Connection, ids: list[str]) -> dict[str, Place]:
+def live_places(conn: apsw.Connection, ids: list[str]) -> dict[str, Place]:
     """id -> (audience, boundary, expires_at) for the ids that are live memories."""
     out: dict[str, Place] = {}
     for start in range(0, len(ids), 500):

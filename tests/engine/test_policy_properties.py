@@ -63,7 +63,7 @@ def test_no_read_path_returns_a_hidden_memory(memories, readers, public_authored
             rng = np.random.default_rng(len(stored))
             with eng.db.snapshot() as conn:
                 index.upsert_many(list(stored), rng.normal(size=(len(stored), 8)).astype(np.float32))
-                index.set_places(vec.places(conn, list(stored)))
+                index.set_places(vec.live_places(conn, list(stored)))
 
             for audience, boundary in readers:
                 sid = eng.open_session(audience, boundary)

@@ -35,7 +35,7 @@ def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(e
         scope, q = engine.scope(here), _unit(1, 0)
         # as before: no places, every row competes and the fetch is full of hidden memories
         assert mine not in {i for i, _ in index.search(q, VECTOR_K * VECTOR_OVERFETCH)}
-        index.set_places(vec.places(conn, ids))
+        index.set_places(vec.live_places(conn, ids))
         hits = vector_hits(conn, scope, index, q, clock())
     assert [r["id"] for r, _ in hits] == [mine]
     assert readable_places(scope) == [("personal", "home"), ("team", "home")]
