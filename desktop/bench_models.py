@@ -18,10 +18,9 @@ from engine.models import manifest as manifests
 from engine.models.runtime import Embedder, Gate
 from engine.models.vectors import VectorIndex
 from engine.models.verify import model_dir, verify_installed
-from engine.settings import load as load_settings
 
 from .bench_find import WORDS, percentile
-from .paths import resolve_home
+from .cli import models_dir_of
 
 
 def register(bsub) -> None:
@@ -53,15 +52,9 @@ def _rss_mb() -> float:
     return psutil.Process().memory_info().rss / 2**20
 
 
-def _models_dir(args) -> Path:
-    home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
-    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
-    return Path(configured) if configured else home / "models"
-
-
 def run(args) -> int:
     rng = random.Random(11)
-    models_dir = _models_dir(args)
+    models_dir = models_dir_of(args)
     ids = (args.model,) if args.model else manifests.DEFAULT_EMBEDDERS
     model_id = next((i for i in ids if (m := manifests.find(models_dir, i)) and verify_installed(models_dir, m).ok),
                     None)

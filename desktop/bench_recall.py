@@ -14,10 +14,9 @@ import psutil
 from engine import open_engine, store
 from engine.errors import InvalidInput
 from engine.recall.metrics import percentile
-from engine.settings import defaults, load as load_settings
+from engine.settings import defaults
 
-from .cli import home_of, home_option
-from .paths import resolve_home
+from .cli import home_option, models_dir_of
 
 STAGES = ("plan_ms", "embed_ms", "candidates_ms", "rank_ms", "gate_ms", "total_ms")
 BATCH = 2000
@@ -74,19 +73,13 @@ def _boundary(n: int) -> str:
     return "bench" if n == 0 else f"bench-{n}"
 
 
-def _models_dir(args) -> Path:
-    home = resolve_home(home_of(args))
-    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
-    return Path(configured) if configured else home / "models"
-
-
 def run(args) -> int:
     rng = random.Random(11)
     texts = fact_texts(args.facts, args.memories, rng)
     proc = psutil.Process()
     with tempfile.TemporaryDirectory(prefix="keepmind-bench-") as tmp:
         settings = defaults().with_overrides(memory__embeddings__auto_download=False,
-                                             memory__models_dir=str(_models_dir(args)))
+                                             memory__models_dir=str(models_dir_of(args)))
         engine = open_engine(Path(tmp), settings=settings, start_workers=False)
         try:
             engine.models.load(download=False, repair=False)

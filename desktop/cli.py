@@ -6,8 +6,12 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
 
 from engine.errors import EngineError
+from engine.settings import load as load_settings
+
+from .paths import resolve_home
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMAND_MODULES = (
@@ -39,6 +43,13 @@ def home_option(parser: argparse.ArgumentParser) -> None:
 
 def home_of(args) -> str | None:
     return getattr(args, "home_sub", None) or getattr(args, "home", None)
+
+
+def models_dir_of(args) -> Path:
+    """The models folder of the command's data dir: its `memory.models_dir` setting, else <home>/models."""
+    home = resolve_home(home_of(args))
+    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
+    return Path(configured) if configured else home / "models"
 
 
 def main(argv: list[str] | None = None) -> int:

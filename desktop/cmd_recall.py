@@ -19,9 +19,8 @@ from engine.recall.eval_data import load_locomo, load_negatives
 from engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
 from engine.recall.pipeline import RecallConfig
 from engine.recall.rank import RANKINGS
-from engine.settings import load as load_settings
 
-from .cli import home_of, home_option
+from .cli import home_of, home_option, models_dir_of
 from .paths import resolve_home
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
@@ -92,12 +91,6 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _models_dir(args) -> Path:
-    home = resolve_home(home_of(args))
-    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
-    return Path(configured) if configured else home / "models"
-
-
 def _shared_eval() -> Path | None:
     """../shared/eval next to the repository (how the dev data is found without --data)."""
     root = Path(__file__).resolve().parent.parent
@@ -122,7 +115,7 @@ def _inputs(args):
 
 def _run(args, *, calibrating: bool, config: RecallConfig | None):
     data, convs, negs = _inputs(args)
-    models_dir = _models_dir(args)
+    models_dir = models_dir_of(args)
     if not models_dir.is_dir():
         _say(f"no models folder at {models_dir}: recall runs lexical-only "
              "(install one with `keepmind models install-offline`)")
@@ -221,13 +214,13 @@ def cmd_calibrate(args) -> int:
                 f"{'; ranking weight swept on the same data with names intact' if named else ''})")
     from engine.models import manifest as manifests
 
-    current = manifests.find(_models_dir(args), model_id)
+    current = manifests.find(models_dir_of(args), model_id)
     cal = result.as_manifest(current.calibration if current else {}, describe, note=args.note)
     print(json.dumps(cal, indent=2))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
     if not args.dry_run:
-        path = manifests.save_calibration(model_id, cal, _models_dir(args))
+        path = manifests.save_calibration(model_id, cal, models_dir_of(args))
         _say(f"wrote the calibration of {model_id} into {path.name}")
     return 0
 
