@@ -355,14 +355,17 @@ class ModelRuntime:
         with self.engine.db.snapshot() as conn:
             live = vec.live_items(conn, ids)
             stored = vec.stored_hashes(conn, embedder.model_id, list(live))
-            where = vec.live_places(conn, list(live))
         for gone in (i for i in ids if i not in live):
             index.remove(gone)
-        index.set_places(where)  # an edit may move a memory's audience or expiry without new text
-        todo = [(i, t, b) for i, (t, b) in live.items()
+        # Every live id's place is set, embedded or not: an edit may move a memory's audience or
+        # expiry without new text.
+        where = {i: place for i, (_, _, place) in live.items()}
+        todo = [(i, t, b) for i, (t, b, _) in live.items()
                 if stored.get(i) != content_hash(t, b) or not index.has(i)]
         if todo:
             self._embed_and_save(embedder, index, todo, where)
+        else:
+            index.set_places(where)
 
     def _embed_and_save(self, embedder: Embedder, index: vec.VectorIndex,
                         items: list[tuple[str, str, str]], where: dict | None = None) -> None:

@@ -179,11 +179,16 @@ class VectorIndex:
 
 # -- storage (memory_embeddings) ----------------------------------------------------------------
 
-LIVE_ITEMS_SQL = (
-    "SELECT document_id AS id, title, body FROM memory_documents WHERE deleted_at IS NULL"
-    " UNION ALL SELECT r.record_id, r.title, r.body FROM memory_records r WHERE r.is_tombstone = 0"
+# Every live memory (deleted documents, tombstones and superseded records are not), with its text
+# and where it lives (the index narrows searches by that).
+LIVE_SQL = (
+    "SELECT document_id AS id, title, body, audience, boundary, expires_at FROM memory_documents"
+    " WHERE deleted_at IS NULL"
+    " UNION ALL SELECT r.record_id, r.title, r.body, r.audience, r.boundary, r.expires_at FROM memory_records r"
+    " WHERE r.is_tombstone = 0"
     " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
 )
+LIVE_TEXT_SQL = f"SELECT id, title, body FROM ({LIVE_SQL})"
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -192,15 +197,6 @@ def to_blob(vector: np.ndarray) -> bytes:
 
 def from_blob(blob: bytes, dims: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dims)
-
-
-# Where each live memory lives (the index narrows searches by it).
-LIVE_PLACES_SQL = (
-    "SELECT document_id AS id, audience, boundary, expires_at FROM memory_documents WHERE deleted_at IS NULL"
-    " UNION ALL SELECT r.record_id, r.audience, r.boundary, r.expires_at FROM memory_records r"
-    " WHERE r.is_tombstone = 0"
-    " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
-)
 
 
 def load_index(conn: apsw.Connection, model_id: str, dims: int) -> VectorIndex:
@@ -212,7 +208,7 @@ def load_index(conn: apsw.Connection, model_id: str, dims: int) -> VectorIndex:
     ids, vectors, where = [], [], []
     for item_id, blob, audience, boundary, expires_at in conn.execute(
             f"SELECT e.item_id, e.vector, live.audience, live.boundary, live.expires_at"
-            f" FROM memory_embeddings e JOIN ({LIVE_PLACES_SQL}) live"
+            f" FROM memory_embeddings e JOIN ({LIVE_SQL}) live"
             " ON live.id = e.item_id WHERE e.model_id = ? AND e.dims = ?", (model_id, dims)):
         ids.append(item_id)
         vectors.append(from_blob(blob, dims))
@@ -224,14 +220,7 @@ def load_index(conn: apsw.Connection, model_id: str, dims: int) -> VectorIndex:
 
 def live_places(conn: apsw.Connection, ids: list[str]) -> dict[str, Place]:
     """id -> (audience, boundary, expires_at) for the ids that are live memories."""
-    out: dict[str, Place] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for item_id, audience, boundary, expires_at in conn.execute(
-                f"SELECT id, audience, boundary, expires_at FROM ({LIVE_PLACES_SQL}) WHERE id IN ({marks})", chunk):
-            out[item_id] = (audience, boundary, expires_at)
-    return out
+    return {i: place for i, (_, _, place) in live_items(conn, ids).items()}
 
 
 def save_vectors(conn: apsw.Connection, model_id: str, items: list[tuple[str, str]], vectors: np.ndarray,
@@ -247,15 +236,15 @@ def save_vectors(conn: apsw.Connection, model_id: str, items: list[tuple[str, st
         )
 
 
-def live_items(conn: apsw.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
-    """id -> (title, body) for the ids that are live memories (deleted/superseded ones are absent)."""
-    out: dict[str, tuple[str, str]] = {}
+def live_items(conn: apsw.Connection, ids: list[str]) -> dict[str, tuple[str, str, Place]]:
+    """id -> (title, body, place) for the ids that are live memories (deleted/superseded ones are absent)."""
+    out: dict[str, tuple[str, str, Place]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for item_id, title, body in conn.execute(
-                f"SELECT id, title, body FROM ({LIVE_ITEMS_SQL}) WHERE id IN ({marks})", chunk):
-            out[item_id] = (title, body)
+        for item_id, title, body, audience, boundary, expires_at in conn.execute(
+                f"SELECT * FROM ({LIVE_SQL}) WHERE id IN ({marks})", chunk):
+            out[item_id] = (title, body, (audience, boundary, expires_at))
     return out
 
 
@@ -276,7 +265,7 @@ def gaps(conn: apsw.Connection, model_id: str, *, force: bool = False) -> list[t
     found = []
     current = {} if force else dict(conn.execute(
         "SELECT item_id, content_hash FROM memory_embeddings WHERE model_id=?", (model_id,)).fetchall())
-    for item_id, title, body in conn.execute(LIVE_ITEMS_SQL + " ORDER BY 1"):
+    for item_id, title, body in conn.execute(LIVE_TEXT_SQL + " ORDER BY 1"):
         if force or current.get(item_id) != content_hash(title, body):
             found.append((item_id, title, body))
     return found
@@ -286,13 +275,13 @@ def coverage(conn: apsw.Connection, model_id: str | None) -> dict:
     """Counts for doctor: live memories, those embedded under this model at their current hash,
     and distinct items embedded only under other models."""
     live = 0
-    for (n,) in conn.execute(f"SELECT COUNT(*) FROM ({LIVE_ITEMS_SQL})"):
+    for (n,) in conn.execute(f"SELECT COUNT(*) FROM ({LIVE_SQL})"):
         live = n
     current = 0
     if model_id:
         hashes = dict(conn.execute("SELECT item_id, content_hash FROM memory_embeddings WHERE model_id=?",
                                    (model_id,)).fetchall())
-        for item_id, title, body in conn.execute(LIVE_ITEMS_SQL):
+        for item_id, title, body in conn.execute(LIVE_TEXT_SQL):
             if hashes.get(item_id) == content_hash(title, body):
                 current += 1
     other = 0
