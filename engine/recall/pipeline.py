@@ -215,16 +215,16 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
         trace.degraded.append(f"coverage_gap:{len(pool.coverage_gaps)}/{len(pool.candidates)}")
         emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
              totalCandidates=len(pool.candidates))
-    # The term statistics' floor of the calibration in play: the embedder's, or without a query
-    # vector the lexical gate's.
-    calibration = embedder.calibration if (embedder is not None and query_vec is not None) else lexical_calibration()
+    # The calibration in play, the embedder's with a query vector, else the lexical gate's: it
+    # gives the term statistics' floor, the ranking's coverage weight and the offline gate.
+    calibration = embedder.calibration if query_vec is not None else lexical_calibration()
     stats = stats.floored(collection_floor(calibration))
     idf = stats.weights(trace.plan.content)
     pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, row_stems(c.row))) for c in pool.candidates])
     trace.pool = pool
     ranking = config.ranking if (query_vec is not None or config.ranking != "cosine") else "bm25"
     trace.ranking = ranking
-    weights = ranking_weights(config.weights, embedder.calibration if query_vec is not None else None)
+    weights = ranking_weights(config.weights, calibration)
     trace.coverage_weight = weights.coverage if ranking == "hybrid" else None
     t_r = timer()
     trace.ranked = rank(pool.candidates, now, method=ranking, weights=weights)
@@ -250,7 +250,7 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     # -- gate -----------------------------------------------------------------------------------
     top = survivors[: config.max_items]
     trace.gate_input = top
-    decisions = _gate(trace, top, models, embedder, query_vec, stats, config, executor, timer,
+    decisions = _gate(trace, top, models, calibration, query_vec is None, stats, config, executor, timer,
                       config.timeout_ms - ms(), emit) if top else []
     trace.gate = decisions
     kept_ids = {d.id for d in decisions if d.kept} if trace.gate_kind else {r.id for r in top}
@@ -290,15 +290,15 @@ def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeigh
 
     A calibration without `ranking.coverage_weight` (an older manifest, a custom model) keeps the
     weights' own coverage weight, DEFAULT_COVERAGE_WEIGHT (0.3, the value once picked by hand).
-    Lexical-only recall passes no calibration and keeps it too: the weight was calibrated with
-    cosine in the score, and without a query vector the calibration is not in play.
+    So does lexical-only recall: the lexical gate's calibration carries no weight, since the
+    weight was calibrated with cosine in the score.
     """
     picked = calibrated_coverage_weight(calibration)
     return weights if picked is None else replace(weights, coverage=picked)
 
 
-def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, stats: TermStats,
-          config: RecallConfig, executor, timer, left_ms: float, emit) -> list[GateDecision]:
+def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | None, lexical: bool,
+          stats: TermStats, config: RecallConfig, executor, timer, left_ms: float, emit) -> list[GateDecision]:
     if config.gate_enabled is False:
         trace.degraded.append("gate:gate_disabled_by_config")
         emit("memory_recall_gate_degraded", "gate_disabled_by_config", elapsedMs=0)
@@ -317,17 +317,14 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, embedder, query_vec, st
             reason = failure if failure == "sub_budget_exceeded" else f"score_{failure}"
             trace.degraded.append(f"gate:cross_encoder_{reason}")
             emit("memory_recall_gate_degraded", reason, elapsedMs=round(elapsed))
-    # The offline feature gate: the embedder's calibration with a query vector; without one (no
-    # embedder, still loading, switched off, over its budget) the lexical gate, the same models
-    # fitted on lexical recall (calibrate.calibrate_lexical).
-    if query_vec is not None:
-        calibration = (embedder.calibration if embedder is not None else None) or {}
-        params, kind = config.feature_gate or FeatureGateParams.from_calibration(calibration), "feature"
-    else:
-        params, kind = (config.lexical_gate or FeatureGateParams.from_calibration(lexical_calibration(),
-                                                                                  source="lexical")), "lexical"
+    # The offline feature gate of the calibration in play: the embedder's with a query vector;
+    # without one (no embedder, still loading, switched off, over its budget) the lexical gate,
+    # the same models fitted on lexical recall (calibrate.calibrate_lexical).
+    kind = "lexical" if lexical else "feature"
+    params = ((config.lexical_gate if lexical else config.feature_gate)
+              or FeatureGateParams.from_calibration(calibration, source="lexical" if lexical else "manifest"))
     if params is None:
-        reason = "missing_calibration" if (cross is not None or kind == "lexical") else "no_scorer_configured"
+        reason = "missing_calibration" if (cross is not None or lexical) else "no_scorer_configured"
         trace.degraded.append(f"gate:{reason}")
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
