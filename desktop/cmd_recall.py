@@ -200,49 +200,54 @@ def cmd_calibrate(args) -> int:
         _, _, _, named, more = _run(argparse.Namespace(**{**vars(args), "anonymize": False}), calibrating=True,
                                     config=relaxed)
         seconds += more
-    if not any(r.kind != "positive" for r in records):
-        raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
+    _need_negatives(records)
     model_id = next((r.model_id for r in records if r.model_id), None)
     if model_id is None:
         raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
                            "(`keepmind models install-offline`) or pass --home with a models folder")
     result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight,
                              ranking_records=named)
-    describe = (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
-                f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
-                f"{len(negs)} negative queries"
-                f"{'; ranking weight swept on the same data with names intact' if named else ''})")
+    describe = _describe(data, args, convs, negs,
+                         "; ranking weight swept on the same data with names intact" if named else "")
     from engine.models import manifest as manifests
 
     current = manifests.find(models_dir_of(args), model_id)
     cal = result.as_manifest(current.calibration if current else {}, describe, note=args.note)
-    print(json.dumps(cal, indent=2))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
+    _show(cal, args)
     if not args.dry_run:
         path = manifests.save_calibration(model_id, cal, models_dir_of(args))
         _say(f"wrote the calibration of {model_id} into {path.name}")
     return 0
 
 
-def _describe(data: Path, args, convs, negs) -> str:
+def _describe(data: Path, args, convs, negs, more: str = "") -> str:
+    """What a calibration was fitted on, as recorded with it."""
     return (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
             f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} questions, "
-            f"{len(negs)} negative queries)")
+            f"{len(negs)} negative queries{more})")
+
+
+def _need_negatives(records) -> None:
+    if not any(r.kind != "positive" for r in records):
+        raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
+
+
+def _show(cal: dict, args) -> None:
+    """Print a calibration, and write it to --json when asked."""
+    print(json.dumps(cal, indent=2))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
 
 
 def _calibrate_lexical(args, config: RecallConfig) -> int:
     data, convs, negs, records, _ = _run(args, calibrating=True, config=config)
-    if not any(r.kind != "positive" for r in records):
-        raise InvalidInput("calibration needs negatives: more than one conversation, or --negatives files")
+    _need_negatives(records)
     cal = calib.calibrate_lexical(records, target_retention=args.target_retention)
     cal.update({"data": _describe(data, args, convs, negs),
                 "date": time.strftime("%Y-%m-%d", time.gmtime())})
     if args.note:
         cal["note"] = args.note
-    print(json.dumps(cal, indent=2))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
+    _show(cal, args)
     if not args.dry_run:
         LEXICAL_CALIBRATION.write_text(json.dumps(cal, indent=2) + "\n", encoding="utf-8")
         lexical_calibration.cache_clear()
