@@ -1,5 +1,5 @@
 import sys
 
-from desktop.cli import main
+from keepmind.desktop.cli import main
 
 sys.exit(main())

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from engine import open_engine, store
-from engine.settings import defaults
+from keepmind.engine import open_engine, store
+from keepmind.engine.settings import defaults
 
 from .bench_find import WORDS, percentile
 from .server import read_token_file
@@ -58,7 +58,7 @@ def seed(home: Path, n: int, rng: random.Random) -> None:
 
 
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "desktop", "serve", "--home", str(home), "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "keepmind", "serve", "--home", str(home), "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline()
     if "serving on " not in line:

@@ -9,8 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import open_engine, store
-from engine.settings import defaults
+from keepmind.engine import open_engine, store
+from keepmind.engine.settings import defaults
 
 WORDS = ("garden coffee hiking piano python budget flight airport dentist marathon sister paris "
          "guitar kitchen laptop invoice recipe yoga camera novel bicycle tennis museum ocean train "

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.models import manifest as manifests
-from engine.models.runtime import Embedder, Gate
-from engine.models.vectors import VectorIndex
-from engine.models.verify import model_dir, verify_installed
+from keepmind.engine.models import manifest as manifests
+from keepmind.engine.models.runtime import Embedder, Gate
+from keepmind.engine.models.vectors import VectorIndex
+from keepmind.engine.models.verify import model_dir, verify_installed
 
 from .bench_find import WORDS, percentile
 from .cli import models_dir_of
@@ -138,7 +138,7 @@ def _tiny_gate(tmp: Path, models_dir: Path):
     folder.mkdir()
     onnx.save(model, str(folder / "model.onnx"))
     (folder / "vocab.txt").write_bytes(vocab.read_bytes())
-    from engine.models.verify import sha256_file
+    from keepmind.engine.models.verify import sha256_file
 
     man = manifests.parse({"id": "tiny-gate", "role": "gate", "max_tokens": 512,
                            "files": [{"name": n, "size": (folder / n).stat().st_size,

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import psutil
 
-from engine import open_engine, store
-from engine.errors import InvalidInput
-from engine.recall.metrics import percentile
-from engine.settings import defaults
+from keepmind.engine import open_engine, store
+from keepmind.engine.errors import InvalidInput
+from keepmind.engine.recall.metrics import percentile
+from keepmind.engine.settings import defaults
 
 from .cli import home_option, models_dir_of
 

@@ -8,20 +8,20 @@ import logging
 import sys
 from pathlib import Path
 
-from engine.errors import EngineError
-from engine.settings import load as load_settings
+from keepmind.engine.errors import EngineError
+from keepmind.engine.settings import load as load_settings
 
 from .paths import resolve_home
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMAND_MODULES = (
-    "desktop.cmd_store",
-    "desktop.cmd_bench",
-    "desktop.cmd_models",
-    "desktop.cmd_doctor",
-    "desktop.cmd_serve",
-    "desktop.cmd_recall",
-    "desktop.cmd_writepath",  # last: it joins an `eval` group another module may create
+    "keepmind.desktop.cmd_store",
+    "keepmind.desktop.cmd_bench",
+    "keepmind.desktop.cmd_models",
+    "keepmind.desktop.cmd_doctor",
+    "keepmind.desktop.cmd_serve",
+    "keepmind.desktop.cmd_recall",
+    "keepmind.desktop.cmd_writepath",  # last: it joins an `eval` group another module may create
 )
 
 

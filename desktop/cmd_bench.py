@@ -6,10 +6,10 @@ import importlib
 
 # Each module exposes register(bench_subparsers).
 BENCH_MODULES = (
-    "desktop.bench_find",
-    "desktop.bench_models",
-    "desktop.bench_api",
-    "desktop.bench_recall",
+    "keepmind.desktop.bench_find",
+    "keepmind.desktop.bench_models",
+    "keepmind.desktop.bench_api",
+    "keepmind.desktop.bench_recall",
 )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from engine import open_engine
-from engine.doctor import run_checks
+from keepmind.engine import open_engine
+from keepmind.engine.doctor import run_checks
 
 from .cli import home_of, home_option
 from .paths import resolve_home

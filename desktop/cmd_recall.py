@@ -10,15 +10,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from engine import open_engine
-from engine.errors import InvalidInput
-from engine.recall import calibrate as calib
-from engine.recall import metrics
-from engine.recall.evaluation import EvalOptions, evaluate
-from engine.recall.eval_data import load_locomo, load_negatives
-from engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
-from engine.recall.pipeline import RecallConfig
-from engine.recall.rank import RANKINGS
+from keepmind.engine import open_engine
+from keepmind.engine.errors import InvalidInput
+from keepmind.engine.recall import calibrate as calib
+from keepmind.engine.recall import metrics
+from keepmind.engine.recall.evaluation import EvalOptions, evaluate
+from keepmind.engine.recall.eval_data import load_locomo, load_negatives
+from keepmind.engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
+from keepmind.engine.recall.pipeline import RecallConfig
+from keepmind.engine.recall.rank import RANKINGS
 
 from .cli import home_of, home_option, models_dir_of
 from .paths import resolve_home
@@ -209,7 +209,7 @@ def cmd_calibrate(args) -> int:
                              ranking_records=named)
     describe = _describe(data, args, convs, negs,
                          "; ranking weight swept on the same data with names intact" if named else "")
-    from engine.models import manifest as manifests
+    from keepmind.engine.models import manifest as manifests
 
     current = manifests.find(models_dir_of(args), model_id)
     cal = result.as_manifest(current.calibration if current else {}, describe, note=args.note)

@@ -6,8 +6,8 @@ import signal
 import sys
 import threading
 
-from engine import open_engine, tokens
-from engine.errors import EngineError
+from keepmind.engine import open_engine, tokens
+from keepmind.engine.errors import EngineError
 
 from .cli import home_of, home_option
 from .paths import resolve_home
@@ -59,7 +59,7 @@ def register(sub) -> None:
 
 
 def cmd_serve(args) -> int:
-    from engine.settings import load as load_settings
+    from keepmind.engine.settings import load as load_settings
 
     from .cmd_writepath import llm_api_key
     from .server import Daemon
@@ -160,7 +160,7 @@ def cmd_token_revoke(args) -> int:
 def cmd_mcp(args) -> int:
     import os
 
-    from engine.settings import load
+    from keepmind.engine.settings import load
 
     from .mcp_server import run_stdio
 

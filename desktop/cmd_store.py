@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine import open_engine
+from keepmind.engine import open_engine
 
 from .cli import home_of, home_option
 from .paths import resolve_home
@@ -42,7 +42,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from engine import transfer
+    from keepmind.engine import transfer
 
     with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
         count = transfer.export(engine, args.output, fmt=args.format)
@@ -51,7 +51,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from engine import transfer
+    from keepmind.engine import transfer
 
     with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
         report = transfer.import_path(engine, args.path, audience=args.audience, boundary=args.boundary)

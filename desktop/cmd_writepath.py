@@ -6,11 +6,11 @@ import json
 import os
 from pathlib import Path
 
-from engine import open_engine
-from engine.clock import iso
-from engine.errors import InvalidInput
-from engine.settings import load as load_settings
-from engine.writepath import checkpoints, extractor_eval
+from keepmind.engine import open_engine
+from keepmind.engine.clock import iso
+from keepmind.engine.errors import InvalidInput
+from keepmind.engine.settings import load as load_settings
+from keepmind.engine.writepath import checkpoints, extractor_eval
 
 from .cli import home_of, home_option
 from .paths import resolve_home

@@ -20,10 +20,10 @@ from pathlib import Path
 import httpx
 from waitress.server import create_server
 
-from engine import open_engine, tokens
-from engine.errors import EngineError
-from webui import security
-from webui.app import create_app
+from keepmind.engine import open_engine, tokens
+from keepmind.engine.errors import EngineError
+from keepmind.webui import security
+from keepmind.webui.app import create_app
 
 log = logging.getLogger("keepmind.server")
 SERVER_JSON = "server.json"
@@ -419,7 +419,7 @@ def start_background(home: Path) -> subprocess.Popen:
         if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
     with open(logs / "serve.log", "ab") as log_file:
         return subprocess.Popen(
-            [sys.executable, "-m", "desktop", "serve", "--home", str(home)],
+            [sys.executable, "-m", "keepmind", "serve", "--home", str(home)],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,
         )
 

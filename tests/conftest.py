@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import open_engine
-from engine.clock import FakeClock
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.clock import FakeClock
+from keepmind.engine.settings import defaults
 
 
 @pytest.fixture(autouse=True)
@@ -54,9 +54,9 @@ def team(engine):
 @pytest.fixture(scope="session")
 def _offline_pack() -> Path:
     """The verified all-minilm-l6-v2 folder installed by `./dev test` (models install-offline)."""
-    from engine.models.manifest import get
-    from engine.models.offline import OFFLINE_MODEL
-    from engine.models.verify import verify_installed
+    from keepmind.engine.models.manifest import get
+    from keepmind.engine.models.offline import OFFLINE_MODEL
+    from keepmind.engine.models.verify import verify_installed
 
     root = Path(os.environ.get("KEEPMIND_TEST_MODELS")
                 or Path(__file__).resolve().parents[1] / ".cache" / "test-models")

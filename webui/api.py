@@ -14,8 +14,8 @@ from importlib import metadata
 
 from flask import Blueprint, current_app, jsonify, request
 
-from engine import tokens
-from engine.errors import InvalidInput, NotFound, ScopeError
+from keepmind.engine import tokens
+from keepmind.engine.errors import InvalidInput, NotFound, ScopeError
 
 from . import schemas
 from .errors import Forbidden

@@ -12,7 +12,7 @@ import logging
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import EngineError
+from keepmind.engine.errors import EngineError
 
 log = logging.getLogger("keepmind.api")
 

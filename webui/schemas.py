@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from engine.errors import InvalidInput
-from engine.memory import MAX_BODY_CHARS, MAX_TITLE_CHARS
-from engine.sessions import MAX_TURN_CHARS
+from keepmind.engine.errors import InvalidInput
+from keepmind.engine.memory import MAX_BODY_CHARS, MAX_TITLE_CHARS
+from keepmind.engine.sessions import MAX_TURN_CHARS
 
 SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
 TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}

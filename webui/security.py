@@ -17,9 +17,9 @@ import threading
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from engine import sessions, tokens
-from engine.policy import Scope
-from engine.tokens import Token
+from keepmind.engine import sessions, tokens
+from keepmind.engine.policy import Scope
+from keepmind.engine.tokens import Token
 
 from .errors import Forbidden, Unauthorized
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from desktop.cli import main
+from keepmind.desktop.cli import main
 
 ROUTES = {"status", "sessions", "find_memories", "get_memories", "recall", "turns", "checkpoints",
           "store_memory", "update_memory"}

@@ -4,9 +4,9 @@ import json
 import subprocess
 import sys
 
-from desktop.cli import main
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.desktop.cli import main
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 
 def test_stats_on_an_empty_home(tmp_path, capsys):
@@ -31,10 +31,10 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path):
     home = tmp_path / "h"
     home.mkdir()
     (home / "keepmind.json").write_text('{"memory.enabled": "maybe"}')
-    proc = subprocess.run([sys.executable, "-m", "desktop", "stats", "--home", str(home)],
+    proc = subprocess.run([sys.executable, "-m", "keepmind", "stats", "--home", str(home)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "memory.enabled" in proc.stderr and "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "desktop", "import", "--home", str(home), str(tmp_path / "x")],
+    proc = subprocess.run([sys.executable, "-m", "keepmind", "import", "--home", str(home), str(tmp_path / "x")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -2,11 +2,11 @@
 
 import json
 
-from desktop.cli import main
-from desktop.cmd_writepath import llm_api_key
-from engine import open_engine
-from engine.settings import defaults
-from engine.writepath import checkpoints
+from keepmind.desktop.cli import main
+from keepmind.desktop.cmd_writepath import llm_api_key
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
+from keepmind.engine.writepath import checkpoints
 
 
 def _dead_letter(home):

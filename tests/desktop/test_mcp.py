@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from desktop.mcp_server import McpSession, build_server
-from desktop.server import DaemonClient, read_server_json
+from keepmind.desktop.mcp_server import McpSession, build_server
+from keepmind.desktop.server import DaemonClient, read_server_json
 
 TOOLS = ["find_memories", "get_memories", "recall", "store_memory", "update_memory"]
 
@@ -113,7 +113,7 @@ def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_pat
     finally:
         seed.stop()
     assert read_server_json(home) is None
-    params = StdioServerParameters(command=sys.executable, args=["-m", "desktop", "mcp", "--home", str(home)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "keepmind", "mcp", "--home", str(home)],
                                    env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
     async def main():
@@ -145,7 +145,7 @@ def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_pat
 
 
 def test_connect_uses_a_given_token_and_reports_a_refused_one(live):
-    from desktop.server import ApiError, connect
+    from keepmind.desktop.server import ApiError, connect
 
     home = live.daemon.home
     team = live.make_token("team-agent", "team")

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.cli import main
-from desktop.server import read_server_json
+from keepmind.desktop.cli import main
+from keepmind.desktop.server import read_server_json
 
 QUIET = {"memory.embeddings.auto_download": False, "memory.embeddings.enabled": False}
 
@@ -26,7 +26,7 @@ def prepared_home(tmp_path: Path, **settings) -> Path:
 
 
 def start_serve(home: Path) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "desktop", "serve", "--home", str(home), "--port", "0"],
+    process = subprocess.Popen([sys.executable, "-m", "keepmind", "serve", "--home", str(home), "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = process.stdout.readline()  # blocks until the server is up (or the process died)
     if "serving on" not in line:
@@ -70,7 +70,7 @@ def test_a_second_serve_on_the_same_home_is_refused(tmp_path):
     home = prepared_home(tmp_path)
     process, url = start_serve(home)
     try:
-        second = subprocess.run([sys.executable, "-m", "desktop", "serve", "--home", str(home), "--port", "0"],
+        second = subprocess.run([sys.executable, "-m", "keepmind", "serve", "--home", str(home), "--port", "0"],
                                 capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
         assert "already running" in second.stderr and url in second.stderr
@@ -124,8 +124,8 @@ def test_serve_hands_the_provider_key_from_the_named_variable_to_the_write_path(
     """Only the composition root reads the environment: serve reads the key, the engine receives it."""
     import json as _json
 
-    from desktop import server
-    from desktop.cli import main
+    from keepmind.desktop import server
+    from keepmind.desktop.cli import main
 
     home = tmp_path / "home"
     home.mkdir()

@@ -10,8 +10,8 @@ import threading
 import httpx
 import pytest
 
-from desktop.server import AlreadyRunning, ApiServer, Daemon, read_server_json
-from engine import tokens
+from keepmind.desktop.server import AlreadyRunning, ApiServer, Daemon, read_server_json
+from keepmind.engine import tokens
 
 
 def waitress_threads() -> list[str]:
@@ -132,8 +132,8 @@ def test_a_failed_start_releases_everything(tmp_path, clock, start_live):
 
 
 def test_a_taken_port_is_an_error_that_says_what_to_do(tmp_path, clock, live):
-    from desktop.server import PortInUse
-    from engine.settings import defaults
+    from keepmind.desktop.server import PortInUse
+    from keepmind.engine.settings import defaults
 
     daemon = Daemon(tmp_path / "other", port=live.port, settings=defaults(), clock=clock, start_workers=False)
     with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{live.port}.*--port"):

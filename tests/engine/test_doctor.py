@@ -1,9 +1,9 @@
 """Doctor checks say what is wrong and what to do."""
 
-from engine import open_engine
-from engine.doctor import BACKLOG_WARN, run_checks
-from engine.settings import defaults
-from engine.writepath.checkpoints import enqueue
+from keepmind.engine import open_engine
+from keepmind.engine.doctor import BACKLOG_WARN, run_checks
+from keepmind.engine.settings import defaults
+from keepmind.engine.writepath.checkpoints import enqueue
 
 
 def by_name(engine):

@@ -9,16 +9,16 @@ import threading
 
 import pytest
 
-from engine import open_engine
-from engine.db import Database, connect, scalar
-from engine.migrations import MIGRATIONS, migrate
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.db import Database, connect, scalar
+from keepmind.engine.migrations import MIGRATIONS, migrate
+from keepmind.engine.settings import defaults
 
 WRITER = textwrap.dedent(
     """
     import sys, threading
-    from engine import open_engine
-    from engine.settings import defaults
+    from keepmind.engine import open_engine
+    from keepmind.engine.settings import defaults
     eng = open_engine(sys.argv[1], settings=defaults(), start_workers=False)
     sid = eng.open_session("personal", "work")
     lock = threading.Lock()

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine import open_engine, search
-from engine.models import vectors as vec
-from engine.recall.candidates import vector_hits
-from engine.clock import FakeClock
-from engine.errors import ScopeError
-from engine.policy import READABLE
-from engine.settings import defaults
+from keepmind.engine import open_engine, search
+from keepmind.engine.models import vectors as vec
+from keepmind.engine.recall.candidates import vector_hits
+from keepmind.engine.clock import FakeClock
+from keepmind.engine.errors import ScopeError
+from keepmind.engine.policy import READABLE
+from keepmind.engine.settings import defaults
 
 AUDIENCES = ["personal", "team"]
 BOUNDARIES = ["work", "home", "club"]

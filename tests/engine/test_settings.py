@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import settings as st
-from engine.errors import SettingsError
+from keepmind.engine import settings as st
+from keepmind.engine.errors import SettingsError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from engine import open_engine, transfer
-from engine.clock import DAY_MS
-from engine.settings import defaults
-from engine.store import Relation
+from keepmind.engine import open_engine, transfer
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.settings import defaults
+from keepmind.engine.store import Relation
 
 
 def snapshot(eng) -> dict:
@@ -101,6 +101,6 @@ def test_openclaw_markdown_import(tmp_path, engine):
 
 
 def test_import_of_missing_path_is_a_clear_error(tmp_path, engine):
-    from engine.errors import InvalidInput
+    from keepmind.engine.errors import InvalidInput
     with pytest.raises(InvalidInput, match="does not exist"):
         transfer.import_path(engine, tmp_path / "nope.jsonl")

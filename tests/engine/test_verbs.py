@@ -2,10 +2,10 @@
 
 import pytest
 
-from engine.clock import DAY_MS, HOUR_MS
-from engine.errors import EngineError, InvalidInput, MemoryDisabled, NotFound, ScopeError
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.engine.clock import DAY_MS, HOUR_MS
+from keepmind.engine.errors import EngineError, InvalidInput, MemoryDisabled, NotFound, ScopeError
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 
 def test_store_then_find_and_get(engine, personal):
@@ -65,7 +65,7 @@ def test_delete_as_wrong_hides_and_tombstones(engine, personal):
     engine.update(personal, doc.id, delete=True)
     assert engine.find(personal, "utrecht") == []
     assert engine.get(personal, [doc.id]).items == []
-    from engine.store import is_tombstoned
+    from keepmind.engine.store import is_tombstoned
     with engine.db.snapshot() as conn:
         assert is_tombstoned(conn, "the user LIVES in utrecht!", "personal", "work")
 
@@ -163,7 +163,7 @@ def test_memory_disabled_refuses_tools(home, clock):
 
 
 def test_relations_close_old_interval(engine, personal, clock):
-    from engine.store import Relation
+    from keepmind.engine.store import Relation
     engine.store(personal, "Home airport", "home airport is AMS", anchor="user",
                  relations=[Relation("home_airport", "AMS")])
     clock.advance(DAY_MS)

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from desktop.server import Daemon
-from engine import tokens
-from engine.settings import defaults
+from keepmind.desktop.server import Daemon
+from keepmind.engine import tokens
+from keepmind.engine.settings import defaults
 
 TEST_SETTINGS = {"memory__embeddings__auto_download": False, "memory__embeddings__enabled": False}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from webui.api import version
+from keepmind.webui.api import version
 
 
 def test_status_has_the_contract_shape(api):

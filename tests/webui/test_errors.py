@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import MemoryDisabled
+from keepmind.engine.errors import MemoryDisabled
 
 
 NO_SESSION = "ses-" + "0" * 32

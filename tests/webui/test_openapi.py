@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from webui import schemas
-from webui.api import OPERATIONS
-from webui.app import create_app
-from webui.openapi import document
+from keepmind.webui import schemas
+from keepmind.webui.api import OPERATIONS
+from keepmind.webui.app import create_app
+from keepmind.webui.openapi import document
 
 
 def flask_routes(app) -> set[tuple[str, str]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from engine.clock import FakeClock
-from webui.api import OPERATIONS
+from keepmind.engine.clock import FakeClock
+from keepmind.webui.api import OPERATIONS
 
 
 SECRET_WORD = "zorblat"

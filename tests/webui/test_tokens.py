@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import tokens
-from engine.errors import InvalidInput, NotFound, ScopeError
+from keepmind.engine import tokens
+from keepmind.engine.errors import InvalidInput, NotFound, ScopeError
 
 
 def create(engine, name, ceiling="team", boundaries=("*",)):

@@ -17,8 +17,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from engine.models import manifest as manifests
-from engine.models.verify import sha256_file
+from keepmind.engine.models import manifest as manifests
+from keepmind.engine.models.verify import sha256_file
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = ("the user prefers dark mode they like themes editor train leaves at noon coffee every "

@@ -6,9 +6,9 @@ import zipfile
 
 import pytest
 
-from desktop.cli import main
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.desktop.cli import main
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_backfill_without_any_model_says_what_to_do(tmp_path, capsys):
 
 
 def test_models_download_uses_hf_endpoint_and_shows_progress(tmp_path, tiny, hub, monkeypatch, capsys):
-    from engine.models import manifest as manifests
+    from keepmind.engine.models import manifest as manifests
 
     src = tmp_path / "published"
     tiny.write_tokenizer(src)

@@ -5,11 +5,11 @@ import types
 
 import pytest
 
-from engine.models import manifest as manifests
-from engine.models.download import download_model
-from engine.models.manifest import ModelError
-from engine.models.verify import verify_installed
-from engine.settings import defaults
+from keepmind.engine.models import manifest as manifests
+from keepmind.engine.models.download import download_model
+from keepmind.engine.models.manifest import ModelError
+from keepmind.engine.models.verify import verify_installed
+from keepmind.engine.settings import defaults
 
 REPO, REV = "keepmind-tests/tiny-embed", "0123456789abcdef0123456789abcdef01234567"
 
@@ -105,7 +105,7 @@ def test_a_file_the_hub_does_not_have_is_a_clear_error(tmp_path, hub, published)
 
 
 def test_auto_download_tries_the_default_and_degrades_quickly_when_the_hub_lacks_it(tmp_path, hub, clock):
-    from engine import open_engine
+    from keepmind.engine import open_engine
 
     engine = open_engine(tmp_path / "home", settings=defaults(), clock=clock, start_workers=False)
     engine.models.hub_endpoint = hub.url
@@ -122,7 +122,7 @@ def test_auto_download_tries_the_default_and_degrades_quickly_when_the_hub_lacks
 
 
 def test_auto_download_off_sends_nothing_to_the_hub(tmp_path, hub, clock):
-    from engine import open_engine
+    from keepmind.engine import open_engine
 
     settings = defaults().with_overrides(memory__embeddings__auto_download=False)
     engine = open_engine(tmp_path / "home", settings=settings, clock=clock, start_workers=False)

@@ -6,14 +6,14 @@ import zipfile
 import numpy as np
 import pytest
 
-from engine import open_engine
-from engine.models import manifest as manifests
-from engine.models.importer import import_paths
-from engine.models.manifest import ModelError
-from engine.models.offline import OFFLINE_MODEL, install_offline
-from engine.models.runtime import Embedder
-from engine.models.verify import verify_installed
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.models import manifest as manifests
+from keepmind.engine.models.importer import import_paths
+from keepmind.engine.models.manifest import ModelError
+from keepmind.engine.models.offline import OFFLINE_MODEL, install_offline
+from keepmind.engine.models.runtime import Embedder
+from keepmind.engine.models.verify import verify_installed
+from keepmind.engine.settings import defaults
 
 FILES = ("model.onnx", "vocab.txt", "tokenizer.json")
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from engine.models import manifest as manifests
-from engine.models.manifest import ModelError
-from engine.models.runtime import Embedder, Gate, intra_op_threads, load_tokenizer
+from keepmind.engine.models import manifest as manifests
+from keepmind.engine.models.manifest import ModelError
+from keepmind.engine.models.runtime import Embedder, Gate, intra_op_threads, load_tokenizer
 
 
 def _embedder(tiny, tmp_path, model_id="tiny-embed", **kw):

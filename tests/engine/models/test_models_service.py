@@ -5,10 +5,10 @@ import socket
 import numpy as np
 import pytest
 
-from engine import open_engine
-from engine.models import ModelRuntime
-from engine.models.vectors import coverage
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.models import ModelRuntime
+from keepmind.engine.models.vectors import coverage
+from keepmind.engine.settings import defaults
 
 
 def _open(home, clock, start_workers=False, **overrides):
@@ -206,7 +206,7 @@ def test_nothing_installed_and_auto_download_off_makes_no_network_request(tmp_pa
 
 
 def test_a_bulk_write_without_ids_gets_a_background_gap_repair(tiny_home, clock):
-    from engine import store
+    from keepmind.engine import store
 
     with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
         engine.models.load()

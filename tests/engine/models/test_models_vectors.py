@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engine.models.vectors import VectorIndex, from_blob, to_blob
+from keepmind.engine.models.vectors import VectorIndex, from_blob, to_blob
 
 
 def _unit(rng, n, d):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ the index knew where memories live, they filled the whole fetch and the visible 
 
 import numpy as np
 
-from engine.clock import DAY_MS
-from engine.models import vectors as vec
-from engine.recall.candidates import VECTOR_K, VECTOR_OVERFETCH, readable_places, vector_hits
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.models import vectors as vec
+from keepmind.engine.recall.candidates import VECTOR_K, VECTOR_OVERFETCH, readable_places, vector_hits
 
 
 def _unit(*xs):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from desktop.cli import main
+from keepmind.desktop.cli import main
 
 pytestmark = pytest.mark.offline_model
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import open_engine
-from engine.models.service import ModelRuntime
-from engine.recall.pipeline import RecallConfig
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.models.service import ModelRuntime
+from keepmind.engine.recall.pipeline import RecallConfig
+from keepmind.engine.settings import defaults
 
 
 def _tiny():

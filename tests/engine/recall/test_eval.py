@@ -5,10 +5,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from desktop.cli import main
-from engine.recall import metrics
-from engine.recall.rank import rank
-from engine.recall.eval_data import cross_partner, dia_ids, load_locomo, parse_conversation
+from keepmind.desktop.cli import main
+from keepmind.engine.recall import metrics
+from keepmind.engine.recall.rank import rank
+from keepmind.engine.recall.eval_data import cross_partner, dia_ids, load_locomo, parse_conversation
 
 
 def _conv(sample, a, b, facts, qa):
@@ -119,9 +119,9 @@ def test_eval_locomo_runs_end_to_end(tmp_path, offline_models_home, capsys):
 @pytest.mark.offline_model
 def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manifest_on_a_dry_run(
         tmp_path, offline_models_home):
-    from engine.models.manifest import MANIFEST_DIR
-    from engine.recall.calibrate import RELATIVE_GRID
-    from engine.recall.gate import FEATURES, QUERY_FEATURES
+    from keepmind.engine.models.manifest import MANIFEST_DIR
+    from keepmind.engine.recall.calibrate import RELATIVE_GRID
+    from keepmind.engine.recall.gate import FEATURES, QUERY_FEATURES
 
     data, negatives = write_data(tmp_path)
     shipped = (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text()
@@ -142,8 +142,8 @@ def test_calibrate_picks_floor_weights_and_thresholds_without_touching_the_manif
 def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offline_models_home, monkeypatch):
     import shutil
 
-    from engine.models import manifest
-    from engine.recall.calibrate import COVERAGE_GRID
+    from keepmind.engine.models import manifest
+    from keepmind.engine.recall.calibrate import COVERAGE_GRID
 
     shipped = tmp_path / "manifests"  # the command writes shipped manifests in place: write a copy
     shutil.copytree(manifest.MANIFEST_DIR, shipped)
@@ -174,8 +174,8 @@ def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offl
 @pytest.mark.offline_model
 def test_calibrate_lexical_fits_the_gate_of_recall_without_a_query_vector(tmp_path, offline_models_home,
                                                                           monkeypatch):
-    import desktop.cmd_recall as cmd
-    from engine.recall.gate import FEATURES, LEXICAL_CALIBRATION, FeatureGateParams, lexical_calibration
+    import keepmind.desktop.cmd_recall as cmd
+    from keepmind.engine.recall.gate import FEATURES, LEXICAL_CALIBRATION, FeatureGateParams, lexical_calibration
 
     shipped = LEXICAL_CALIBRATION.read_text()
     target = tmp_path / "lexical_gate.json"   # the command writes the shipped file in place: redirect it
@@ -201,8 +201,8 @@ def test_calibrate_lexical_fits_the_gate_of_recall_without_a_query_vector(tmp_pa
 
 
 def _record(kind, relevant, pool):
-    from engine.recall.evaluation import JobRecord
-    from engine.recall.rank import Candidate
+    from keepmind.engine.recall.evaluation import JobRecord
+    from keepmind.engine.recall.rank import Candidate
 
     cands = [Candidate(i, {"memory_class": "durable_fact", "kind": "document"}, cos, 0.0, coverage=cov)
              for i, cos, cov in pool]
@@ -211,8 +211,8 @@ def _record(kind, relevant, pool):
 
 
 def test_the_coverage_sweep_breaks_ties_toward_the_smaller_weight_and_reranks():
-    from engine.recall.calibrate import COVERAGE_GRID, rerank, sweep_coverage
-    from engine.recall.rank import RankWeights
+    from keepmind.engine.recall.calibrate import COVERAGE_GRID, rerank, sweep_coverage
+    from keepmind.engine.recall.rank import RankWeights
 
     # Coverage decides nothing here (the relevant memory leads on cosine and coverage): 0.0 wins the tie.
     plain = [_record("positive", {"a"}, [("a", 0.8, 0.5), ("b", 0.3, 0.1)])]
@@ -227,7 +227,7 @@ def test_the_coverage_sweep_breaks_ties_toward_the_smaller_weight_and_reranks():
 
 def test_logistic_fit_separates_separable_data():
     import numpy as np
-    from engine.recall.calibrate import fit_logistic
+    from keepmind.engine.recall.calibrate import fit_logistic
 
     X = np.array([[0.1], [0.2], [0.3], [0.7], [0.8], [0.9]])
     w = fit_logistic(X, np.array([0, 0, 0, 1, 1, 1.0]), l2=0.01)

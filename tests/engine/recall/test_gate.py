@@ -2,11 +2,11 @@
 
 import math
 
-from engine.recall.gate import (FEATURES, QUERY_FEATURES, FeatureGateParams, decide, feature_gate, features,
+from keepmind.engine.recall.gate import (FEATURES, QUERY_FEATURES, FeatureGateParams, decide, feature_gate, features,
                                 query_features, query_score)
-from engine.recall.plan import plan
-from engine.recall.rank import Candidate, Ranked
-from engine.recall.terms import TermStats
+from keepmind.engine.recall.plan import plan
+from keepmind.engine.recall.rank import Candidate, Ranked
+from keepmind.engine.recall.terms import TermStats
 
 MEMORIES = {
     "airport": ("Home airport", "The user flies out of Boston Logan, their home airport."),

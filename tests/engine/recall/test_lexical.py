@@ -1,6 +1,6 @@
 """Without an embedding model recall is lexical, deterministic, gated by the lexical gate, and says why."""
 
-from engine.recall.pipeline import RecallConfig
+from keepmind.engine.recall.pipeline import RecallConfig
 
 
 def test_without_a_model_recall_is_lexical_and_deterministic(engine):
@@ -23,7 +23,7 @@ def test_public_sessions_and_a_disabled_memory_recall_nothing(engine):
 
 def test_bad_input_is_a_clear_error(engine):
     import pytest
-    from engine.errors import InvalidInput, NotFound
+    from keepmind.engine.errors import InvalidInput, NotFound
 
     sid = engine.open_session("personal", "work")
     with pytest.raises(InvalidInput):
@@ -70,8 +70,8 @@ def test_without_a_model_the_lexical_gate_decides_and_recall_says_the_vector_is_
 
 
 def test_with_the_gate_switched_off_the_floors_output_is_injected_and_recall_says_so(home, clock):
-    from engine import open_engine
-    from engine.settings import defaults
+    from keepmind.engine import open_engine
+    from keepmind.engine.settings import defaults
 
     settings = defaults().with_overrides(memory__recall__gate__enabled=False)
     with open_engine(home, settings=settings, clock=clock, start_workers=False) as eng:

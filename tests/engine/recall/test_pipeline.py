@@ -2,11 +2,11 @@ import logging
 
 import pytest
 
-from engine import sessions
-from engine.clock import DAY_MS
-from engine.recall.gate import FEATURES, FeatureGateParams
-from engine.recall.inject import FRAME, Injected, render_block
-from engine.recall.pipeline import RecallConfig
+from keepmind.engine import sessions
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.recall.gate import FEATURES, FeatureGateParams
+from keepmind.engine.recall.inject import FRAME, Injected, render_block
+from keepmind.engine.recall.pipeline import RecallConfig
 
 from .conftest import fill
 

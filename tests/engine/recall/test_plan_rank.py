@@ -1,8 +1,8 @@
-from engine.recall.plan import plan
-from engine.recall.pipeline import ranking_weights
-from engine.recall.rank import (DEFAULT_COVERAGE_WEIGHT, Candidate, RankWeights, calibrated_coverage_weight, rank,
+from keepmind.engine.recall.plan import plan
+from keepmind.engine.recall.pipeline import ranking_weights
+from keepmind.engine.recall.rank import (DEFAULT_COVERAGE_WEIGHT, Candidate, RankWeights, calibrated_coverage_weight, rank,
                                 squash)
-from engine.recall.stem import stem
+from keepmind.engine.recall.stem import stem
 
 
 def test_conversational_words_are_not_searched():
@@ -80,8 +80,8 @@ def test_the_coverage_weight_comes_from_the_calibration_or_falls_back():
 
 
 def test_idf_on_a_tiny_store_reads_as_the_smallest_calibrated_store():
-    from engine.recall.gate import coverage
-    from engine.recall.terms import TermStats, collection_floor, memory_stems
+    from keepmind.engine.recall.gate import coverage
+    from keepmind.engine.recall.terms import TermStats, collection_floor, memory_stems
 
     stats = TermStats()
     for i, (title, body) in enumerate([("Home airport", "The user flies out of Boston Logan, their home airport."),

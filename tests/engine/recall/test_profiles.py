@@ -1,8 +1,8 @@
 """Profiles: durable facts sharing a `*_profile` facet join a kept member, inside the budgets."""
 
-from engine import search
-from engine.recall.profiles import companions, profile_facets
-from engine.recall.rank import Candidate, Ranked
+from keepmind.engine import search
+from keepmind.engine.recall.profiles import companions, profile_facets
+from keepmind.engine.recall.rank import Candidate, Ranked
 
 def _r(mid: str, facets: str, memory_class: str = "durable_fact") -> Ranked:
     return Ranked(Candidate(mid, {"title": mid, "body": mid, "facets": facets, "memory_class": memory_class},

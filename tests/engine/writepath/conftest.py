@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 
 class ScriptedProvider:

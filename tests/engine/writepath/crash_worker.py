@@ -6,8 +6,8 @@ the parent can SIGKILL it at a random step; exits 0 when nothing is left to do.
 
 import sys
 
-from engine import open_engine
-from engine.writepath import curation
+from keepmind.engine import open_engine
+from keepmind.engine.writepath import curation
 
 
 def main(home: str) -> int:

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from engine.db import one, scalar
-from engine.errors import InvalidInput
-from engine.writepath import checkpoints, curation
-from engine.writepath.checkpoints import LeaseLost
+from keepmind.engine.db import one, scalar
+from keepmind.engine.errors import InvalidInput
+from keepmind.engine.writepath import checkpoints, curation
+from keepmind.engine.writepath.checkpoints import LeaseLost
 
 OWNER_A = "hostx:1:a"
 OWNER_B = "hostx:1:b"

@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine import open_engine
-from engine.db import rows, scalar
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.db import rows, scalar
+from keepmind.engine.settings import defaults
 
 from .conftest import llm_settings
 

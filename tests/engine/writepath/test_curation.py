@@ -1,12 +1,12 @@
 """Curation decisions: rules, nominees, the curator LLM, the merge guard, living documents, the graph."""
 
 
-from engine.clock import DAY_MS
-from engine.db import rows, scalar
-from engine.writepath import checkpoints
-from engine.writepath.events import events_for
-from engine.writepath.llm import sha256_text
-from engine.writepath.proposals import Proposal
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.db import rows, scalar
+from keepmind.engine.writepath import checkpoints
+from keepmind.engine.writepath.events import events_for
+from keepmind.engine.writepath.llm import sha256_text
+from keepmind.engine.writepath.proposals import Proposal
 
 from .conftest import drain
 
@@ -190,7 +190,7 @@ def test_anchors_dedupe_by_normalized_name_and_edges_keep_validity_intervals(eng
 
 
 def _rel(relation, target):
-    from engine.writepath.proposals import RelationSpec
+    from keepmind.engine.writepath.proposals import RelationSpec
 
     return RelationSpec(relation, target, "organization")
 
@@ -224,7 +224,7 @@ def test_compaction_and_findings_are_evidence(engine, personal):
 def test_public_sessions_cannot_queue(engine):
     import pytest
 
-    from engine.errors import InvalidInput, ScopeError
+    from keepmind.engine.errors import InvalidInput, ScopeError
 
     public = engine.open_session("public", "web")
     with pytest.raises(ScopeError):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.writepath import extractor_eval
-from engine.writepath.extractor import extract, netclaw_baseline, statements, third_person
+from keepmind.engine.writepath import extractor_eval
+from keepmind.engine.writepath.extractor import extract, netclaw_baseline, statements, third_person
 
 
 @pytest.mark.parametrize("text,category,fact", [

@@ -9,12 +9,12 @@ the offline embedder; without one, the lexical gate answers a direct question wi
 
 import json
 
-from engine.clock import DAY_MS
-from engine.db import rows
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.db import rows
 
 import pytest
 
-from engine import open_engine
+from keepmind.engine import open_engine
 
 from .conftest import drain, llm_settings
 

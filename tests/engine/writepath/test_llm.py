@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.writepath.llm import ChatClient, LlmConfig, LlmError, clean_reply, first_json_object
+from keepmind.engine.writepath.llm import ChatClient, LlmConfig, LlmError, clean_reply, first_json_object
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The merge guard: careless merges that drop a number, a date or a name fall back to append."""
 
-from engine.clock import parse_time
-from engine.writepath.mergeguard import (
+from keepmind.engine.clock import parse_time
+from keepmind.engine.writepath.mergeguard import (
     append_body,
     check_merge,
     contains_statement,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine import open_engine
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
 
 from .conftest import drain, llm_settings
 
@@ -57,7 +57,7 @@ def test_without_llm_a_nominee_never_causes_a_merge(offline_models_home, clock):
         [outcome] = drain(engine)
         assert (outcome.action, outcome.reason) == ("create", "no_llm_nominee_create")
         assert engine.get(session, [existing]).items[0].body == LAPTOP
-        from engine.writepath.events import events_for
+        from keepmind.engine.writepath.events import events_for
 
         with engine.db.snapshot() as conn:
             [event] = events_for(conn, outcome.checkpoint_id)
@@ -77,7 +77,7 @@ def test_a_reworded_claim_that_was_deleted_as_wrong_stays_deleted(offline_models
         engine.store_memory(session, "Tea", "User drinks green tea in the afternoon.")
         reworded, other = drain(engine)
         assert (reworded.action, reworded.reason) == ("skip", "tombstone")
-        from engine.writepath.events import events_for
+        from keepmind.engine.writepath.events import events_for
 
         with engine.db.snapshot() as conn:
             [event] = events_for(conn, reworded.checkpoint_id)

@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from engine import open_engine
-from engine.clock import DAY_MS
-from engine.db import rows
-from engine.settings import defaults
+from keepmind.engine import open_engine
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.db import rows
+from keepmind.engine.settings import defaults
 
 from .conftest import drain, llm_settings
 

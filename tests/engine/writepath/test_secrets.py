@@ -11,8 +11,8 @@ import string
 
 import pytest
 
-from engine.db import scalar
-from engine.writepath.secrets import contains_secret, luhn_valid, redact
+from keepmind.engine.db import scalar
+from keepmind.engine.writepath.secrets import contains_secret, luhn_valid, redact
 
 from .conftest import drain
 
@@ -195,7 +195,7 @@ def test_a_session_whose_random_id_holds_card_digits_still_stores(engine, monkey
     # uuid4 hex holds a Luhn-valid card-shaped digit run about once in 5,700 ids: every explicit
     # memory of such a session used to be "blocked" as a secret (it was the session id, in the
     # checkpoint's provenance)
-    from engine import sessions
+    from keepmind.engine import sessions
 
     session_id, _ = _id_with_card_digits()
     monkeypatch.setattr(sessions, "new_id", lambda prefix: session_id)

@@ -2,10 +2,10 @@
 
 import threading
 
-from engine import open_engine
-from engine.db import one
-from engine.settings import defaults
-from engine.writepath import checkpoints
+from keepmind.engine import open_engine
+from keepmind.engine.db import one
+from keepmind.engine.settings import defaults
+from keepmind.engine.writepath import checkpoints
 
 
 def test_started_workers_curate_on_their_own_and_close_stops_them(home, clock):
@@ -54,7 +54,7 @@ def test_memory_disabled_pauses_formation_and_keeps_the_queue(home, clock):
 
 
 def test_doctor_reports_the_curation_llm(home, clock, provider):
-    from engine.doctor import run_checks
+    from keepmind.engine.doctor import run_checks
 
     from .conftest import llm_settings
 
