@@ -3,53 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
-from pathlib import Path
 
-from keepmind.engine.errors import EngineError
-from keepmind.engine.settings import load as load_settings
+from keepmind.engine import EngineError
 
-from .paths import resolve_home
+from .commands import bench, doctor, models, recall, serve, store, writepath
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMAND_MODULES = (
-    "keepmind.desktop.cmd_store",
-    "keepmind.desktop.cmd_bench",
-    "keepmind.desktop.cmd_models",
-    "keepmind.desktop.cmd_doctor",
-    "keepmind.desktop.cmd_serve",
-    "keepmind.desktop.cmd_recall",
-    "keepmind.desktop.cmd_writepath",  # last: it joins an `eval` group another module may create
-)
+COMMANDS = (store, bench, models, doctor, serve, recall,
+            writepath)  # writepath last: it joins an `eval` group another module may create
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="keepmind", description="Local long-term memory for LLM agents.")
-    parser.add_argument("--home", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
+    parser.add_argument("--home", metavar="DIR", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMANDS:
+        module.register(sub)
     return parser
-
-
-def home_option(parser: argparse.ArgumentParser) -> None:
-    """Every command takes --home too (after the command name)."""
-    parser.add_argument("--home", dest="home_sub", default=None,
-                        help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
-
-
-def home_of(args) -> str | None:
-    return getattr(args, "home_sub", None) or getattr(args, "home", None)
-
-
-def models_dir_of(args) -> Path:
-    """The models folder of the command's data dir: its `memory.models_dir` setting, else <home>/models."""
-    home = resolve_home(home_of(args))
-    configured = load_settings(home / "keepmind.json").get("memory.models_dir")
-    return Path(configured) if configured else home / "models"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,22 @@
 """Keepmind's memory engine: the store, its policy, the verbs, recall and the write path.
 
-Imports no web or GUI library; `open_engine(home)` is the one way in.
+Imports no web or GUI library; `open_engine(home)` is the one way in, and the names below are
+what the outer layers (webui, desktop) may use of it.
 """
 
-from .engine import Engine, StoreResult, UpdateResult, open_engine
-from .errors import EngineError
-from .policy import Scope
+from .checks import Check
+from .engine import DB_NAME, SETTINGS_NAME, Engine, open_engine
+from .errors import EngineError, InvalidInput, NotFound, ScopeError
+from .graph import Anchor, Edge
+from .jobs import Job
+from .policy import AUDIENCES, Scope
+from .results import StoreResult, UpdateResult
+from .sessions import MAX_TURN_CHARS
+from .store import Relation
+from .tokens import CreatedToken, Token
 
-__all__ = ["Engine", "EngineError", "Scope", "StoreResult", "UpdateResult", "open_engine"]
+__all__ = [
+    "AUDIENCES", "DB_NAME", "MAX_TURN_CHARS", "SETTINGS_NAME", "Anchor", "Check", "CreatedToken", "Edge", "Engine",
+    "EngineError", "InvalidInput", "Job", "NotFound", "Relation", "Scope", "ScopeError", "StoreResult", "Token",
+    "UpdateResult", "open_engine",
+]

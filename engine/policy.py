@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .errors import InvalidInput, ScopeError
 
 AUDIENCES = ("personal", "team", "public")
+ANY_BOUNDARY = "*"  # in a token's boundaries: every boundary; never a boundary's own name
 # Wider audiences may read the narrower-shared tiers below them; public reads nothing.
 READABLE = {
     "personal": ("personal", "team"),
@@ -31,6 +32,12 @@ class Scope:
     session_id: str | None = None
     # Extra boundaries this scope may read, granted by an explicit settings policy entry.
     extra_boundaries: tuple[str, ...] = field(default=())
+    # Boundaries the settings grant this session but the token acting through it may not see:
+    # reads stay inside the token's boundaries, and recall (which reads with the whole policy)
+    # refuses rather than answer with part of it.
+    withheld_boundaries: tuple[str, ...] = field(default=())
+    # A viewer over every boundary (the UI acting with an any-boundary token); never a session.
+    any_boundary: bool = False
 
     def __post_init__(self):
         if self.audience not in AUDIENCES:
@@ -52,6 +59,33 @@ class Scope:
     @property
     def readable_boundaries(self) -> tuple[str, ...]:
         return (self.boundary, *[b for b in self.extra_boundaries if b != self.boundary])
+
+    @classmethod
+    def viewer(cls, audience: str, boundaries: tuple[str, ...] | None) -> "Scope":
+        """What a person sees acting with a token: its ceiling's readable tiers in its boundaries
+        (every boundary when `boundaries` is None). Never a session, never a write scope."""
+        if not boundaries:
+            return cls(audience, ANY_BOUNDARY, any_boundary=True)
+        return cls(audience, boundaries[0], extra_boundaries=tuple(boundaries[1:]))
+
+
+def granted_boundaries(policy: dict, boundary: str) -> tuple[str, ...]:
+    """The other boundaries a session in `boundary` may read (settings' policy.cross_boundary_reads)."""
+    return tuple(b for b in policy.get(boundary, ()) if b != boundary)
+
+
+def session_scope(audience: str, boundary: str, session_id: str, policy: dict,
+                  allows_boundary=None) -> Scope:
+    """The scope a session reads with: the cross-boundary rule, computed in this one place.
+
+    `allows_boundary` (a token's predicate) cuts the granted boundaries to the ones the caller
+    may see; those cut off are kept as `withheld_boundaries`.
+    """
+    granted = granted_boundaries(policy, boundary)
+    if allows_boundary is None:
+        return Scope(audience, boundary, session_id, granted)
+    kept = tuple(b for b in granted if allows_boundary(b))
+    return Scope(audience, boundary, session_id, kept, tuple(b for b in granted if b not in kept))
 
 
 def check_readable(scope: Scope) -> None:
@@ -93,13 +127,12 @@ def visible_sql(
         return "0", []
     auds = scope.readable_audiences
     bounds = scope.readable_boundaries
-    parts = [
-        f"{alias}.audience IN ({','.join('?' * len(auds))})",
-        f"{alias}.boundary IN ({','.join('?' * len(bounds))})",
-        f"{alias}.author_audience != 'public'",
-        f"{alias}.sensitivity != 'secret'",
-    ]
-    params: list = [*auds, *bounds]
+    parts = [f"{alias}.audience IN ({','.join('?' * len(auds))})"]
+    params: list = [*auds]
+    if not scope.any_boundary:
+        parts.append(f"{alias}.boundary IN ({','.join('?' * len(bounds))})")
+        params.extend(bounds)
+    parts += [f"{alias}.author_audience != 'public'", f"{alias}.sensitivity != 'secret'"]
     if not include_expired:
         parts.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
         params.append(now_ms)
@@ -115,3 +148,15 @@ def visible_sql(
     else:
         raise ValueError(kind)
     return " AND ".join(parts), params
+
+
+def permitted_sql(alias: str, ceiling: str, boundaries: tuple[str, ...] | None) -> tuple[str, list]:
+    """True for rows (sessions, checkpoints, tombstones) a caller with this audience ceiling and
+    these boundaries (None: any) may act on: the token rule of the API, as SQL."""
+    auds = [a for a in AUDIENCES if PRIVACY_RANK[a] <= PRIVACY_RANK[ceiling]]
+    sql = f"{alias}.audience IN ({','.join('?' * len(auds))})"
+    params: list = list(auds)
+    if boundaries is not None:
+        sql += f" AND {alias}.boundary IN ({','.join('?' * len(boundaries))})"
+        params.extend(boundaries)
+    return sql, params

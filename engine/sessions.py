@@ -42,8 +42,9 @@ def session_row(conn: apsw.Connection, session_id: str) -> dict:
     return row
 
 
-def scope_of(row: dict, extra_boundaries: tuple[str, ...] = ()) -> Scope:
-    return Scope(row["audience"], row["boundary"], row["session_id"], extra_boundaries)
+def scope_of(row: dict) -> Scope:
+    """A session's own scope, without the boundaries settings may grant it (Engine.scope adds them)."""
+    return Scope(row["audience"], row["boundary"], row["session_id"])
 
 
 def _json_list(value, what: str) -> str:

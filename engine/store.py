@@ -22,16 +22,16 @@ from .memory import (
     Provenance,
     clean_terms,
     clean_text,
-    doc_columns,
-    rec_columns,
     content_hash,
     default_recall_mode,
+    doc_columns,
     expires_for,
     fingerprint,
     kind_for_class,
     new_id,
     normalize_text,
     parse_id,
+    rec_columns,
     terms_text,
 )
 from .policy import AUDIENCES, Scope, visible_sql

@@ -158,6 +158,25 @@ def revoke(conn: apsw.Connection, token_id_or_name: str, now: int, *, by: Token 
     return get(conn, token.id)
 
 
+def create_unique(conn: apsw.Connection, name: str, audience_ceiling: str, boundaries, now: int) -> CreatedToken:
+    """Create a token named `name`, or `name-2`, `name-3`... when that name is taken."""
+    candidate, n = name, 1
+    while one(conn, "SELECT 1 AS x FROM api_tokens WHERE name=?", (candidate,)):
+        n += 1
+        candidate = f"{name}-{n}"
+    return create(conn, candidate, audience_ceiling, boundaries, now)
+
+
+def require_permits(token: Token, audience: str, boundary: str) -> None:
+    """ScopeError unless `token` may act in a session of this audience and boundary."""
+    if not token.allows_audience(audience):
+        raise ScopeError(f"this token's audience ceiling is {token.audience_ceiling}: it cannot act in a "
+                         f"{audience} session; use a token whose ceiling allows {audience}")
+    if not token.allows_boundary(boundary):
+        raise ScopeError(f"this token may not act in boundary {boundary!r}: it is limited to "
+                         f"{', '.join(token.boundaries)}")
+
+
 def touch(conn: apsw.Connection, token_id: str, now: int) -> None:
     conn.execute("UPDATE api_tokens SET last_used_at=? WHERE token_id=?", (now, token_id))
 

@@ -5,9 +5,7 @@ This file is a composition root: it may set environment variables for the code u
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,9 @@ import pytest
 from keepmind.engine import open_engine
 from keepmind.engine.clock import FakeClock
 from keepmind.engine.settings import defaults
+
+# `live` and `start_live`: a real server on a free loopback port (tests/support/live.py).
+pytest_plugins = ["support.live"]
 
 
 @pytest.fixture(autouse=True)
@@ -35,10 +36,42 @@ def home(tmp_path):
 
 
 @pytest.fixture
-def engine(home, clock):
-    eng = open_engine(home, settings=defaults(), clock=clock, start_workers=False)
-    yield eng
-    eng.close()
+def make_engine(tmp_path, clock):
+    """`make_engine(home=None, *, start_workers=False, **settings)` -> an open Engine on a real
+    SQLite file, closed at teardown; settings are overrides like memory__enabled=False."""
+    opened = []
+
+    def make(home=None, *, start_workers=False, llm_api_key=None, **overrides):
+        home = Path(home) if home is not None else tmp_path / f"home-{len(opened)}"
+        eng = open_engine(home, settings=defaults().with_overrides(**overrides), clock=clock,
+                          start_workers=start_workers, llm_api_key=llm_api_key)
+        opened.append(eng)
+        return eng
+
+    yield make
+    for eng in reversed(opened):
+        eng.close()
+
+
+@pytest.fixture
+def engine(home, make_engine):
+    return make_engine(home)
+
+
+@pytest.fixture
+def app(engine):
+    """The Flask app serving `engine`, as if on 127.0.0.1:8765 (no socket: Flask's test client)."""
+    from keepmind.webui.app import create_app
+
+    return create_app(engine, {"port": 8765})
+
+
+@pytest.fixture
+def client(app):
+    """Flask's test client, sending the Host header the server's allowlist expects."""
+    with app.test_client() as c:
+        c.environ_base["HTTP_HOST"] = "127.0.0.1:8765"
+        yield c
 
 
 @pytest.fixture
@@ -49,6 +82,28 @@ def personal(engine):
 @pytest.fixture
 def team(engine):
     return engine.open_session("team", "work")
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    """Builders of real ONNX models small enough to make in a test (tests/support/tiny_models.py)."""
+    from support import tiny_models
+
+    return tiny_models
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """A fake Hugging Face hub on loopback; huggingface_hub is let online (the suite sets
+    HF_HUB_OFFLINE=1)."""
+    from huggingface_hub import constants
+
+    from support import fake_hub
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    fake = fake_hub.FakeHub().start()
+    yield fake
+    fake.stop()
 
 
 @pytest.fixture(scope="session")
@@ -82,15 +137,3 @@ def offline_models_home(tmp_path, _offline_pack) -> Path:
     return home
 
 
-def _load_live():
-    """tests/webui/live.py (a live server on a loopback port), loaded by path once: the suite uses
-    --import-mode=importlib and the folder name `webui` would shadow the real package."""
-    name = "keepmind_tests_live"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "webui" / "live.py")
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-start_live, live = _load_live().start_live_fixture, _load_live().live_fixture

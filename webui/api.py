@@ -1,7 +1,7 @@
 """The JSON API under /api/v1: sessions, recall, the four memory tools, checkpoints and tokens.
 
-Each route is declared once with `@route(...)`: the declaration registers the Flask view and
-records the operation (request and response schema) that openapi.py publishes. Every session
+Each route is declared once with `@route(...)` (registry.py): the declaration registers the Flask
+view and records the operation (request and response schema) that openapi.py publishes. Every session
 route goes through `security.session_scope`, so the calling token's ceiling is checked against
 the session's audience and boundary on every call, whoever opened the session.
 """
@@ -9,49 +9,21 @@ the session's audience and boundary on every call, whoever opened the session.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from importlib import metadata
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import jsonify, request
 
-from keepmind.engine import tokens
-from keepmind.engine.errors import InvalidInput, NotFound, ScopeError
+from keepmind.engine import InvalidInput, ScopeError
 
-from . import schemas
-from .errors import Forbidden
-from .security import current_token, require_permits, session_scope
+from . import openapi, schemas
+from .context import engine
+from .registry import Registry
+from .security import current_token, session_scope
 
-PREFIX = "/api/v1"
-
-
-@dataclass(frozen=True)
-class Operation:
-    method: str
-    rule: str  # Flask rule, e.g. /sessions/<session_id>/turns
-    operation_id: str
-    summary: str
-    request: str | None  # a schemas.REQUESTS name
-    response: str  # a schemas.RESPONSES name
-    tag: str
-    body_required: bool = True
-
-
-OPERATIONS: list[Operation] = []
-api = Blueprint("api_v1", __name__, url_prefix=PREFIX)
-
-
-def route(method: str, rule: str, *, summary: str, response: str, request_schema: str | None = None,
-          tag: str = "memory", body_required: bool = True):
-    def decorator(fn):
-        OPERATIONS.append(Operation(method, rule, fn.__name__, summary, request_schema, response, tag,
-                                    body_required))
-        api.add_url_rule(rule, fn.__name__, fn, methods=[method])
-        return fn
-    return decorator
-
-
-def engine():
-    return current_app.extensions["keepmind.engine"]
+registry = Registry("api_v1", __name__)
+api = registry.blueprint
+route = registry.route
+OPERATIONS = registry.operations
 
 
 def body(schema_name: str) -> dict:
@@ -108,9 +80,7 @@ def status():
 
 @route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")
 def openapi_json():
-    from .openapi import document  # openapi.py reads OPERATIONS, so it imports this module
-
-    return jsonify(document())
+    return jsonify(openapi.document(OPERATIONS, version()))
 
 
 # -- sessions -------------------------------------------------------------------------------------
@@ -120,10 +90,8 @@ def openapi_json():
        request_schema="SessionOpen", response="Session", tag="sessions")
 def open_session():
     data = body("SessionOpen")
-    token = current_token()
-    require_permits(token, data["audience"], data["boundary"].strip())
     sid = engine().open_session(data["audience"], data["boundary"], channel=data.get("channel"),
-                                title=data.get("title"), token_id=token.id)
+                                title=data.get("title"), token=current_token())
     return reply(session={"id": sid, "audience": data["audience"], "boundary": data["boundary"].strip(),
                           "status": "open"})
 
@@ -131,7 +99,7 @@ def open_session():
 @route("POST", "/sessions/<session_id>/turns", summary="Record a completed turn (user and assistant)",
        request_schema="Turn", response="TurnAdded", tag="sessions")
 def add_turn(session_id):
-    session_scope(engine(), session_id)
+    session_scope(session_id)
     data = body("Turn")
     index = engine().add_turn(session_id, user=data.get("user", ""), assistant=data.get("assistant", ""),
                               tools=data.get("tools"), recalled_ids=data.get("recalled_ids"),
@@ -142,7 +110,7 @@ def add_turn(session_id):
 @route("POST", "/sessions/<session_id>/end", summary="End a session (it is distilled one last time)",
        request_schema="Empty", response="Session", tag="sessions", body_required=False)
 def end_session(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     body("Empty")
     engine().end_session(session_id)
     return reply(session={"id": session_id, "audience": scope.audience, "boundary": scope.boundary,
@@ -152,7 +120,7 @@ def end_session(session_id):
 @route("POST", "/sessions/<session_id>/compaction", summary="Queue a compaction summary for curation",
        request_schema="Compaction", response="Stored", tag="sessions")
 def compaction(session_id):
-    writable(session_scope(engine(), session_id))
+    writable(session_scope(session_id))
     data = body("Compaction")
     return reply(result=store_result(engine().compact(session_id, data["summary"])))
 
@@ -160,7 +128,7 @@ def compaction(session_id):
 @route("POST", "/sessions/<session_id>/findings", summary="Queue findings a parent agent accepted",
        request_schema="Findings", response="FindingsStored", tag="sessions")
 def findings(session_id):
-    writable(session_scope(engine(), session_id))
+    writable(session_scope(session_id))
     data = body("Findings")
     return reply(results=[store_result(r) for r in engine().add_findings(session_id, data["findings"])])
 
@@ -168,13 +136,12 @@ def findings(session_id):
 @route("POST", "/sessions/<session_id>/recall", summary="The memories that bear on this message, as a block",
        request_schema="Recall", response="RecallResult", tag="recall")
 def recall(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     data = body("Recall")
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
         return reply(block=None, items=[], receipt=None, degraded=[])
-    recall_guard(scope)
-    result = engine().recall(session_id, data["message"], data.get("context"))
+    result = engine().recall(session_id, data["message"], data.get("context"), token=current_token())
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
                  degraded=list(out.get("degraded", [])))
@@ -184,22 +151,7 @@ def recall(session_id):
        summary="Why recall injected (or dropped) what it did: the stored receipt of one recall",
        response="Receipt", tag="recall")
 def recall_receipt(session_id, receipt_id):
-    scope = session_scope(engine(), session_id)
-    recall_guard(scope)
-    receipt = engine().explain(receipt_id)
-    if not isinstance(receipt, dict) or receipt.get("session_id") != session_id:
-        raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
-    return reply(receipt=receipt)
-
-
-def recall_guard(scope) -> None:
-    """Engine.recall reads with the session's full policy: refuse if this token may not see all of it."""
-    granted = engine().settings["policy.cross_boundary_reads"].get(scope.boundary, ())
-    beyond = [b for b in granted if b not in scope.extra_boundaries and b != scope.boundary]
-    if beyond:
-        raise Forbidden(f"recall in this session also reads boundary {beyond[0]!r} "
-                        "(policy.cross_boundary_reads), which this token may not see; use find_memories, "
-                        "or a token allowed in that boundary")
+    return reply(receipt=engine().explain(receipt_id, session_id=session_id, token=current_token()))
 
 
 # -- the four memory tools ------------------------------------------------------------------------
@@ -209,7 +161,7 @@ def recall_guard(scope) -> None:
        summary="Search the memories this session may see (lexical, best first)",
        request_schema="FindMemories", response="Found", tag="tools")
 def find_memories(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     data = body("FindMemories")
     items = engine().find(scope, data["query"], limit=int(data.get("limit", 5)),
                           include_expired=data.get("include_expired", False))
@@ -220,7 +172,7 @@ def find_memories(session_id):
        summary="Memories by id, copied verbatim (a record id resolves to its newest version)",
        request_schema="GetMemories", response="Got", tag="tools")
 def get_memories(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     data = body("GetMemories")
     got = engine().get(scope, data["ids"])
     return reply(items=[_memory(i) for i in got.items],
@@ -231,7 +183,7 @@ def get_memories(session_id):
        summary="Ask Keepmind to remember something (queued for curation at top priority)",
        request_schema="StoreMemory", response="Stored", tag="tools")
 def store_memory(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     data = body("StoreMemory")
     writable(scope)
     result = engine().store_memory(scope, data.get("title", ""), data["content"], tags=data.get("tags"))
@@ -242,7 +194,7 @@ def store_memory(session_id):
        summary="Replace text in, rewrite, retitle or delete a memory this session may see",
        request_schema="UpdateMemory", response="Updated", tag="tools")
 def update_memory(session_id):
-    scope = session_scope(engine(), session_id)
+    scope = session_scope(session_id)
     data = body("UpdateMemory")
     result = engine().update(scope, data["id"], old_text=data.get("old_text"), new_text=data.get("new_text"),
                              new_content=data.get("new_content"), title=data.get("title"),
@@ -263,10 +215,8 @@ def _memory(item) -> dict:
 @route("GET", "/checkpoints", summary="Checkpoint counts by state and the pending list",
        response="Checkpoints", tag="status")
 def checkpoints():
-    overview = engine().checkpoint_overview()
-    token = current_token()
-    pending = [p for p in overview["pending"] if token.permits(p["audience"], p["boundary"])]
-    return reply(counts=overview["counts"], pending=pending)
+    overview = engine().checkpoint_overview(token=current_token())
+    return reply(counts=overview["counts"], pending=overview["pending"])
 
 
 # -- tokens ---------------------------------------------------------------------------------------
@@ -275,23 +225,15 @@ def checkpoints():
 @route("GET", "/tokens", summary="The live tokens no wider than the calling token", response="Tokens",
        tag="tokens")
 def list_tokens():
-    caller = current_token()
-    with engine().db.snapshot() as conn:
-        found = tokens.list_tokens(conn)
-    return reply(tokens=[t.as_dict() for t in found if caller.covers(t)])
+    return reply(tokens=[t.as_dict() for t in engine().list_tokens(by=current_token())])
 
 
 @route("POST", "/tokens", summary="Create a token no wider than the calling token (the secret is shown once)",
        request_schema="TokenCreate", response="TokenCreated", tag="tokens")
 def create_token():
     data = body("TokenCreate")
-    caller = current_token()
-    name, ceiling, bounds = tokens.check_spec(data["name"], data["audience_ceiling"],
-                                              data.get("boundaries", ["*"]))
-    wanted = tokens.Token("", name, ceiling, bounds, 0)
-    if not caller.covers(wanted):
-        raise Forbidden("a token can only create tokens no wider than itself (audience ceiling and boundaries)")
-    created = engine().write(tokens.create, name, ceiling, list(bounds), engine().now())
+    created = engine().create_token(data["name"], data["audience_ceiling"], data.get("boundaries", ["*"]),
+                                    by=current_token())
     return reply(token=created.token.as_dict(), secret=created.secret)
 
 
@@ -299,5 +241,4 @@ def create_token():
        request_schema="Empty", response="TokenRevoked", tag="tokens", body_required=False)
 def revoke_token(token_id):
     body("Empty")
-    revoked = engine().write(tokens.revoke, token_id, engine().now(), by=current_token())
-    return reply(token=revoked.as_dict())
+    return reply(token=engine().revoke_token(token_id, by=current_token()).as_dict())

@@ -1,22 +1,23 @@
-"""One error envelope for everything the server answers with an error.
+"""How the server answers with an error: the JSON envelope under /api, an HTML page elsewhere.
 
-`{"ok": false, "error": "what went wrong and what to do", "status": N}` for EngineError (its
-`status`), every werkzeug HTTPException (404, 405, 413, ...) and anything unexpected (500, logged,
-never with a stack trace in the body).
+Under `/api`: `{"ok": false, "error": "what went wrong and what to do", "status": N}` for
+EngineError (its `status`), every werkzeug HTTPException (404, 405, 413, ...) and anything
+unexpected (500, logged, never with a stack trace in the body). Everywhere else (the pages a
+person opens) the same message in an HTML page, escaped like every other text.
 """
 
 from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from keepmind.engine.errors import EngineError
 
 log = logging.getLogger("keepmind.api")
 
-MESSAGES = {
+API_MESSAGES = {
     400: "the request could not be read: send a JSON object body",
     401: "missing or invalid API token: send `Authorization: Bearer <token>` (`keepmind token show` prints it)",
     403: "this request is not allowed",
@@ -24,6 +25,17 @@ MESSAGES = {
     405: "this route does not accept that method: see /api/v1/openapi.json",
     413: "the request body is too large (server.max_body_bytes in keepmind.json sets the limit)",
     415: "send the body as JSON (Content-Type: application/json)",
+}
+
+
+PAGE_MESSAGES = {
+    400: "the request could not be read",
+    401: "sign in first: `keepmind open` opens Keepmind in your browser, signed in",
+    403: "this request is not allowed",
+    404: "there is no page here",
+    405: "this page does not accept that method",
+    413: "what you sent is too large (server.max_body_bytes in keepmind.json sets the limit)",
+    415: "that kind of content cannot be sent here",
 }
 
 
@@ -43,24 +55,38 @@ def envelope(message: str, status: int):
     return response
 
 
+def page(message: str, status: int):
+    """The HTML error page (never a stack trace; the message is escaped by the template)."""
+    return make_response(render_template("error.html", message=message, status=status), status)
+
+
+def is_api() -> bool:
+    return request.path == "/api" or request.path.startswith("/api/")
+
+
+def answer(message: str, status: int):
+    return envelope(message, status) if is_api() else page(message, status)
+
+
 def install(app: Flask) -> None:
-    """Register the handlers that turn every failure into the envelope."""
+    """Register the handlers that turn every failure into the envelope (API) or a page (UI)."""
 
     @app.errorhandler(EngineError)
     def engine_error(exc: EngineError):
         status = exc.status if isinstance(exc.status, int) and 400 <= exc.status <= 599 else 400
-        return envelope(exc.message, status)
+        return answer(exc.message, status)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
         status = exc.code or 500
-        message = MESSAGES.get(status) or (exc.description or exc.name or "request failed")
-        response = envelope(message, status)
+        messages = API_MESSAGES if is_api() else PAGE_MESSAGES
+        message = messages.get(status) or (exc.description or exc.name or "request failed")
+        response = answer(message, status)
         if status == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)
         return response
 
     @app.errorhandler(Exception)
     def unexpected(exc: Exception):
-        log.exception("api_unexpected_error")
-        return envelope("internal error in Keepmind; the server log has the details", 500)
+        log.exception("unexpected_error path=%s", request.path)
+        return answer("internal error in Keepmind; the server log has the details", 500)

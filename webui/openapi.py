@@ -1,4 +1,5 @@
-"""The OpenAPI 3.1 document of /api/v1, built from the route declarations in api.py.
+"""The OpenAPI 3.1 document of /api/v1: `document(operations, version)`, a function of the route
+declarations it is given (api.py passes its registry's).
 
 Served at /api/v1/openapi.json (the `openapi_json` route in api.py, behind the bearer token like
 every /api route). A test checks that its paths and methods are exactly the registered routes.
@@ -7,9 +8,10 @@ every /api route). A test checks that its paths and methods are exactly the regi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from . import schemas
-from .api import OPERATIONS, PREFIX, version
+from .registry import PREFIX, Operation
 
 # Every operation can answer these; all of them carry the one error envelope.
 ERROR_STATUSES = {
@@ -33,7 +35,7 @@ def openapi_path(rule: str) -> str:
     return PREFIX + re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule)
 
 
-def operation_doc(op) -> dict:
+def operation_doc(op: Operation) -> dict:
     doc = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -55,15 +57,15 @@ def operation_doc(op) -> dict:
     return doc
 
 
-def document() -> dict:
+def document(operations: Iterable[Operation], version: str) -> dict:
     paths: dict[str, dict] = {}
-    for op in OPERATIONS:
+    for op in operations:
         paths.setdefault(openapi_path(op.rule), {})[op.method.lower()] = operation_doc(op)
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "Keepmind localhost API",
-            "version": version(),
+            "version": version,
             "description": "Long-term memory for LLM agents on 127.0.0.1. Every route needs "
                            "`Authorization: Bearer <token>`; every error is "
                            '`{"ok": false, "error": "...", "status": N}`.',

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from keepmind.engine import MAX_TURN_CHARS
 from keepmind.engine.errors import InvalidInput
 from keepmind.engine.memory import MAX_BODY_CHARS, MAX_TITLE_CHARS
-from keepmind.engine.sessions import MAX_TURN_CHARS
 
 SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
 TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
@@ -194,7 +194,8 @@ def validate(value, schema: dict, where: str = "body") -> None:
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             raise InvalidInput(f"{where} is {len(value)} characters; the limit is {schema['maxLength']}")
         if "pattern" in schema and not re.search(schema["pattern"], value):
-            raise InvalidInput(f"{where} " + schema.get("x-message", f"has the wrong form (expected {schema['pattern']})"))
+            wrong_form = f"has the wrong form (expected {schema['pattern']})"
+            raise InvalidInput(f"{where} " + schema.get("x-message", wrong_form))
     elif _TYPES["number"](value):
         if "minimum" in schema and value < schema["minimum"]:
             raise InvalidInput(f"{where} must be at least {schema['minimum']}")

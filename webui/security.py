@@ -5,27 +5,23 @@ requests, DNS rebinding) and from every local process, so each request passes, i
 1. the Host allowlist: only the server's own `127.0.0.1:<port>` or `localhost:<port>`;
 2. on state-changing methods, no cross-site `Origin` and no cross-site `Sec-Fetch-Site`;
 3. the body size limit (`server.max_body_bytes`);
-4. on `/api/...`, a bearer token that verifies (stored hashed; see engine/tokens.py).
+4. on `/api/...`, a bearer token that verifies (stored hashed; Engine.verify_token).
 The session-scope check (a token never acts through a session wider than its ceiling) is
-`session_scope`, called by every session route.
+`session_scope`, called by every session route; the rule itself is Engine.scope's.
 """
 
 from __future__ import annotations
 
-import threading
-
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from keepmind.engine import sessions, tokens
-from keepmind.engine.policy import Scope
-from keepmind.engine.tokens import Token
+from keepmind.engine import Scope, Token
 
+from .context import engine
 from .errors import Forbidden, Unauthorized
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_SITE_FETCH = frozenset({"same-origin", "none"})
-TOUCH_EVERY_MS = 60_000
 
 
 def bind_port(app: Flask, port: int) -> None:
@@ -77,45 +73,27 @@ def bearer_secret() -> str | None:
     return value.strip()
 
 
-def authenticate(engine) -> Token:
+def authenticate() -> Token:
     secret = bearer_secret()
     if secret is None:
         raise Unauthorized("missing API token: send `Authorization: Bearer <token>` "
                            "(`keepmind token show` prints the local token)")
-    with engine.db.snapshot() as conn:
-        token = tokens.verify(conn, secret)
+    token = engine().verify_token(secret)
     if token is None:
         raise Unauthorized("invalid or revoked API token: `keepmind token show` prints the local "
                            "token, `keepmind token create` makes a new one")
-    _touch(engine, token)
+    engine().touch_token(token)
     return token
 
 
-_touch_lock = threading.Lock()
-_last_touch: dict[str, int] = {}
-
-
-def _touch(engine, token: Token) -> None:
-    """Record last use at most once a minute per token, without waiting for the write."""
-    now = engine.now()
-    with _touch_lock:
-        if now - _last_touch.get(token.id, 0) < TOUCH_EVERY_MS:
-            return
-        _last_touch[token.id] = now
-    try:
-        engine.db.submit(tokens.touch, token.id, now)
-    except Exception:  # noqa: BLE001 - bookkeeping must never fail a request (e.g. engine closing)
-        pass
-
-
-def install(app: Flask, engine) -> None:
+def install(app: Flask) -> None:
     @app.before_request
     def guard():
         check_host()
         check_origin()
         check_body_size()
         if request.path == "/api" or request.path.startswith("/api/"):
-            g.token = authenticate(engine)
+            g.token = authenticate()
 
     @app.after_request
     def harden(response):
@@ -129,26 +107,11 @@ def current_token() -> Token:
     return g.token
 
 
-def require_permits(token: Token, audience: str, boundary: str) -> None:
-    if not token.allows_audience(audience):
-        raise Forbidden(f"this token's audience ceiling is {token.audience_ceiling}: it cannot act in a "
-                        f"{audience} session; use a token whose ceiling allows {audience}")
-    if not token.allows_boundary(boundary):
-        raise Forbidden(f"this token may not act in boundary {boundary!r}: it is limited to "
-                        f"{', '.join(token.boundaries)}")
-
-
-def session_scope(engine, session_id: str) -> Scope:
-    """The scope of a session as the calling token may use it, or Forbidden.
+def session_scope(session_id: str) -> Scope:
+    """The scope of a session as the calling token may use it (ScopeError beyond its ceiling).
 
     Checked on every session route: a session opened by another (wider) token is no way around
     the caller's ceiling. Cross-boundary reads granted by settings are kept only for boundaries
-    the token may see.
+    the token may see (Engine.scope computes the rule).
     """
-    token = current_token()
-    with engine.db.snapshot() as conn:
-        row = sessions.session_row(conn, session_id)
-    require_permits(token, row["audience"], row["boundary"])
-    extra = tuple(b for b in engine.settings["policy.cross_boundary_reads"].get(row["boundary"], ())
-                  if token.allows_boundary(b))
-    return sessions.scope_of(row, extra)
+    return engine().scope(session_id, token=current_token())

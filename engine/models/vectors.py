@@ -22,7 +22,6 @@ import numpy as np
 
 from ..memory import content_hash
 
-
 # Where a memory lives, for narrowing a search: (audience, boundary, expires_at or None).
 Place = tuple[str, str, "int | None"]
 UNKNOWN = 0          # the place code of a row written without a place: never narrowed away

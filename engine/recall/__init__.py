@@ -96,7 +96,7 @@ class Recaller:
     def trace(self, scope: Scope, message: str, *, context=(), exclude: frozenset[str] = frozenset(),
               config: RecallConfig | None = None, calibrating: bool = False) -> RecallTrace:
         """Run the pipeline without storing a receipt (the eval and calibration use this)."""
-        return run(models=getattr(self.engine, "models", None), snapshot=self.engine.db.snapshot,
+        return run(models=self.engine.models, snapshot=self.engine.db.snapshot,
                    scope=scope, message=message, now=self.engine.now(), stats=self.stats,
                    config=config or self.config(), context=context, exclude=exclude,
                    executor=self._pool(), events=self.events, calibrating=calibrating)

@@ -27,8 +27,8 @@ its query encoding, so the result is written into that model's manifest only.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 
 import numpy as np
 
@@ -262,7 +262,7 @@ def calibrate_gate(records, tops, *, target: float) -> tuple[FeatureGateParams, 
         for s in stores:
             train = store_of != s
             try:
-                w_i, w_q = _fit_both(g, train, lambda qi: records[qi].store != s)
+                w_i, w_q = _fit_both(g, train, lambda qi, s=s: records[qi].store != s)
             except InvalidInput:
                 continue
             held = _with_models(params, w_i, w_q)

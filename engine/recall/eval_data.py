@@ -112,7 +112,7 @@ def parse_conversation(obj: dict, *, anonymize: bool = False) -> Conversation:
     sessions = _sessions(conv)
     session_date = {n: d for n, _, d in sessions}
     turns, turn_ids = [], set()
-    for n, items, date in sessions:
+    for _n, items, date in sessions:
         for t in items:
             ids = dia_ids(t.get("dia_id"))
             turn_ids |= ids

@@ -109,7 +109,7 @@ def build_store(engine, name: str, conv: Conversation, options: EvalOptions, *, 
 
 def _wait_for_vectors(engine, ids: list[str], wait_s: float) -> None:
     """Vectors are written by the models' listener (possibly in the background): wait for them."""
-    models = getattr(engine, "models", None)
+    models = engine.models
     if models is None or models.embedder() is None:
         return
     deadline = time.monotonic() + wait_s
@@ -176,7 +176,7 @@ def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,
         if models_dir is not None:
             settings = settings.with_overrides(memory__models_dir=str(models_dir))
         engine = open_engine(conv_home, settings=settings, start_workers=False)
-        models = getattr(engine, "models", None)
+        models = engine.models
         if models is not None and hasattr(models, "load"):
             models.load(download=False, repair=False)
             if models.embedder() is not None:  # the first inference is slow: keep it out of the budget

@@ -21,7 +21,8 @@ from .. import search
 from .candidates import RECALL_MODES, Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate, lexical_calibration
 from .inject import Injected, fit, render_block
-from .plan import RecallPlan, plan as make_plan
+from .plan import RecallPlan
+from .plan import plan as make_plan
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
 from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
 from .terms import TermStats, collection_floor, row_stems
@@ -117,7 +118,8 @@ class DegradationLog:
         log.warning("%s reason=%s %s", event, reason, extra)
 
 
-def _call_with_budget(executor: ThreadPoolExecutor | None, fn, budget_ms: float, timer) -> tuple[object, float, str | None]:
+def _call_with_budget(executor: ThreadPoolExecutor | None, fn, budget_ms: float,
+                      timer) -> tuple[object, float, str | None]:
     """Run fn within budget_ms; returns (result or None, elapsed ms, failure reason or None)."""
     start = timer()
     if budget_ms <= 0:

@@ -6,15 +6,14 @@ so `keepmind doctor` in its own process sees what the running Keepmind saw.
 
 from __future__ import annotations
 
+from ..checks import Check
 from ..clock import DAY_MS
 from ..db import one, scalar
 
 
 def check_llm(engine):
-    from ..doctor import Check  # engine/doctor.py calls us through engine.doctor_checks
-
     settings = engine.settings
-    writepath = getattr(engine, "writepath", None)
+    writepath = engine.writepath
     if not settings["memory.llm.base_url"] or not settings["memory.llm.model"]:
         return Check("Curation LLM", "pass", "none configured: the rule-based extractor distils sessions and "
                                              "curation never merges (set memory.llm.base_url and memory.llm.model)")

@@ -25,14 +25,16 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)\s+(?:really\s+|absolutely\s+|much\s+|always\s+|usually\s+)?"
      r"(?:prefer|love|like|enjoy|adore|hate|dislike|can't stand|cannot stand|avoid|am into|'m into)\b"),
     ("preference", "durable_fact", 0.8, r"\bmy\s+(?:favou?rite|go-to|preferred)\s+\w+"),
-    ("preference", "durable_fact", 0.75, r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+)?(?:fan of|passionate about|vegetarian|vegan|allergic)"),
+    ("preference", "durable_fact", 0.75,
+     r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+)?(?:fan of|passionate about|vegetarian|vegan|allergic)"),
     ("membership", "durable_fact", 0.85,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,4}?(?:member|members|subscriber|volunteer)\b"),
     ("membership", "durable_fact", 0.85,
      r"\b(?:i|we)\s+(?:just\s+)?(?:joined|belong to|signed up for|volunteer (?:at|with|for))\b"),
     ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
     ("home", "durable_fact", 0.85,
-     r"\b(?:i|we)\s+(?:live|lived|grew up|was born|were born|moved|am based|'m based|are based)\s+(?:in|to|at|near|out of)\b"),
+     r"\b(?:i|we)\s+(?:live|lived|grew up|was born|were born|moved|am based|'m based|are based)"
+     r"\s+(?:in|to|at|near|out of)\b"),
     ("home", "durable_fact", 0.85, r"\b(?:i|we)(?:'m| am| are)\s+from\b"),
     ("home", "durable_fact", 0.85, r"\bmy\s+(?:home(?:town)?|home (?:airport|city|town|base)|hometown)\b"),
     ("home", "durable_fact", 0.8, r"\bi\s+(?:usually\s+|always\s+)?fly\s+(?:out of|from)\b"),

@@ -3,6 +3,9 @@
 Each validates its input (an EngineError that says what to fix), then queues one checkpoint per
 memory and returns at once; curation decides later. A payload holding a secret is not queued at
 all: the result says "blocked" and only an audit event remains.
+
+They take values (the database to write through, a writable scope, the time), not the engine:
+`Engine` checks that memory is on, resolves the scope and wakes curation afterwards.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from ..clock import iso
 from ..errors import InvalidInput
 from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_terms, clean_text
-from ..policy import write_scope
+from ..results import StoreResult
 from ..sessions import mark_compacted
 from . import checkpoints
 from .proposals import Proposal
@@ -19,33 +22,21 @@ from .secrets import redact
 MAX_FINDINGS = 50
 
 
-def _queue(engine, scope, trigger: str, proposal: Proposal, source: str, extra: dict | None = None):
-    from ..engine import StoreResult  # the engine's result type (engine.py imports this package)
-
+def _queue(db, scope, now: int, trigger: str, proposal: Proposal, source: str,
+           extra: dict | None = None) -> StoreResult:
     payload = {"proposal": proposal.to_payload(), "source": source,
                "provenance": {"session_id": scope.session_id, "turns": [], "external": []},
                **(extra or {})}
-    queued = engine.write(checkpoints.enqueue, trigger=trigger, payload=payload, audience=scope.audience,
-                          boundary=scope.boundary, session_id=scope.session_id, now=engine.now())
+    queued = db.write(checkpoints.enqueue, trigger=trigger, payload=payload, audience=scope.audience,
+                      boundary=scope.boundary, session_id=scope.session_id, now=now)
     if queued.blocked:
         return StoreResult(None, "blocked", reason="secret-like content is never stored ("
                            + ", ".join(queued.blocked_kinds) + ")")
-    wp = getattr(engine, "writepath", None)
-    if wp is not None:
-        wp.curation.wake()
     return StoreResult(None, "queued", reason=trigger, checkpoint_id=queued.checkpoint_id)
 
 
-def _writable_scope(engine, session_or_scope):
-    engine._require_enabled()
-    scope = engine.scope(session_or_scope)
-    write_scope(scope)  # public sessions write nothing (ScopeError)
-    return scope
-
-
-def store_memory(engine, session_or_scope, title, content, tags=None):
+def store_memory(db, scope, now: int, title, content, tags=None) -> StoreResult:
     """Queue an explicit memory (priority 100): a durable fact whose living document is its title."""
-    scope = _writable_scope(engine, session_or_scope)
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS, required=False)
     content = clean_text(content, "content", limit=MAX_BODY_CHARS)
     tags = clean_terms(tags, "tags")
@@ -54,20 +45,19 @@ def store_memory(engine, session_or_scope, title, content, tags=None):
         anchor_type="topic", aliases=(title,) if title else (), facets=tuple(tags), confidence=0.95,
         subject_kind="user", explicit=True,
     )
-    return _queue(engine, scope, "explicit-memory-request", proposal, "tool")
+    return _queue(db, scope, now, "explicit-memory-request", proposal, "tool")
 
 
-def compact(engine, session_id, summary):
+def compact(db, scope, now: int, summary) -> StoreResult:
     """Queue a compaction summary (priority 90): evidence recalled only on request (manual)."""
-    scope = _writable_scope(engine, session_id)
     summary = clean_text(summary, "summary", limit=MAX_BODY_CHARS)
     if scope.session_id:
-        engine.write(mark_compacted, scope.session_id, engine.now())
+        db.write(mark_compacted, scope.session_id, now)
     proposal = Proposal(
-        memory_class="evidence", title=f"Session summary {iso(engine.now())[:10]}", content=summary,
+        memory_class="evidence", title=f"Session summary {iso(now)[:10]}", content=summary,
         anchor=None, facets=("compaction",), confidence=0.9, subject_kind="session", explicit=True,
     )
-    return _queue(engine, scope, "compaction-boundary", proposal, "compaction", {"recall_mode": "manual"})
+    return _queue(db, scope, now, "compaction-boundary", proposal, "compaction", {"recall_mode": "manual"})
 
 
 def _finding(raw, index: int) -> Proposal:
@@ -82,15 +72,14 @@ def _finding(raw, index: int) -> Proposal:
                     facets=("subagent-finding", *tags), confidence=0.85, subject_kind="agent", explicit=True)
 
 
-def add_findings(engine, session_id, findings) -> list:
+def add_findings(db, scope, now: int, findings) -> list[StoreResult]:
     """Queue subagent findings the parent accepted, as evidence (one checkpoint each)."""
-    scope = _writable_scope(engine, session_id)
     if not isinstance(findings, (list, tuple)) or not findings:
         raise InvalidInput("findings must be a non-empty list of strings or {title, content} objects")
     if len(findings) > MAX_FINDINGS:
         raise InvalidInput(f"at most {MAX_FINDINGS} findings per call")
     proposals = [_finding(f, i) for i, f in enumerate(findings, 1)]  # validate all before queueing any
-    return [_queue(engine, scope, "subagent-findings", p, "subagent") for p in proposals]
+    return [_queue(db, scope, now, "subagent-findings", p, "subagent") for p in proposals]
 
 
 def redact_turn_text(text):

@@ -111,9 +111,9 @@ class ChatClient:
         try:
             resp = self._http.post(url, json=body)
         except httpx.TimeoutException as exc:
-            raise self._fail(purpose, "timeout", f"no reply within {self.config.timeout_s:.0f} s ({exc})")
+            raise self._fail(purpose, "timeout", f"no reply within {self.config.timeout_s:.0f} s ({exc})") from None
         except httpx.HTTPError as exc:
-            raise self._fail(purpose, "connect", f"{type(exc).__name__}: {exc}")
+            raise self._fail(purpose, "connect", f"{type(exc).__name__}: {exc}") from None
         if resp.status_code >= 400:
             raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {resp.text[:200]}")
         try:
@@ -121,7 +121,7 @@ class ChatClient:
             message = data["choices"][0]["message"]
             raw = message.get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise self._fail(purpose, "protocol", f"not a chat-completions reply ({exc}): {resp.text[:200]}")
+            raise self._fail(purpose, "protocol", f"not a chat-completions reply ({exc}): {resp.text[:200]}") from None
         text = clean_reply(raw)
         if not text.strip():
             reason = "finish_reason=" + str(data["choices"][0].get("finish_reason"))

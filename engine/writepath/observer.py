@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import apsw
 
-from .. import search, sessions as session_store
+from .. import search
+from .. import sessions as session_store
 from ..db import one, rows, scalar
 from ..memory import fingerprint
 from . import checkpoints, extractor

@@ -35,12 +35,12 @@ class Embedded:
 
 
 def _passage(engine, title: str, body: str) -> str:
-    text_of = getattr(getattr(engine, "models", None), "passage_text", None)
+    text_of = getattr(engine.models, "passage_text", None)
     return text_of(title, body) if text_of else f"{title}\n{body}".strip()
 
 
 def _embedder(engine):
-    models = getattr(engine, "models", None)
+    models = engine.models
     try:
         return (models.embedder(), models.vectors()) if models is not None else (None, None)
     except Exception:  # noqa: BLE001 - a broken model runtime means no similarity, never a failure
@@ -86,7 +86,8 @@ def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, no
         if allow_lexical:
             terms = [t for t in search.query_terms(proposal.content) if len(t) >= 3][:8]
             for row, _score in search.lexical_candidates(conn, scope, terms, now, k * 2):
-                if row["id"].startswith("doc-") and _word_overlap(row["body"], proposal.content) >= LEXICAL_NOMINEE_OVERLAP:
+                overlap = _word_overlap(row["body"], proposal.content)
+                if row["id"].startswith("doc-") and overlap >= LEXICAL_NOMINEE_OVERLAP:
                     hits.append((row["id"], None))
             info["nominated_by"] = "lexical"
     found = search.hydrate_visible(conn, scope, [h[0] for h in hits], now)

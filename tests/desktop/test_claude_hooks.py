@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 HOOK = Path(__file__).resolve().parents[2] / "packaging" / "agents" / "claude-code" / "keepmind_hook.py"
 
 

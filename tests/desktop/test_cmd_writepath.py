@@ -3,7 +3,7 @@
 import json
 
 from keepmind.desktop.cli import main
-from keepmind.desktop.cmd_writepath import llm_api_key
+from keepmind.desktop.commands.writepath import llm_api_key
 from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 from keepmind.engine.writepath import checkpoints

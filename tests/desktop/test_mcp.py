@@ -13,8 +13,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from keepmind.desktop.mcp_server import McpSession, build_server
-from keepmind.desktop.server import DaemonClient, read_server_json
+from keepmind.desktop.mcp.server import McpSession, build_server
+from keepmind.desktop.process.client import DaemonClient
+from keepmind.desktop.process.files import read_server_json
 
 TOOLS = ["find_memories", "get_memories", "recall", "store_memory", "update_memory"]
 
@@ -145,7 +146,7 @@ def test_keepmind_mcp_over_stdio_starts_the_server_and_serves_every_tool(tmp_pat
 
 
 def test_connect_uses_a_given_token_and_reports_a_refused_one(live):
-    from keepmind.desktop.server import ApiError, connect
+    from keepmind.desktop.process.client import ApiError, connect
 
     home = live.daemon.home
     team = live.make_token("team-agent", "team")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from keepmind.desktop.cli import main
-from keepmind.desktop.server import read_server_json
+from keepmind.desktop.process.files import read_server_json
 
 QUIET = {"memory.embeddings.auto_download": False, "memory.embeddings.enabled": False}
 
@@ -124,8 +124,8 @@ def test_serve_hands_the_provider_key_from_the_named_variable_to_the_write_path(
     """Only the composition root reads the environment: serve reads the key, the engine receives it."""
     import json as _json
 
-    from keepmind.desktop import server
     from keepmind.desktop.cli import main
+    from keepmind.desktop.process import daemon as server
 
     home = tmp_path / "home"
     home.mkdir()

@@ -10,7 +10,10 @@ import threading
 import httpx
 import pytest
 
-from keepmind.desktop.server import AlreadyRunning, ApiServer, Daemon, read_server_json
+from keepmind.desktop.process.daemon import Daemon
+from keepmind.desktop.process.files import read_server_json
+from keepmind.desktop.process.http import ApiServer
+from keepmind.desktop.process.lock import AlreadyRunning
 from keepmind.engine import tokens
 
 
@@ -132,7 +135,7 @@ def test_a_failed_start_releases_everything(tmp_path, clock, start_live):
 
 
 def test_a_taken_port_is_an_error_that_says_what_to_do(tmp_path, clock, live):
-    from keepmind.desktop.server import PortInUse
+    from keepmind.desktop.process.daemon import PortInUse
     from keepmind.engine.settings import defaults
 
     daemon = Daemon(tmp_path / "other", port=live.port, settings=defaults(), clock=clock, start_workers=False)

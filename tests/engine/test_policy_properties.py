@@ -5,14 +5,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from keepmind.engine import open_engine, search
-from keepmind.engine.models import vectors as vec
-from keepmind.engine.recall.candidates import vector_hits
 from keepmind.engine.clock import FakeClock
 from keepmind.engine.errors import ScopeError
+from keepmind.engine.models import vectors as vec
 from keepmind.engine.policy import READABLE
+from keepmind.engine.recall.candidates import vector_hits
 from keepmind.engine.settings import defaults
 
 AUDIENCES = ["personal", "team"]
@@ -69,8 +70,8 @@ def test_no_read_path_returns_a_hidden_memory(memories, readers, public_authored
                 sid = eng.open_session(audience, boundary)
                 expected = {i for i, m in stored.items() if visible(m, audience, boundary)}
                 if audience == "public":
-                    for call in (lambda: eng.find(sid, "alpha"), lambda: eng.get(sid, list(stored)),
-                                 lambda: eng.list_memories(sid), lambda: eng.store(sid, "t", "x")):
+                    for call in (lambda sid=sid: eng.find(sid, "alpha"), lambda sid=sid: eng.get(sid, list(stored)),
+                                 lambda sid=sid: eng.list_memories(sid), lambda sid=sid: eng.store(sid, "t", "x")):
                         with pytest.raises(ScopeError):
                             call()
                     scope = eng.scope(sid)

@@ -2,9 +2,9 @@
 
 import pytest
 
+from keepmind.engine import open_engine
 from keepmind.engine.clock import DAY_MS, HOUR_MS
 from keepmind.engine.errors import EngineError, InvalidInput, MemoryDisabled, NotFound, ScopeError
-from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 
 

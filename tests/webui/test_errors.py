@@ -6,7 +6,6 @@ import pytest
 
 from keepmind.engine.errors import MemoryDisabled
 
-
 NO_SESSION = "ses-" + "0" * 32
 
 
@@ -25,10 +24,17 @@ def test_unknown_route_is_404_envelope(api):
     assert "no such route" in assert_envelope(api.get("/nothing/here"), 404)
 
 
-def test_non_api_route_is_404_envelope(live):
+def test_unknown_api_route_is_404_envelope(api):
+    assert_envelope(api.get("/no-such-route"), 404)
+
+
+def test_unknown_page_is_an_html_404_page_not_json(live):
     with live.client() as c:
-        r = c.get(live.url + "/favicon.ico")
-    assert_envelope(r, 404)
+        r = c.get(live.url + "/no-such-page?x=<b>")
+    assert r.status_code == 404
+    assert r.headers["Content-Type"].startswith("text/html")
+    assert "there is no page here" in r.text
+    assert "Traceback" not in r.text and "openapi" not in r.text
 
 
 def test_wrong_method_is_405_envelope(api):

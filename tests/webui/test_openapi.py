@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from keepmind.engine import InvalidInput
 from keepmind.webui import schemas
-from keepmind.webui.api import OPERATIONS
+from keepmind.webui.api import OPERATIONS, version
 from keepmind.webui.app import create_app
 from keepmind.webui.openapi import document
 
@@ -30,7 +31,7 @@ def documented(doc) -> set[tuple[str, str]]:
 
 def test_document_lists_exactly_the_registered_routes(engine):
     app = create_app(engine)
-    assert documented(document()) == flask_routes(app)
+    assert documented(document(OPERATIONS, version())) == flask_routes(app)
     assert len(flask_routes(app)) == len(OPERATIONS) >= 15
 
 
@@ -40,11 +41,11 @@ def test_the_contract_routes_are_all_there():
     want |= {("post", f"/api/v1/sessions/{{session_id}}/{p}")
              for p in ("turns", "end", "compaction", "findings", "recall", "tools/find_memories",
                        "tools/get_memories", "tools/store_memory", "tools/update_memory")}
-    assert want <= documented(document())
+    assert want <= documented(document(OPERATIONS, version()))
 
 
 def test_document_is_openapi_31_with_bearer_security_and_unique_operation_ids():
-    doc = document()
+    doc = document(OPERATIONS, version())
     assert doc["openapi"] == "3.1.0"
     assert doc["security"] == [{"bearer": []}]
     assert doc["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer"}
@@ -65,7 +66,7 @@ def refs(node):
 
 
 def test_every_ref_resolves_and_every_error_uses_the_envelope():
-    doc = document()
+    doc = document(OPERATIONS, version())
     names = set(doc["components"]["schemas"])
     for ref in refs(doc):
         assert ref.startswith("#/components/schemas/") and ref.rsplit("/", 1)[1] in names, ref
@@ -79,7 +80,7 @@ def test_every_ref_resolves_and_every_error_uses_the_envelope():
 
 
 def test_the_routes_validate_with_the_documented_request_schemas():
-    doc = document()
+    doc = document(OPERATIONS, version())
     for op in OPERATIONS:
         if op.request:
             assert doc["components"]["schemas"][op.request] is schemas.REQUESTS[op.request]
@@ -87,7 +88,7 @@ def test_the_routes_validate_with_the_documented_request_schemas():
 
 def test_served_document_is_the_document(api):
     served = api.get("/openapi.json").json()
-    assert served == json.loads(json.dumps(document()))
+    assert served == json.loads(json.dumps(document(OPERATIONS, version())))
 
 
 @pytest.mark.parametrize("value,ok", [(5, True), (5.0, True), (5.5, False), (True, False), ("5", False)])
@@ -96,5 +97,5 @@ def test_integer_fields_follow_json_schema(value, ok):
     if ok:
         schemas.validate(value, schema)
     else:
-        with pytest.raises(Exception):
+        with pytest.raises(InvalidInput):
             schemas.validate(value, schema)

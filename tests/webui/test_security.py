@@ -8,7 +8,6 @@ import pytest
 from keepmind.engine.clock import FakeClock
 from keepmind.webui.api import OPERATIONS
 
-
 SECRET_WORD = "zorblat"
 
 

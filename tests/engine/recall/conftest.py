@@ -16,16 +16,3 @@ def model_engine(offline_models_home, clock):
     assert eng.models.embedder() is not None, eng.models.status_reasons()
     yield eng
     eng.close()
-
-
-FACTS = [
-    ("Coffee", "The user drinks oat-milk flat whites every morning."),
-    ("Dentist", "The user's dentist appointment is on 14 March at the Elm Street clinic."),
-    ("Marathon", "The user is training for the Berlin marathon in September."),
-    ("Sister", "The user's sister Maya lives in Lisbon and works as an architect."),
-    ("Laptop", "The user's work laptop is a ThinkPad X1 running Fedora."),
-]
-
-
-def fill(engine, session_id, facts=FACTS):
-    return [engine.store(session_id, title, body).id for title, body in facts]

@@ -1,32 +1,18 @@
 """With a cross-encoder installed, it is the gate; when it runs out of time recall says so."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from keepmind.engine import open_engine
 from keepmind.engine.models.service import ModelRuntime
 from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.settings import defaults
-
-
-def _tiny():
-    """The models tests' tiny-model builder (a real ONNX graph and tokenizer made by the test)."""
-    key = "keepmind_tests_models_tiny"
-    if key not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "models" / "models_tiny.py"
-        spec = importlib.util.spec_from_file_location(key, path)
-        sys.modules[key] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[key])
-    return sys.modules[key]
+from support import tiny_models
 
 
 @pytest.fixture
 def gated(tmp_path, clock):
     home = tmp_path / "home"
-    tiny = _tiny()
+    tiny = tiny_models
     tiny.install_tiny(home / "models", "tiny-embed")
     tiny.install_tiny(home / "models", "tiny-gate", role="gate")
     settings = defaults().with_overrides(memory__embeddings__model_id="tiny-embed",

@@ -7,8 +7,8 @@ import pytest
 
 from keepmind.desktop.cli import main
 from keepmind.engine.recall import metrics
-from keepmind.engine.recall.rank import rank
 from keepmind.engine.recall.eval_data import cross_partner, dia_ids, load_locomo, parse_conversation
+from keepmind.engine.recall.rank import rank
 
 
 def _conv(sample, a, b, facts, qa):
@@ -34,17 +34,17 @@ def _conv(sample, a, b, facts, qa):
 def write_data(tmp_path):
     convs = [
         _conv("conv-a", "Alice", "Bob",
-              [[f"Alice adopted a beagle puppy named Biscuit.", "D1:1"],
-               [f"Alice booked a trip to Kyoto for October.", ["D1:3"]],
-               [f"Bob started pottery classes on Tuesdays.", "D1:2, D1:9"]],
+              [["Alice adopted a beagle puppy named Biscuit.", "D1:1"],
+               ["Alice booked a trip to Kyoto for October.", ["D1:3"]],
+               ["Bob started pottery classes on Tuesdays.", "D1:2, D1:9"]],
               [{"question": "What is the name of Alice's puppy?", "answer": "Biscuit", "evidence": ["D1:1"], "category": 4},
                {"question": "When does Bob go to pottery class?", "answer": "Tuesdays", "evidence": ["D1:2; D1:9"], "category": 2},
                {"question": "Where is Alice travelling in October?", "answer": "Kyoto", "evidence": ["D:1:3"], "category": 1},
                {"question": "Why does Alice hate cats?", "adversarial_answer": "x", "evidence": ["D1:1"], "category": 5},
                {"question": "What did Bob cook?", "answer": "?", "evidence": ["D7:7"], "category": 4}]),
         _conv("conv-b", "Carol", "Dan",
-              [[f"Carol runs marathons in Berlin.", "D1:1"], [f"Carol works as a nurse.", "D1:3"],
-               [f"Dan plays jazz piano.", "D1:02"]],
+              [["Carol runs marathons in Berlin.", "D1:1"], ["Carol works as a nurse.", "D1:3"],
+               ["Dan plays jazz piano.", "D1:02"]],
               [{"question": "Which city does Carol run marathons in?", "answer": "Berlin", "evidence": ["D1:1 D1:3"], "category": 4}]),
     ]
     data = tmp_path / "tiny-locomo.json"
@@ -174,7 +174,7 @@ def test_calibrate_picks_the_coverage_weight_by_mrr_and_writes_it(tmp_path, offl
 @pytest.mark.offline_model
 def test_calibrate_lexical_fits_the_gate_of_recall_without_a_query_vector(tmp_path, offline_models_home,
                                                                           monkeypatch):
-    import keepmind.desktop.cmd_recall as cmd
+    import keepmind.desktop.commands.recall as cmd
     from keepmind.engine.recall.gate import FEATURES, LEXICAL_CALIBRATION, FeatureGateParams, lexical_calibration
 
     shipped = LEXICAL_CALIBRATION.read_text()
@@ -227,6 +227,7 @@ def test_the_coverage_sweep_breaks_ties_toward_the_smaller_weight_and_reranks():
 
 def test_logistic_fit_separates_separable_data():
     import numpy as np
+
     from keepmind.engine.recall.calibrate import fit_logistic
 
     X = np.array([[0.1], [0.2], [0.3], [0.7], [0.8], [0.9]])

@@ -2,8 +2,16 @@
 
 import math
 
-from keepmind.engine.recall.gate import (FEATURES, QUERY_FEATURES, FeatureGateParams, decide, feature_gate, features,
-                                query_features, query_score)
+from keepmind.engine.recall.gate import (
+    FEATURES,
+    QUERY_FEATURES,
+    FeatureGateParams,
+    decide,
+    feature_gate,
+    features,
+    query_features,
+    query_score,
+)
 from keepmind.engine.recall.plan import plan
 from keepmind.engine.recall.rank import Candidate, Ranked
 from keepmind.engine.recall.terms import TermStats

@@ -23,6 +23,7 @@ def test_public_sessions_and_a_disabled_memory_recall_nothing(engine):
 
 def test_bad_input_is_a_clear_error(engine):
     import pytest
+
     from keepmind.engine.errors import InvalidInput, NotFound
 
     sid = engine.open_session("personal", "work")

@@ -7,8 +7,7 @@ from keepmind.engine.clock import DAY_MS
 from keepmind.engine.recall.gate import FEATURES, FeatureGateParams
 from keepmind.engine.recall.inject import FRAME, Injected, render_block
 from keepmind.engine.recall.pipeline import RecallConfig
-
-from .conftest import fill
+from support.stores import fill
 
 pytestmark = pytest.mark.offline_model
 

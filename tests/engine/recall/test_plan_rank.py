@@ -1,7 +1,13 @@
-from keepmind.engine.recall.plan import plan
 from keepmind.engine.recall.pipeline import ranking_weights
-from keepmind.engine.recall.rank import (DEFAULT_COVERAGE_WEIGHT, Candidate, RankWeights, calibrated_coverage_weight, rank,
-                                squash)
+from keepmind.engine.recall.plan import plan
+from keepmind.engine.recall.rank import (
+    DEFAULT_COVERAGE_WEIGHT,
+    Candidate,
+    RankWeights,
+    calibrated_coverage_weight,
+    rank,
+    squash,
+)
 from keepmind.engine.recall.stem import stem
 
 

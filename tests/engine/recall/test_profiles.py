@@ -4,6 +4,7 @@ from keepmind.engine import search
 from keepmind.engine.recall.profiles import companions, profile_facets
 from keepmind.engine.recall.rank import Candidate, Ranked
 
+
 def _r(mid: str, facets: str, memory_class: str = "durable_fact") -> Ranked:
     return Ranked(Candidate(mid, {"title": mid, "body": mid, "facets": facets, "memory_class": memory_class},
                             0.5, 0.0), 0.5, ())

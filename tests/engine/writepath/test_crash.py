@@ -16,8 +16,7 @@ from pathlib import Path
 from keepmind.engine import open_engine
 from keepmind.engine.db import rows, scalar
 from keepmind.engine.settings import defaults
-
-from .conftest import llm_settings
+from support.provider import llm_settings
 
 CHILD = Path(__file__).with_name("crash_worker.py")
 KILLS = 20

@@ -7,8 +7,7 @@ from keepmind.engine.writepath import checkpoints
 from keepmind.engine.writepath.events import events_for
 from keepmind.engine.writepath.llm import sha256_text
 from keepmind.engine.writepath.proposals import Proposal
-
-from .conftest import drain
+from support.provider import drain
 
 CURATOR = "You curate a long-term memory"
 TRACKER = "Price tracker: Sony WH-1000XM5"
@@ -71,7 +70,7 @@ def test_tombstoned_fact_proposed_again_is_skipped_with_reason_tombstone(engine,
 
 def test_price_tracker_without_llm_is_one_document_four_revisions_latest_first(engine, personal, clock):
     prices = ["$349", "$329", "$319", "$299"]
-    for week, price in enumerate(prices):
+    for price in prices:
         engine.store_memory(personal, TRACKER, f"Sony WH-1000XM5 costs {price} at Best Buy this week.")
         drain(engine)
         clock.advance(7 * DAY_MS)

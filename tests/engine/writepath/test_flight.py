@@ -9,14 +9,12 @@ the offline embedder; without one, the lexical gate answers a direct question wi
 
 import json
 
-from keepmind.engine.clock import DAY_MS
-from keepmind.engine.db import rows
-
 import pytest
 
 from keepmind.engine import open_engine
-
-from .conftest import drain, llm_settings
+from keepmind.engine.clock import DAY_MS
+from keepmind.engine.db import rows
+from support.provider import drain, llm_settings
 
 OBSERVER = "You distil a conversation"
 CURATOR = "You curate a long-term memory"

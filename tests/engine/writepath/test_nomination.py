@@ -4,8 +4,7 @@ import pytest
 
 from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
-
-from .conftest import drain, llm_settings
+from support.provider import drain, llm_settings
 
 CURATOR = "You curate a long-term memory"
 LAPTOP = "User's laptop is a ThinkPad X1 Carbon Gen 11 with 32 GB of RAM."

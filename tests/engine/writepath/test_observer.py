@@ -9,8 +9,7 @@ from keepmind.engine import open_engine
 from keepmind.engine.clock import DAY_MS
 from keepmind.engine.db import rows
 from keepmind.engine.settings import defaults
-
-from .conftest import drain, llm_settings
+from support.provider import drain, llm_settings
 
 OBSERVER = "You distil a conversation"
 

@@ -13,8 +13,7 @@ import pytest
 
 from keepmind.engine.db import scalar
 from keepmind.engine.writepath.secrets import contains_secret, luhn_valid, redact
-
-from .conftest import drain
+from support.provider import drain
 
 OBSERVER = "You distil a conversation"
 RNG = random.Random(20261130)

@@ -55,8 +55,7 @@ def test_memory_disabled_pauses_formation_and_keeps_the_queue(home, clock):
 
 def test_doctor_reports_the_curation_llm(home, clock, provider):
     from keepmind.engine.doctor import run_checks
-
-    from .conftest import llm_settings
+    from support.provider import llm_settings
 
     with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
         [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]

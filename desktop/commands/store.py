@@ -6,8 +6,7 @@ import json
 
 from keepmind.engine import open_engine
 
-from .cli import home_of, home_option
-from .paths import resolve_home
+from ..paths import home_of, home_option
 
 
 def register(sub) -> None:
@@ -31,7 +30,7 @@ def register(sub) -> None:
 
 
 def cmd_stats(args) -> int:
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+    with open_engine(home_of(args), start_workers=False) as engine:
         stats = engine.stats()
     if args.json:
         print(json.dumps(stats, indent=2))
@@ -44,7 +43,7 @@ def cmd_stats(args) -> int:
 def cmd_export(args) -> int:
     from keepmind.engine import transfer
 
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+    with open_engine(home_of(args), start_workers=False) as engine:
         count = transfer.export(engine, args.output, fmt=args.format)
     print(f"exported {count} memories to {args.output}")
     return 0
@@ -53,7 +52,7 @@ def cmd_export(args) -> int:
 def cmd_import(args) -> int:
     from keepmind.engine import transfer
 
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+    with open_engine(home_of(args), start_workers=False) as engine:
         report = transfer.import_path(engine, args.path, audience=args.audience, boundary=args.boundary)
     print(f"imported {report['imported']} memories, skipped {report['skipped']} already present"
           + (f", {len(report['errors'])} errors" if report["errors"] else ""))

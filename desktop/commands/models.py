@@ -13,10 +13,8 @@ import time
 from pathlib import Path
 
 from keepmind.engine import open_engine
-from keepmind.engine.settings import load as load_settings
 
-from .cli import home_of, home_option, models_dir_of
-from .paths import resolve_home
+from ..paths import home_of, home_option, load_home_settings, models_dir_of
 
 
 def register(sub) -> None:
@@ -104,8 +102,8 @@ def cmd_list(args) -> int:
     from keepmind.engine.models.verify import verify_installed
 
     models_dir = models_dir_of(args)
-    home = resolve_home(home_of(args))
-    settings = load_settings(home / "keepmind.json")
+    home = home_of(args)
+    settings = load_home_settings(home)
     rows = []
     for man in manifests.all_manifests(models_dir):
         check = verify_installed(models_dir, man)
@@ -199,7 +197,7 @@ def cmd_install_offline(args) -> int:
 
 
 def cmd_backfill(args) -> int:
-    home = resolve_home(home_of(args))
+    home = home_of(args)
     with open_engine(home, start_workers=False) as engine:
         loaded = engine.models.load(download=False, repair=False)
         if loaded.embedder is None:

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from keepmind.engine import open_engine, store
+from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 
 WORDS = ("garden coffee hiking piano python budget flight airport dentist marathon sister paris "
@@ -62,19 +62,13 @@ def percentile(values: list[float], q: float) -> float:
 def build(engine, scope, n: int, facts, rng) -> float:
     start = time.perf_counter()
     batch = []
-    now = engine.now()
-
-    def insert_batch(conn, drafts):
-        for d in drafts:
-            store.insert_memory(conn, d, now)
-
-    for i, text in enumerate(texts(n, facts, rng)):
+    for text in texts(n, facts, rng):
         batch.append(engine.draft(scope, "", text, source="import"))
         if len(batch) == 2000:
-            engine.write(insert_batch, batch)
+            engine.insert_drafts(batch, notify=False)
             batch = []
     if batch:
-        engine.write(insert_batch, batch)
+        engine.insert_drafts(batch, notify=False)
     return time.perf_counter() - start
 
 

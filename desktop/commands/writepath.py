@@ -9,11 +9,9 @@ from pathlib import Path
 from keepmind.engine import open_engine
 from keepmind.engine.clock import iso
 from keepmind.engine.errors import InvalidInput
-from keepmind.engine.settings import load as load_settings
-from keepmind.engine.writepath import checkpoints, extractor_eval
+from keepmind.engine.writepath import extractor_eval
 
-from .cli import home_of, home_option
-from .paths import resolve_home
+from ..paths import home_of, home_option, load_home_settings
 
 
 def llm_api_key(settings, environ=os.environ) -> str | None:
@@ -57,16 +55,15 @@ def register(sub) -> None:
 
 
 def _open(args, start_workers=False):
-    home = resolve_home(home_of(args))
-    settings = load_settings(home / "keepmind.json")
+    home = home_of(args)
+    settings = load_home_settings(home)
     return open_engine(home, settings=settings, start_workers=start_workers,
                        llm_api_key=llm_api_key(settings))
 
 
 def cmd_list(args) -> int:
     with _open(args) as engine:
-        with engine.db.snapshot() as conn:
-            found = checkpoints.list_checkpoints(conn, args.status, args.limit)
+        found = engine.checkpoints(args.status, args.limit)
         counts = engine.checkpoint_overview()["counts"]
     if args.json:
         print(json.dumps({"counts": counts, "checkpoints": found}, indent=2))
@@ -83,15 +80,14 @@ def cmd_list(args) -> int:
 
 def cmd_retry(args) -> int:
     with _open(args) as engine:
-        engine.write(checkpoints.retry, args.checkpoint_id.strip(), engine.now())
-        engine.writepath.curation.wake()
+        engine.retry_checkpoint(args.checkpoint_id)
     print(f"{args.checkpoint_id} is pending again")
     return 0
 
 
 def cmd_drain(args) -> int:
     with _open(args) as engine:
-        outcomes = engine.writepath.curation.drain()
+        outcomes = engine.drain_checkpoints()
     for o in outcomes:
         print(f"{o.checkpoint_id}  {o.status}  {o.action or ''}  {o.reason or ''}".rstrip())
     print(f"{len(outcomes)} checkpoints handled")

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import httpx
 
-from keepmind.engine import open_engine, store
+from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 
-from .bench_find import WORDS, percentile
-from .server import read_token_file
+from ..paths import settings_path
+from ..process.files import read_token_file
+from .find import WORDS, percentile
 
 
 def register(bsub) -> None:
@@ -40,19 +41,14 @@ def register(bsub) -> None:
 
 def seed(home: Path, n: int, rng: random.Random) -> None:
     settings = {"memory.embeddings.auto_download": False, "server.port": 0}
-    (home / "keepmind.json").write_text(json.dumps(settings), encoding="utf-8")
+    settings_path(home).write_text(json.dumps(settings), encoding="utf-8")
     engine = open_engine(home, settings=defaults().with_overrides(memory__embeddings__auto_download=False),
                          start_workers=False)
     try:
         scope = engine.scope(engine.open_session("personal", "bench"))
-        now = engine.now()
         drafts = [engine.draft(scope, "", " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16))),
                                source="import") for _ in range(n)]
-
-        def insert(conn):
-            for d in drafts:
-                store.insert_memory(conn, d, now)
-        engine.write(insert)
+        engine.insert_drafts(drafts, notify=False)
     finally:
         engine.close()
 
@@ -107,7 +103,8 @@ class Load:
                     self.call(http, "checkpoints", "GET", "/checkpoints")
                 elif step == 6:
                     self.call(http, "store_memory", "POST", f"/sessions/{sid}/tools/store_memory",
-                              {"title": words.title(), "content": f"The user mentioned {words} (bench {seed_}-{done})."})
+                              {"title": words.title(),
+                               "content": f"The user mentioned {words} (bench {seed_}-{done})."})
                 elif known:
                     self.call(http, "update_memory", "POST", f"/sessions/{sid}/tools/update_memory",
                               {"id": known[0], "title": f"{words} (renamed)"})

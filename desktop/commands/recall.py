@@ -14,14 +14,13 @@ from keepmind.engine import open_engine
 from keepmind.engine.errors import InvalidInput
 from keepmind.engine.recall import calibrate as calib
 from keepmind.engine.recall import metrics
-from keepmind.engine.recall.evaluation import EvalOptions, evaluate
 from keepmind.engine.recall.eval_data import load_locomo, load_negatives
+from keepmind.engine.recall.evaluation import EvalOptions, evaluate
 from keepmind.engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
 from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.recall.rank import RANKINGS
 
-from .cli import home_of, home_option, models_dir_of
-from .paths import resolve_home
+from ..paths import home_of, home_option, models_dir_of
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
 DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
@@ -256,7 +255,7 @@ def _calibrate_lexical(args, config: RecallConfig) -> int:
 
 
 def cmd_explain(args) -> int:
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
+    with open_engine(home_of(args), start_workers=False) as engine:
         print(json.dumps(engine.explain(args.receipt_id), indent=2))
     return 0
 

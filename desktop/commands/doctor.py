@@ -7,8 +7,7 @@ import json
 from keepmind.engine import open_engine
 from keepmind.engine.doctor import run_checks
 
-from .cli import home_of, home_option
-from .paths import resolve_home
+from ..paths import home_of, home_option
 
 MARK = {"pass": "ok  ", "warning": "WARN", "error": "FAIL"}
 
@@ -22,8 +21,8 @@ def register(sub) -> None:
 
 
 def cmd_doctor(args) -> int:
-    with open_engine(resolve_home(home_of(args))) as engine:
-        models = getattr(engine, "models", None)
+    with open_engine(home_of(args)) as engine:
+        models = engine.models
         if models is not None:
             models.wait_ready(args.wait)
         checks = run_checks(engine)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import psutil
 
-from keepmind.engine import open_engine, store
+from keepmind.engine import open_engine
 from keepmind.engine.errors import InvalidInput
 from keepmind.engine.recall.metrics import percentile
 from keepmind.engine.settings import defaults
 
-from .cli import home_option, models_dir_of
+from ..paths import home_option, models_dir_of
 
 STAGES = ("plan_ms", "embed_ms", "candidates_ms", "rank_ms", "gate_ms", "total_ms")
 BATCH = 2000
@@ -88,13 +88,11 @@ def run(args) -> int:
                 raise InvalidInput("--boundaries must be at least 1")
             scopes = [engine.scope(engine.open_session("personal", _boundary(b))) for b in range(args.boundaries)]
             scope = scopes[0]
-            now = engine.now()
             start = time.perf_counter()
             for i in range(0, len(texts), BATCH):
                 drafts = [engine.draft(scopes[(i + n) % len(scopes)], "", t, source="import")
                           for n, t in enumerate(texts[i:i + BATCH])]
-                ids = engine.write(lambda conn, ds: [store.insert_memory(conn, d, now) for d in ds], drafts)
-                engine.notify_written(ids)  # the models' listener embeds them (when a model is loaded)
+                engine.insert_drafts(drafts)  # the models' listener embeds them (when a model is loaded)
             ingest_s = time.perf_counter() - start
             qs = queries(texts, args.queries, rng)
             t0 = time.perf_counter()
@@ -121,7 +119,8 @@ def run(args) -> int:
         finally:
             engine.close()
     result = {
-        "memories": len(texts), "boundaries": args.boundaries, "queries": len(qs), "model": model.model_id if model else None,
+        "memories": len(texts), "boundaries": args.boundaries, "queries": len(qs),
+        "model": model.model_id if model else None,
         "modes": sorted(modes), "ingest_per_s": round(len(texts) / ingest_s, 1),
         "ingest_s": round(ingest_s, 1), "term_stats_build_s": round(warm_s, 2),
         "rss_mb": round(rss / 2**20, 1),

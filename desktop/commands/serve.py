@@ -6,11 +6,9 @@ import signal
 import sys
 import threading
 
-from keepmind.engine import open_engine, tokens
-from keepmind.engine.errors import EngineError
+from keepmind.engine import EngineError, open_engine
 
-from .cli import home_of, home_option
-from .paths import resolve_home
+from ..paths import home_of, home_option, load_home_settings
 
 
 def register(sub) -> None:
@@ -59,15 +57,14 @@ def register(sub) -> None:
 
 
 def cmd_serve(args) -> int:
-    from keepmind.engine.settings import load as load_settings
 
-    from .cmd_writepath import llm_api_key
-    from .server import Daemon
+    from ..process.daemon import Daemon
+    from .writepath import llm_api_key
 
-    home = resolve_home(home_of(args))
+    home = home_of(args)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    settings = load_settings(home / "keepmind.json")
+    settings = load_home_settings(home)
     daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
     try:
         daemon.start()
@@ -87,9 +84,9 @@ def cmd_serve(args) -> int:
 def cmd_status(args) -> int:
     import json
 
-    from .server import DaemonClient
+    from ..process.client import DaemonClient
 
-    home = resolve_home(home_of(args))
+    home = home_of(args)
     client = DaemonClient.from_home(home)
     if client is not None:
         try:
@@ -119,17 +116,17 @@ def cmd_status(args) -> int:
 
 
 def cmd_token_show(args) -> int:
-    from .server import ensure_local_token
+    from ..process.daemon import ensure_local_token
 
-    home = resolve_home(home_of(args))
+    home = home_of(args)
     with open_engine(home, start_workers=False) as engine:
         print(ensure_local_token(engine, home))
     return 0
 
 
 def cmd_token_create(args) -> int:
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
-        created = engine.write(tokens.create, args.name, args.ceiling, args.boundaries or ["*"], engine.now())
+    with open_engine(home_of(args), start_workers=False) as engine:
+        created = engine.create_token(args.name, args.ceiling, args.boundaries or ["*"])
     t = created.token
     print(f"created token {t.name} ({t.id}): ceiling {t.audience_ceiling}, boundaries {', '.join(t.boundaries)}",
           file=sys.stderr)
@@ -139,9 +136,8 @@ def cmd_token_create(args) -> int:
 
 
 def cmd_token_list(args) -> int:
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
-        with engine.db.snapshot() as conn:
-            found = tokens.list_tokens(conn, include_revoked=args.all)
+    with open_engine(home_of(args), start_workers=False) as engine:
+        found = engine.list_tokens(include_revoked=args.all)
     if not found:
         print("no tokens yet: `keepmind token show` creates the local one")
     for t in found:
@@ -151,8 +147,8 @@ def cmd_token_list(args) -> int:
 
 
 def cmd_token_revoke(args) -> int:
-    with open_engine(resolve_home(home_of(args)), start_workers=False) as engine:
-        t = engine.write(tokens.revoke, args.token, engine.now())
+    with open_engine(home_of(args), start_workers=False) as engine:
+        t = engine.revoke_token(args.token)
     print(f"revoked {t.name} ({t.id})")
     return 0
 
@@ -160,12 +156,10 @@ def cmd_token_revoke(args) -> int:
 def cmd_mcp(args) -> int:
     import os
 
-    from keepmind.engine.settings import load
+    from ..mcp.server import run_stdio
 
-    from .mcp_server import run_stdio
-
-    home = resolve_home(home_of(args))
-    settings = load(home / "keepmind.json")  # the MCP session's scope: flags, else the mcp.* settings
+    home = home_of(args)
+    settings = load_home_settings(home)  # the MCP session's scope: flags, else the mcp.* settings
     return run_stdio(home, audience=args.audience or settings["mcp.audience"],
                      boundary=args.boundary or settings["mcp.boundary"], start=not args.no_start,
                      token=os.environ.get("KEEPMIND_TOKEN") or None)

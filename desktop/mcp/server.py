@@ -17,7 +17,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from .server import ApiError, DaemonClient, connect
+from ..process.client import ApiError, DaemonClient, connect
 
 log = logging.getLogger("keepmind.mcp")
 

@@ -19,8 +19,8 @@ from keepmind.engine.models.runtime import Embedder, Gate
 from keepmind.engine.models.vectors import VectorIndex
 from keepmind.engine.models.verify import model_dir, verify_installed
 
-from .bench_find import WORDS, percentile
-from .cli import models_dir_of
+from ..paths import models_dir_of
+from .find import WORDS, percentile
 
 
 def register(bsub) -> None:

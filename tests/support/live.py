@@ -1,7 +1,7 @@
 """A real Keepmind server on a free loopback port, for API, MCP and CLI tests.
 
-The fixtures `start_live` and `live` are re-exported by tests/webui/conftest.py and
-tests/desktop/conftest.py (the suite runs with --import-mode=importlib, so they load this file by path).
+A pytest plugin (tests/conftest.py lists it in `pytest_plugins`): the fixtures `start_live` and
+`live` are available to every test.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from keepmind.desktop.server import Daemon
+from keepmind.desktop.process.daemon import Daemon
 from keepmind.engine import tokens
 from keepmind.engine.settings import defaults
 

@@ -1,0 +1,1 @@
+"""Benchmarks that print numbers (medians, p95s, ratios), registered under `keepmind bench`."""

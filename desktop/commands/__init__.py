@@ -1,0 +1,1 @@
+"""The `keepmind` subcommands, one module per area; each exposes `register(subparsers)`."""

@@ -1,0 +1,130 @@
+"""Talking to a running Keepmind: a small API client, and starting `keepmind serve` when none answers.
+
+Used by the CLI, the MCP adapter and the benchmarks; it finds the server through the data dir's
+`server.json` and uses the local token unless it is given another.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from keepmind.engine import EngineError
+
+from .files import read_server_json, read_token_file
+
+
+class ApiError(EngineError):
+    """An error answer from the API (its envelope's message and status), or no answer at all."""
+
+    def __init__(self, message: str, status: int = 503):
+        super().__init__(message)
+        self.status = status
+
+
+class DaemonClient:
+    """A small client of /api/v1 for the CLI, the MCP adapter and the bench (thread-safe)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0):
+        self.url = url.rstrip("/")
+        self.http = httpx.Client(base_url=self.url + "/api/v1", timeout=timeout,
+                                 headers={"Authorization": f"Bearer {token}"})
+
+    @classmethod
+    def from_home(cls, home: Path, token: str | None = None, **kw) -> "DaemonClient | None":
+        """A client for the server named in `<home>/server.json` (with `token`, else the token file)."""
+        info, secret = read_server_json(home), token or read_token_file(home)
+        if info is None or secret is None:
+            return None
+        return cls(info["url"], secret, **kw)
+
+    def request(self, method: str, path: str, body: dict | None = None) -> dict:
+        try:
+            response = self.http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise ApiError(f"Keepmind is not reachable at {self.url} ({type(exc).__name__}): "
+                           "is `keepmind serve` running?") from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise ApiError(f"Keepmind answered {response.status_code} without JSON", response.status_code or 502)
+        if response.status_code >= 400 or data.get("ok") is not True:
+            raise ApiError(str(data.get("error") or f"HTTP {response.status_code}"), response.status_code)
+        return data
+
+    def get(self, path: str) -> dict:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: dict | None = None) -> dict:
+        return self.request("POST", path, body or {})
+
+    def healthy(self) -> bool:
+        """True when the server answers; a refused token is an error, not "not running"."""
+        try:
+            self.get("/status")
+            return True
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                raise ApiError(f"Keepmind at {self.url} refused the API token: {exc.message}", exc.status) from None
+            return False
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def start_background(home: Path) -> subprocess.Popen:
+    """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
+    logs = Path(home) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
+        if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
+    with open(logs / "serve.log", "ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "keepmind", "serve", "--home", str(home)],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,
+        )
+
+
+def _healthy_client(home: Path, token: str | None) -> DaemonClient | None:
+    """A client of the server in server.json if it answers (closed otherwise; a refused token raises)."""
+    client = DaemonClient.from_home(home, token)
+    if client is None:
+        return None
+    try:
+        if client.healthy():
+            return client
+    except ApiError:
+        client.close()
+        raise
+    client.close()
+    return None
+
+
+def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None) -> DaemonClient:
+    """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
+
+    `token` is the API token to use (default: the local token in `<home>/token`).
+    """
+    home = Path(home)
+    client = _healthy_client(home, token)
+    if client is not None:
+        return client
+    if not start:
+        raise ApiError(f"Keepmind is not running for {home}: start `keepmind serve --home {home}`")
+    process = start_background(home)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        client = _healthy_client(home, token)
+        if client is not None:
+            return client
+        if process.poll() is not None:
+            # It may have lost the lock to another instance that is starting: give that one a moment.
+            deadline = min(deadline, time.monotonic() + 5.0)
+        time.sleep(0.1)
+    raise ApiError(f"`keepmind serve` did not come up within {wait_s:.0f} s; see {home / 'logs' / 'serve.log'}")

@@ -1,0 +1,114 @@
+"""The running Keepmind: engine + waitress on 127.0.0.1, server.json, the token file, one instance.
+
+`Daemon(home).start()` takes the data dir's lock, opens the engine, makes sure a local token
+exists, serves the app on 127.0.0.1 (port 0 picks a free one), and writes `server.json`
+(url, pid). `stop()` shuts down in order — server, workers, writer, database — removes
+server.json and releases the lock; it is idempotent and safe from a signal handler's thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+from keepmind.engine import EngineError, open_engine
+from keepmind.webui import security
+from keepmind.webui.app import create_app
+
+from .files import read_token_file, remove_server_json, write_server_json, write_token_file
+from .http import HOST, ApiServer
+from .lock import DataDirLock
+
+log = logging.getLogger("keepmind.server")
+LOCAL_TOKEN_NAME = "local"
+
+
+class PortInUse(EngineError):
+    status = 409
+
+
+def ensure_local_token(engine, home: Path) -> str:
+    """The secret in `<home>/token`, creating a personal, any-boundary token if it is missing or dead."""
+    secret = read_token_file(home)
+    created = engine.ensure_token(secret, name=LOCAL_TOKEN_NAME, audience_ceiling="personal")
+    if created is None:
+        return secret
+    write_token_file(home, created.secret)
+    log.info("api_token_created name=%s", created.token.name)
+    return created.secret
+
+
+class Daemon:
+    """Everything `keepmind serve` runs, started and stopped in order."""
+
+    def __init__(self, home: Path, *, port: int | None = None, settings=None, clock=None, threads: int = 8,
+                 start_workers: bool = True, llm_api_key: str | None = None):
+        self.home = Path(home)
+        self._llm_api_key = llm_api_key
+        self._port = port
+        self._settings = settings
+        self._clock = clock
+        self._threads = threads
+        self._start_workers = start_workers
+        self.lock = DataDirLock(self.home)
+        self.engine = None
+        self.server: ApiServer | None = None
+        self.token: str | None = None
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def start(self) -> "Daemon":
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.lock.acquire()
+        try:
+            self.engine = open_engine(self.home, settings=self._settings, clock=self._clock,
+                                      start_workers=self._start_workers, llm_api_key=self._llm_api_key)
+            self.token = ensure_local_token(self.engine, self.home)
+            port = self.engine.settings["server.port"] if self._port is None else self._port
+            max_body = self.engine.settings["server.max_body_bytes"]
+            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body})
+            # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope.
+            try:
+                self.server = ApiServer(app, port, threads=self._threads,
+                                        max_request_body_size=max_body * 4 + 65_536)
+            except OSError as exc:
+                raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
+                                "using it, or pick another port with --port or server.port") from None
+            security.bind_port(app, self.server.port)
+            self.server.start()
+            write_server_json(self.home, self.server.url, os.getpid())
+        except BaseException:
+            self.stop()
+            raise
+        log.info("keepmind_serving url=%s", self.server.url)
+        return self
+
+    def stop(self) -> None:
+        """Server, workers, writer, database; then server.json and the lock. Idempotent."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        try:
+            if self.server is not None:
+                self.server.stop()
+        finally:
+            try:
+                if self.engine is not None:
+                    self.engine.close()  # workers release their leases, then the writer and the db
+            finally:
+                remove_server_json(self.home, os.getpid())
+                self.lock.release()
+        log.info("keepmind_stopped")
+
+    def __enter__(self) -> "Daemon":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,56 @@
+"""The files a running Keepmind leaves in its data dir for agents and the CLI to find it:
+`server.json` (url, pid) and `token` (the local API token's secret, owner-only)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+SERVER_JSON = "server.json"
+TOKEN_FILE = "token"
+
+
+def read_server_json(home: Path) -> dict | None:
+    try:
+        data = json.loads((Path(home) / SERVER_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
+
+
+def write_server_json(home: Path, url: str, pid: int) -> None:
+    path = Path(home) / SERVER_JSON
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"url": url, "pid": pid}, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def remove_server_json(home: Path, pid: int) -> None:
+    """Remove server.json if it is still ours."""
+    info = read_server_json(home)
+    if info is not None and info.get("pid") == pid:
+        (Path(home) / SERVER_JSON).unlink(missing_ok=True)
+
+
+def read_token_file(home: Path) -> str | None:
+    try:
+        return (Path(home) / TOKEN_FILE).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def write_token_file(home: Path, secret: str) -> Path:
+    """Write the secret to `<home>/token`, readable by the owner only (0600) from the first byte."""
+    path = Path(home) / TOKEN_FILE
+    tmp = path.with_name(TOKEN_FILE + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)
+        os.write(fd, (secret + "\n").encode("ascii"))
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,74 @@
+"""One Keepmind per data dir: an exclusive OS lock on `<home>/keepmind.lock`.
+
+The OS releases it when the process dies, so a crash never leaves the data dir locked; the lock
+file holds the pid of the process that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from keepmind.engine import EngineError
+
+from .files import read_server_json
+
+LOCK_FILE = "keepmind.lock"
+
+
+class AlreadyRunning(EngineError):
+    status = 409
+
+
+class DataDirLock:
+    """An exclusive OS lock on `<home>/keepmind.lock`; released by the OS if the process dies."""
+
+    def __init__(self, home: Path):
+        self.path = Path(home) / LOCK_FILE
+        self._fh = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+")
+        try:
+            _lock(fh)
+        except OSError:
+            fh.close()
+            info = read_server_json(self.path.parent)
+            where = f" at {info['url']} (pid {info.get('pid')})" if info else ""
+            raise AlreadyRunning(f"Keepmind is already running for this data dir{where}: stop it first, "
+                                 "or use another --home") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            try:
+                _unlock(self._fh)
+            finally:
+                self._fh.close()
+                self._fh = None
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _lock(fh):
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+
+    def _unlock(fh):
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+else:
+    import fcntl
+
+    def _lock(fh):
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(fh):
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,60 @@
+"""Changing a memory in place: find-and-replace, rewrite, retitle, supersede (records) or delete.
+
+`update_mode` checks which change the arguments ask for; `apply_update` runs on the writer
+thread. A living document gets a new revision (history is never rewritten); a record gets a
+superseding record; a delete leaves a tombstone so the same claim is not learnt again.
+"""
+
+from __future__ import annotations
+
+from . import store
+from .errors import InvalidInput
+from .policy import Scope
+from .results import UpdateResult
+
+
+def update_mode(old_text, new_text, new_content, title, delete) -> str:
+    if delete:
+        if any(v is not None for v in (old_text, new_text, new_content)):
+            raise InvalidInput("delete cannot be combined with old_text, new_text or new_content")
+        return "delete"
+    if new_content is not None:
+        if old_text is not None or new_text is not None:
+            raise InvalidInput("use either new_content (full rewrite) or old_text + new_text, not both")
+        if not isinstance(new_content, str) or not new_content.strip():
+            raise InvalidInput("new_content is empty: to remove a memory, use delete")
+        return "rewrite"
+    if old_text is not None or new_text is not None:
+        if not isinstance(old_text, str) or not old_text:
+            raise InvalidInput("old_text is empty: give the exact text to replace")
+        if not isinstance(new_text, str):
+            raise InvalidInput("new_text is missing: give the replacement text (it may be empty)")
+        return "replace"
+    if title is not None:
+        return "retitle"
+    raise InvalidInput("nothing to update: give new_content, old_text and new_text, title, or delete")
+
+
+def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_text, new_content,
+                  title, reason: str, source: str, now: int) -> UpdateResult:
+    row = store.load_visible(conn, scope, memory_id, now)
+    if mode == "delete":
+        store.delete_memory(conn, row, now, reason=reason, source=source)
+        return UpdateResult(row["id"], "deleted")
+    new_title = title if title is not None else row["title"]
+    if mode == "replace":
+        count = row["body"].count(old_text)
+        if count == 0:
+            raise InvalidInput("old_text was not found in the memory: copy it exactly (case matters)")
+        body = row["body"].replace(old_text, new_text)
+    elif mode == "rewrite":
+        count, body = 0, new_content
+    else:
+        count, body = 0, row["body"]
+    if row["kind"] == "document":
+        revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
+        return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
+                                        "retitle": "retitled"}[mode], replacements=count,
+                            revision=revision)
+    new = store.supersede_record(conn, row, new_title, body, now, source=source)
+    return UpdateResult(row["id"], "superseded", new_id=new, replacements=count)

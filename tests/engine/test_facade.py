@@ -1,0 +1,128 @@
+"""The Engine facade gives the outer layers everything they read and change: tokens, token-aware
+scopes, the graph through time, listings, jobs and doctor, each through the visibility rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from keepmind.engine import NotFound, Relation, Scope, ScopeError
+from keepmind.engine.clock import DAY_MS
+
+
+def test_tokens_through_the_facade(engine, clock):
+    created = engine.create_token("agent", "team", ["work"])
+    assert created.secret.startswith("km_")
+    token = engine.verify_token(created.secret)
+    assert token is not None and token.name == "agent" and token.boundaries == ("work",)
+    assert engine.verify_token("km_not-a-real-secret") is None
+    with pytest.raises(ScopeError):  # no wider than the caller
+        engine.create_token("wider", "personal", by=token)
+    assert [t.name for t in engine.list_tokens(by=token)] == ["agent"]
+    engine.touch_token(token)
+    engine.touch_token(token)  # at most once a minute: the second is not written
+    engine.db.write(lambda conn: None)  # the queued touch has landed
+    assert engine.get_token("agent").last_used_at == clock()
+    assert engine.revoke_token("agent").revoked_at is not None
+    assert engine.verify_token(created.secret) is None
+
+
+def test_ensure_token_keeps_a_live_secret_and_replaces_a_dead_one(engine):
+    first = engine.ensure_token(None)
+    assert first is not None and first.token.name == "local" and first.token.audience_ceiling == "personal"
+    assert engine.ensure_token(first.secret) is None
+    engine.revoke_token("local")
+    second = engine.ensure_token(first.secret)
+    assert second is not None and second.token.name == "local-2"
+
+
+def test_a_token_scope_cuts_granted_boundaries_and_recall_refuses_what_it_withholds(make_engine):
+    engine = make_engine(policy__cross_boundary_reads={"work": ["home", "oss"]})
+    sid = engine.open_session("team", "work")
+    narrow = engine.create_token("narrow", "team", ["work", "oss"]).token
+    assert engine.scope(sid).extra_boundaries == ("home", "oss")
+    scope = engine.scope(sid, token=narrow)
+    assert scope.extra_boundaries == ("oss",) and scope.withheld_boundaries == ("home",)
+    with pytest.raises(ScopeError, match="boundary 'home'"):
+        engine.recall(sid, "anything at all", token=narrow)
+    personal = engine.open_session("personal", "work")
+    with pytest.raises(ScopeError, match="ceiling is team"):
+        engine.scope(personal, token=narrow)
+    with pytest.raises(ScopeError):
+        engine.open_session("team", "elsewhere", token=narrow)
+
+
+def test_a_viewer_sees_what_its_token_allows_and_nothing_else(engine):
+    engine.store(engine.open_session("personal", "work"), "Diary", "A personal note about the garden.")
+    engine.store(engine.open_session("team", "work"), "Standup", "The team meets at nine.")
+    engine.store(engine.open_session("team", "home"), "Chores", "Team chores at home.")
+    everything = engine.viewer(engine.create_token("all", "personal").token)
+    team_work = engine.viewer(engine.create_token("tw", "team", ["work"]).token)
+    assert everything.any_boundary
+    assert {m.title for m in engine.list_memories(everything)} == {"Diary", "Standup", "Chores"}
+    assert {m.title for m in engine.list_memories(team_work)} == {"Standup"}
+    assert {m.title for m in engine.find(team_work, "garden team chores")} == {"Standup"}
+    assert Scope.viewer("team", ("a", "b")).readable_boundaries == ("a", "b")
+
+
+def test_the_graph_shows_edges_through_time_and_only_in_scope(engine, clock):
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "Anna", "My sister Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Lisbon", "place")])
+    before_move = clock()
+    clock.advance(10 * DAY_MS)
+    engine.store(sid, "Anna moved", "Anna moved to Porto.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Porto", "place")])
+    engine.store(engine.open_session("personal", "other"), "Elsewhere", "Nothing to see.", anchor="Hidden")
+    scope = engine.scope(sid)
+    names = {a.name: a for a in engine.anchors(scope)}
+    assert set(names) == {"Anna", "Lisbon", "Porto"}
+    anna = names["Anna"]
+    assert anna.type == "person" and anna.memories == 2 and anna.edges == 2
+    now_edges = {(e.relation, e.to_name, e.current) for e in engine.edges(scope, anna.id)}
+    assert now_edges == {("lives_in", "Porto", True), ("lives_in", "Lisbon", False)}
+    retired = next(e for e in engine.edges(scope, anna.id) if not e.current)
+    assert retired.valid_to == clock()
+    as_of = engine.edges(scope, anna.id, as_of=before_move)
+    assert [(e.to_name, e.holds_at(before_move)) for e in as_of] == [("Lisbon", True)]
+    nodes, edges, truncated = engine.neighbourhood(scope, anna.id, depth=2)
+    assert {n.name for n in nodes} == {"Anna", "Lisbon", "Porto"} and len(edges) == 2 and not truncated
+    _, _, cut = engine.neighbourhood(scope, anna.id, limit=2)
+    assert cut
+    assert [a.name for a in engine.anchors(scope, query="lis")] == ["Lisbon"]
+    with pytest.raises(NotFound):
+        engine.anchor(scope, engine.anchors(engine.scope(engine.open_session("personal", "other")))[0].id)
+    team = engine.viewer(engine.create_token("team", "team").token)
+    assert engine.anchors(team) == []
+
+
+def test_listings_are_cut_to_the_token(engine):
+    mine = engine.open_session("personal", "work", title="mine")
+    ours = engine.open_session("team", "work", title="ours")
+    engine.add_turn(ours, user="We ship on Friday.", assistant="Noted.")
+    engine.store(ours, "Ship", "We ship on Friday.")
+    deleted = engine.store(mine, "Wrong", "The sky is green.")
+    engine.update(mine, deleted.id, delete=True)
+    team = engine.create_token("t", "team", ["work"]).token
+    assert {s["title"] for s in engine.sessions()} == {"mine", "ours"}
+    listed = engine.sessions(token=team)
+    assert [(s["title"], s["turns"], s["memories_formed"]) for s in listed] == [("ours", 1, 1)]
+    assert [t["user_text"] for t in engine.turns(ours, token=team)] == ["We ship on Friday."]
+    with pytest.raises(ScopeError):
+        engine.turns(mine, token=team)
+    assert [t["memory_id"] for t in engine.tombstones()] == [deleted.id]
+    assert engine.tombstones(token=team) == []
+
+
+def test_a_backfill_job_reports_its_failure_in_words(engine):
+    job = engine.backfill_embeddings()
+    done = engine.jobs.wait(job.id, timeout=10)
+    assert done.state == "failed" and "no embedding model" in done.error
+    assert engine.job(job.id) == done
+    with pytest.raises(NotFound):
+        engine.job("job-missing")
+
+
+def test_doctor_runs_every_check_including_the_write_paths(engine):
+    names = [c.name for c in engine.doctor()]
+    assert names[:4] == ["Database", "Checkpoint backlog", "Embeddings", "Relevance gate"]
+    assert "Curation LLM" in names
