@@ -13,9 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import edit, graph, overview, search, sessions, store, tokens
+from . import edit, graph, overview, search, sessions, state, store, tokens
 from .checks import Check
-from .clock import Clock, system_clock
+from .clock import Clock, iso, system_clock
 from .db import Database
 from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError
 from .jobs import Job, Jobs
@@ -109,6 +109,26 @@ class Engine:
     def enabled(self) -> bool:
         return bool(self.settings["memory.enabled"])
 
+    # -- pause (the person's switch: the UI header, `keepmind pause`, the tray) ------------------
+
+    @property
+    def paused(self) -> bool:
+        """Paused memory records no turns, queues nothing new and recalls nothing."""
+        return self.paused_since() is not None
+
+    def paused_since(self) -> int | None:
+        return self._read(state.paused_since)
+
+    def pause(self) -> None:
+        """Pause memory (kept across restarts) until `resume`."""
+        if not self.paused:
+            self.write(state.set_paused, True, self.now())
+
+    def resume(self) -> None:
+        if self.paused:
+            self.write(state.set_paused, False, self.now())
+            self._wake_observer()
+
     def _require_enabled(self) -> None:
         if not self.enabled:
             raise MemoryDisabled(
@@ -200,7 +220,12 @@ class Engine:
 
     def add_turn(self, session_id: str, *, user: str = "", assistant: str = "", tools=None,
                  recalled_ids=None, skills=None) -> int:
-        """Persist a completed turn (secret values redacted first) and let the observer know."""
+        """Persist a completed turn (secret values redacted first) and let the observer know.
+
+        Returns the turn's 1-based index, or 0 when memory is paused (nothing is recorded)."""
+        if self.paused:
+            self.session(session_id)  # a bad id is still an error
+            return 0
         index = self.write(sessions.add_turn, session_id, self.now(), user=intake.redact_turn_text(user),
                            assistant=intake.redact_turn_text(assistant), tools=tools,
                            recalled_ids=recalled_ids, skills=skills)
@@ -220,6 +245,12 @@ class Engine:
         write_scope(scope)  # public sessions write nothing (ScopeError)
         return scope
 
+    def _paused_result(self) -> StoreResult | None:
+        if self.paused:
+            return StoreResult(None, "paused", reason="memory is paused: nothing new is kept until it is "
+                                                      "resumed (`keepmind resume`, or Resume in the UI)")
+        return None
+
     def _queued(self, result: StoreResult) -> StoreResult:
         if result.action == "queued":
             self.writepath.curation.wake()
@@ -231,16 +262,22 @@ class Engine:
                      tags=None) -> StoreResult:
         """Queue an explicit memory (priority 100); StoreResult(action="queued", checkpoint_id)."""
         scope = self._writable(session_or_scope)
+        if (paused := self._paused_result()) is not None:
+            return paused
         return self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
 
     def compact(self, session_id: str, summary: str) -> StoreResult:
         """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""
         scope = self._writable(session_id)
+        if (paused := self._paused_result()) is not None:
+            return paused
         return self._queued(intake.compact(self.db, scope, self.now(), summary))
 
     def add_findings(self, session_id: str, findings: list) -> list[StoreResult]:
         """Queue subagent findings the parent accepted, as evidence."""
         scope = self._writable(session_id)
+        if (paused := self._paused_result()) is not None:
+            return [paused for _ in findings] if isinstance(findings, (list, tuple)) else [paused]
         return [self._queued(r) for r in intake.add_findings(self.db, scope, self.now(), findings)]
 
     # -- explicit verbs ----------------------------------------------------------------------
@@ -345,6 +382,9 @@ class Engine:
         """
         if token is not None:
             _refuse_withheld(self.scope(session_id, token=token))
+        if self.paused:
+            self.session(session_id)
+            return RecallResult(None, [], None, ["memory_paused"])
         return self.recaller.recall(session_id, message, context)
 
     def explain(self, receipt_id: str, *, session_id: str | None = None,
@@ -493,6 +533,10 @@ class Engine:
         reasons: list[str] = []
         if not self.enabled:
             return {"status": "paused", "reasons": ["memory.enabled is false"]}
+        if (since := self.paused_since()) is not None:
+            return {"status": "paused", "reasons": [f"memory is paused (since {iso(since)}): `keepmind resume` "
+                                                    "or the Resume switch turns it back on"],
+                    "paused_since": since}
         try:
             self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM _migrations").fetchall())
         except Exception as exc:  # noqa: BLE001

@@ -329,10 +329,24 @@ def _m003_documents_fts_single_update_trigger(conn: apsw.Connection) -> None:
     )
 
 
+def _m004_app_state(conn: apsw.Connection) -> None:
+    """Small durable switches the person sets (memory paused), kept across restarts."""
+    conn.execute(
+        """
+        CREATE TABLE app_state (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at INTEGER NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
     ("003_documents_fts_single_update_trigger", _m003_documents_fts_single_update_trigger),
+    ("004_app_state", _m004_app_state),
 ]
 
 

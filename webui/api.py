@@ -78,6 +78,31 @@ def status():
     return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
 
 
+@route("POST", "/pause", summary="Pause memory: no turns recorded, nothing queued, nothing recalled",
+       request_schema="Empty", response="Status", tag="status", body_required=False)
+def pause():
+    body("Empty")
+    require_owner()
+    engine().pause()
+    return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
+
+
+@route("POST", "/resume", summary="Resume memory after a pause", request_schema="Empty", response="Status",
+       tag="status", body_required=False)
+def resume():
+    body("Empty")
+    require_owner()
+    engine().resume()
+    return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
+
+
+def require_owner() -> None:
+    """Pausing memory is the person's switch: only a personal, any-boundary token (the local one)."""
+    token = current_token()
+    if token.audience_ceiling != "personal" or not token.any_boundary:
+        raise ScopeError("only a personal token for every boundary (the local token) can pause or resume memory")
+
+
 @route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")
 def openapi_json():
     return jsonify(openapi.document(OPERATIONS, version()))
@@ -104,7 +129,7 @@ def add_turn(session_id):
     index = engine().add_turn(session_id, user=data.get("user", ""), assistant=data.get("assistant", ""),
                               tools=data.get("tools"), recalled_ids=data.get("recalled_ids"),
                               skills=data.get("skills"))
-    return reply(turn=index)
+    return reply(turn=index, recorded=index > 0)
 
 
 @route("POST", "/sessions/<session_id>/end", summary="End a session (it is distilled one last time)",
@@ -141,6 +166,8 @@ def recall(session_id):
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
         return reply(block=None, items=[], receipt=None, degraded=[])
+    if engine().paused:
+        return reply(block=None, items=[], receipt=None, degraded=["memory_paused"])
     result = engine().recall(session_id, data["message"], data.get("context"), token=current_token())
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),

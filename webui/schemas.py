@@ -119,12 +119,15 @@ RESPONSES = {
     "Token": TOKEN,
     "Status": ok({"memory": {"type": "object", "properties": {
         "status": {"type": "string", "enum": ["healthy", "degraded", "paused"]},
-        "reasons": {"type": "array", "items": {"type": "string"}}}, "required": ["status", "reasons"]},
+        "reasons": {"type": "array", "items": {"type": "string"}},
+        "paused_since": {"type": "integer"}}, "required": ["status", "reasons"]},
         "version": {"type": "string"}, "token": TOKEN}, ("memory", "version")),
     "Session": ok({"session": {"type": "object", "properties": {
         "id": {"type": "string"}, "audience": AUDIENCE, "boundary": {"type": "string"},
         "status": {"type": "string"}}, "required": ["id"]}}, ("session",)),
-    "TurnAdded": ok({"turn": {"type": "integer", "minimum": 1}}, ("turn",)),
+    "TurnAdded": ok({"turn": {"type": "integer", "minimum": 0,
+                              "description": "the turn's index; 0 when memory is paused (nothing recorded)"},
+                     "recorded": {"type": "boolean"}}, ("turn",)),
     "Stored": ok({"result": {"$ref": "#/components/schemas/StoreResult"}}, ("result",)),
     "FindingsStored": ok({"results": {"type": "array", "items": {"$ref": "#/components/schemas/StoreResult"}}},
                          ("results",)),

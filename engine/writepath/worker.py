@@ -182,6 +182,8 @@ class ObserverScheduler(_Loop):
         """Distil every due session once; returns the run results."""
         now = self.engine.now() if now is None else now
         results = []
+        if self.engine.paused:
+            return results  # paused memory observes nothing; due sessions wait for resume
         for session_id, trigger in self.observer.due_sessions(now):
             if self._stop.is_set():
                 break

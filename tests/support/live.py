@@ -72,3 +72,10 @@ def live_fixture(tmp_path, clock):
     server = start_live(tmp_path / "home", clock=clock)
     yield server
     server.stop()
+
+
+@pytest.fixture(name="api")
+def api_fixture(live):
+    """An HTTP client of the live server's /api/v1 with the local token."""
+    with live.client() as client:
+        yield client
