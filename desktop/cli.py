@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
+from keepmind import version
 from keepmind.engine import EngineError
 
-from .commands import bench, doctor, models, pause, recall, serve, store, writepath
+from .commands import bench, doctor, memories, models, pause, recall, serve, store, writepath
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMANDS = (store, bench, models, doctor, serve, pause, recall,
+COMMANDS = (store, memories, bench, models, doctor, serve, pause, recall,
             writepath)  # writepath last: it joins an `eval` group another module may create
 
 
@@ -19,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="keepmind", description="Local long-term memory for LLM agents.")
     parser.add_argument("--home", metavar="DIR", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--version", action="version", version=f"keepmind {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)
@@ -41,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`keepmind ... | head`): stop quietly, as other command-line tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import platformdirs
 
-from keepmind.engine import SETTINGS_NAME
+from keepmind.engine import SETTINGS_NAME, EngineError
 from keepmind.engine.settings import Settings
 from keepmind.engine.settings import load as load_settings
+
+
+class NoDataDir(EngineError):
+    """The data dir a command should read does not exist (a typo must not become a new store)."""
+
+    status = 404
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("keepmind", appauthor=False))
 
 
 def resolve_home(arg: str | os.PathLike | None = None) -> Path:
@@ -23,7 +34,23 @@ def resolve_home(arg: str | os.PathLike | None = None) -> Path:
     env = os.environ.get("KEEPMIND_HOME")
     if env:
         return Path(env).expanduser()
-    return Path(platformdirs.user_data_dir("keepmind", appauthor=False))
+    return default_home()
+
+
+def checked_home(home: Path, *, create: bool = False) -> Path:
+    """`home` if it is a data dir. Commands that only read refuse a missing one, naming it and the
+    default; commands that start Keepmind (`create`) make it, and say so the first time."""
+    if home.exists() and not home.is_dir():
+        raise NoDataDir(f"{home} is a file, not a data dir: --home (or KEEPMIND_HOME) names the folder "
+                        "Keepmind keeps its data in")
+    if home.is_dir():
+        return home
+    if not create:
+        raise NoDataDir(f"there is no Keepmind data dir at {home}: check --home and KEEPMIND_HOME (the "
+                        f"default is {default_home()}); `keepmind serve` creates a new one")
+    home.mkdir(parents=True, mode=0o700)
+    print(f"created a new, empty data dir at {home}", file=sys.stderr)
+    return home
 
 
 def settings_path(home: Path) -> Path:
@@ -41,13 +68,15 @@ def home_option(parser: argparse.ArgumentParser) -> None:
                         help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
 
 
-def home_of(args) -> Path:
-    """The data dir a command acts on: its own --home, else the global one, else the default."""
-    return resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
+def home_of(args, *, create: bool = False) -> Path:
+    """The data dir a command acts on: its own --home, else the global one, else the default.
+    It must exist unless `create` (see checked_home)."""
+    return checked_home(resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None)),
+                        create=create)
 
 
-def models_dir_of(args) -> Path:
+def models_dir_of(args, *, create: bool = False) -> Path:
     """The models folder of the command's data dir: its `memory.models_dir` setting, else <home>/models."""
-    home = home_of(args)
+    home = home_of(args, create=create)
     configured = load_home_settings(home).get("memory.models_dir")
     return Path(configured) if configured else home / "models"

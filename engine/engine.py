@@ -417,6 +417,15 @@ class Engine:
         ceiling, bounds = _permission(token)
         return self._read(overview.checkpoint_overview, limit=limit, ceiling=ceiling, boundaries=bounds)
 
+    def checkpoint(self, checkpoint_id: str, *, token: Token | None = None) -> dict:
+        """One checkpoint's state and, once curated, the memories it formed (NotFound beyond the token)."""
+        ceiling, bounds = _permission(token)
+        found = self._read(overview.checkpoint, checkpoint_id, ceiling=ceiling, boundaries=bounds)
+        if found is None:
+            raise NotFound("no such checkpoint: ids come from store_memory's answer "
+                           "(`keepmind checkpoints list` shows them)")
+        return found
+
     def checkpoints(self, status: str | None = None, limit: int = 50) -> list[dict]:
         """The write path's queue, dead letters first (the CLI's `checkpoints list`)."""
         from .writepath import checkpoints

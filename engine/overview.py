@@ -65,6 +65,28 @@ def checkpoint_overview(conn: apsw.Connection, *, limit: int = 50, ceiling: str 
     return {"counts": counts, "pending": pending}
 
 
+def checkpoint(conn: apsw.Connection, checkpoint_id: str, *, ceiling: str,
+               boundaries: tuple[str, ...] | None) -> dict | None:
+    """One checkpoint the caller may see: its state, and once curated, the memories it formed or
+    touched (from its curation events) and the last decision's action and reason."""
+    where, params = permitted_sql("c", ceiling, boundaries)
+    found = rows(conn, "SELECT c.checkpoint_id, c.session_id, c.trigger_type, c.priority, c.status, c.attempts,"
+                       " c.last_error, c.created_at, c.updated_at, c.completed_at FROM memory_checkpoints c"
+                       f" WHERE c.checkpoint_id = ? AND {where}", (checkpoint_id, *params))
+    if not found:
+        return None
+    out = found[0]
+    events = rows(conn, "SELECT action, targets_json, reason FROM curation_events WHERE checkpoint_id=?"
+                        " ORDER BY event_id", (checkpoint_id,))
+    ids: list[str] = []
+    for event in events:
+        ids += [t for t in json.loads(event["targets_json"] or "[]") if t not in ids]
+    out["memory_ids"] = ids
+    out["action"] = events[-1]["action"] if events else None
+    out["reason"] = events[-1]["reason"] if events else None
+    return out
+
+
 def sessions(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...] | None,
              limit: int = 50, before: int | None = None, status: str | None = None) -> list[dict]:
     """Sessions (newest first) with their turn count and the memories they formed."""
@@ -159,5 +181,5 @@ def curation_events(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[st
     return out
 
 
-__all__ = ["CHECKPOINT_STATES", "checkpoint_overview", "curation_events", "receipts", "sessions",
+__all__ = ["CHECKPOINT_STATES", "checkpoint", "checkpoint_overview", "curation_events", "receipts", "sessions",
            "stats", "tombstones", "turns"]

@@ -9,10 +9,10 @@ the session's audience and boundary on every call, whoever opened the session.
 from __future__ import annotations
 
 import json
-from importlib import metadata
 
 from flask import jsonify, request
 
+from keepmind import version
 from keepmind.engine import InvalidInput, ScopeError
 
 from . import openapi, schemas
@@ -60,13 +60,6 @@ def store_result(result) -> dict:
     return {"id": getattr(result, "id", None), "action": str(getattr(result, "action", "")),
             "reason": str(getattr(result, "reason", "") or ""),
             "checkpoint_id": getattr(result, "checkpoint_id", None)}
-
-
-def version() -> str:
-    try:
-        return metadata.version("keepmind")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 # -- status ---------------------------------------------------------------------------------------
@@ -244,6 +237,13 @@ def _memory(item) -> dict:
 def checkpoints():
     overview = engine().checkpoint_overview(token=current_token())
     return reply(counts=overview["counts"], pending=overview["pending"])
+
+
+@route("GET", "/checkpoints/<checkpoint_id>",
+       summary="One checkpoint: its state and, once curated, the ids of the memories it formed",
+       response="Checkpoint", tag="status")
+def checkpoint(checkpoint_id):
+    return reply(checkpoint=engine().checkpoint(checkpoint_id, token=current_token()))
 
 
 # -- tokens ---------------------------------------------------------------------------------------

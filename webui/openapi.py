@@ -28,6 +28,7 @@ PATH_PARAMS = {
     "session_id": ("A session id from POST /sessions", schemas.SESSION_ID),
     "token_id": ("A token id or name", schemas.TOKEN_REF),
     "receipt_id": ("A receipt id from a recall answer", schemas.RECEIPT_ID),
+    "checkpoint_id": ("A checkpoint id from store_memory's answer", schemas.CHECKPOINT_ID),
 }
 
 

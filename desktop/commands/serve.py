@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from keepmind.engine import EngineError, open_engine
 
@@ -52,6 +55,8 @@ def register(sub) -> None:
     p.add_argument("--boundary", default=None,
                    help="boundary of the MCP session (default: mcp.boundary in keepmind.json)")
     p.add_argument("--no-start", action="store_true", help="fail instead of starting `keepmind serve`")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the mcpServers entry for an MCP client (absolute paths: works from any shell)")
     p.epilog = "KEEPMIND_TOKEN, if set, is the API token to use (default: the local token file)."
     p.set_defaults(func=cmd_mcp)
 
@@ -61,7 +66,7 @@ def cmd_serve(args) -> int:
     from ..process.daemon import Daemon
     from .writepath import llm_api_key
 
-    home = home_of(args)
+    home = home_of(args, create=True)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     settings = load_home_settings(home)
@@ -82,8 +87,6 @@ def cmd_serve(args) -> int:
 
 
 def cmd_status(args) -> int:
-    import json
-
     from ..process.client import DaemonClient
 
     home = home_of(args)
@@ -97,22 +100,32 @@ def cmd_status(args) -> int:
         finally:
             client.close()
     else:
-        info, reason = None, "no server.json"
+        info, reason = None, "it has not been started, or it stopped"
     if info is not None:
         out = {"server": {"running": True, "url": client.url}, "memory": info["memory"], "version": info["version"]}
     else:
+        # Nothing runs: no health to report (models, workers and recall live in the running process),
+        # only what the store holds and whether it will start paused.
         with open_engine(home, start_workers=False) as engine:
-            memory = engine.status()
-        out = {"server": {"running": False, "reason": reason}, "memory": memory}
+            stats = engine.stats()
+            paused = engine.paused
+        out = {"server": {"running": False, "reason": reason}, "home": str(home),
+               "store": {k: stats[k] for k in ("documents", "records", "anchors", "edges", "pending_checkpoints")},
+               "paused": paused}
     if args.json:
         print(json.dumps(out, indent=2))
-    else:
-        server = out["server"]
-        print(f"server: {'running at ' + server['url'] if server['running'] else 'not running'}")
+    elif info is not None:
+        print(f"server: running at {client.url}")
         print(f"memory: {out['memory']['status']}")
         for r in out["memory"]["reasons"]:
             print(f"  - {r}")
-    return 0
+    else:
+        store = out["store"]
+        print(f"no Keepmind is running for {home} ({reason}): `keepmind serve` starts it")
+        print(f"the store holds {store['documents']} documents, {store['records']} records, {store['anchors']} "
+              f"anchors and {store['edges']} edges; {store['pending_checkpoints']} checkpoints wait"
+              + ("; memory is paused (`keepmind resume`)" if paused else ""))
+    return 0 if info is not None else 3
 
 
 def cmd_token_show(args) -> int:
@@ -153,12 +166,30 @@ def cmd_token_revoke(args) -> int:
     return 0
 
 
+def mcp_config(args) -> dict:
+    """The `mcpServers` entry that starts this installation's `keepmind mcp`, by absolute path, so an
+    MCP client finds it whatever its PATH (a venv need not be activated)."""
+    script = Path(sys.argv[0]).resolve() if sys.argv and Path(sys.argv[0]).name == "keepmind" else None
+    if script is None or not script.is_file():
+        found = shutil.which("keepmind", path=str(Path(sys.executable).parent))
+        script = Path(found).resolve() if found else None
+    command, argv = (str(script), ["mcp"]) if script else (sys.executable, ["-m", "keepmind", "mcp"])
+    for flag, value in (("--home", getattr(args, "home_sub", None) or getattr(args, "home", None)),
+                        ("--audience", args.audience), ("--boundary", args.boundary)):
+        if value:
+            argv += [flag, str(Path(value).expanduser().resolve()) if flag == "--home" else value]
+    return {"mcpServers": {"keepmind": {"command": command, "args": argv}}}
+
+
 def cmd_mcp(args) -> int:
     import os
 
     from ..mcp.server import run_stdio
 
-    home = home_of(args)
+    if args.print_config:
+        print(json.dumps(mcp_config(args), indent=2))
+        return 0
+    home = home_of(args, create=True)
     settings = load_home_settings(home)  # the MCP session's scope: flags, else the mcp.* settings
     return run_stdio(home, audience=args.audience or settings["mcp.audience"],
                      boundary=args.boundary or settings["mcp.boundary"], start=not args.no_start,

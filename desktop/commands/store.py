@@ -52,7 +52,7 @@ def cmd_export(args) -> int:
 def cmd_import(args) -> int:
     from keepmind.engine import transfer
 
-    with open_engine(home_of(args), start_workers=False) as engine:
+    with open_engine(home_of(args, create=True), start_workers=False) as engine:
         report = transfer.import_path(engine, args.path, audience=args.audience, boundary=args.boundary)
     print(f"imported {report['imported']} memories, skipped {report['skipped']} already present"
           + (f", {len(report['errors'])} errors" if report["errors"] else ""))

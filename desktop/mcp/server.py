@@ -15,7 +15,7 @@ from typing import Callable
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..process.client import ApiError, DaemonClient, connect
 
@@ -33,9 +33,10 @@ INSTRUCTIONS = (
 
 
 class Memory(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)  # `class` in JSON (as the REST API names it)
     id: str = Field(description="doc-… or rec-…; copy verbatim into get_memories or update_memory")
     kind: str
-    memory_class: str = Field(description="durable_fact, evidence or trace")
+    memory_class: str = Field(alias="class", description="durable_fact, evidence or trace")
     title: str
     content: str
     audience: str
@@ -77,10 +78,11 @@ class UpdateOutcome(BaseModel):
 
 
 class RecalledItem(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
     id: str
     title: str
     content: str
-    memory_class: str
+    memory_class: str = Field(alias="class", description="durable_fact, evidence or trace")
     score: float | None = None
 
 
@@ -185,11 +187,13 @@ def build_server(session: McpSession) -> MCPServer:
 
     @server.tool()
     def update_memory(id: str, old_text: str | None = None, new_text: str | None = None,
-                      new_content: str | None = None, delete: bool = False) -> UpdateOutcome:
+                      new_content: str | None = None, title: str | None = None,
+                      delete: bool = False) -> UpdateOutcome:
         """Correct a memory: replace old_text with new_text (every occurrence), rewrite it with
-        new_content, or delete it as wrong (it will not be re-learned)."""
+        new_content, retitle it, or delete it as wrong (it will not be re-learned)."""
         body: dict = {"id": id}
-        for key, value in (("old_text", old_text), ("new_text", new_text), ("new_content", new_content)):
+        for key, value in (("old_text", old_text), ("new_text", new_text), ("new_content", new_content),
+                           ("title", title)):
             if value is not None:
                 body[key] = value
         if delete:

@@ -38,6 +38,9 @@ async def exercise_every_tool(client: Client, engine_has_recall: bool) -> dict:
     updated = await client.call_tool("update_memory", {"id": mid, "old_text": "Baratza", "new_text": "Niche"})
     assert not updated.is_error, updated.content
     out["updated"] = updated.structured_content
+    retitled = await client.call_tool("update_memory", {"id": mid, "title": "Espresso gear"})
+    assert not retitled.is_error, retitled.content
+    out["retitled"] = retitled.structured_content
     stored = await client.call_tool("store_memory", {"title": "Tea", "content": "The user drinks green tea after 4pm."})
     out["stored"] = stored
     recalled = await client.call_tool("recall", {"message": "which grinder do I use?"})
@@ -50,11 +53,12 @@ async def exercise_every_tool(client: Client, engine_has_recall: bool) -> dict:
 def check_results(out: dict, engine_has_store: bool, engine_has_recall: bool) -> None:
     assert out["found"]["count"] == 1
     item = out["found"]["items"][0]
-    assert item["memory_class"] == "durable_fact" and "Baratza" in item["content"]
+    assert item["class"] == "durable_fact" and "Baratza" in item["content"]  # named as the REST API names it
     assert out["got"]["items"][0]["id"] == item["id"]
     assert out["got"]["missing"][0]["id"] == "doc-" + "0" * 32
     assert out["updated"] == {"id": item["id"], "action": "replaced", "new_id": None, "replacements": 1,
                               "revision": 2}
+    assert out["retitled"]["action"] == "retitled" and out["retitled"]["revision"] == 3
     if engine_has_store:
         assert not out["stored"].is_error, out["stored"].content
         assert out["stored"].structured_content["action"] == "queued"

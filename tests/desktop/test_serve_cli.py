@@ -81,6 +81,10 @@ def test_a_second_serve_on_the_same_home_is_refused(tmp_path):
 
 
 def test_token_commands(tmp_path, capsys):
+    deep = tmp_path / "a" / "b" / "c"
+    assert main(["token", "show", "--home", str(deep)]) == 2  # a typo never becomes a new store
+    assert "no Keepmind data dir" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    (tmp_path / "home").mkdir()
     home = str(tmp_path / "home")
     assert main(["token", "show", "--home", home]) == 0
     local = capsys.readouterr().out.strip()
@@ -107,9 +111,12 @@ def test_token_commands(tmp_path, capsys):
 
 def test_status_command_running_and_not(tmp_path, capsys, clock, start_live):
     home = tmp_path / "home"
-    assert main(["status", "--home", str(home)]) == 0
+    assert main(["status", "--home", str(tmp_path / "keepmnid")]) == 2  # a typo: refused, not "healthy"
+    assert "no Keepmind data dir" in capsys.readouterr().err
+    home.mkdir()
+    assert main(["status", "--home", str(home)]) == 3  # nothing runs: no health to claim
     out = capsys.readouterr().out
-    assert "server: not running" in out and "memory: healthy" in out
+    assert f"no Keepmind is running for {home}" in out and "0 documents" in out and "healthy" not in out
     live = start_live(home, clock=clock)
     try:
         assert main(["status", "--json", "--home", str(home)]) == 0

@@ -59,6 +59,7 @@ def test_pause_and_resume_over_the_api_and_agents_get_nothing(live, api):
 
 def test_the_cli_switch_reaches_a_running_instance_or_sets_the_next_start(tmp_path, start_live, capsys):
     home = tmp_path / "home"
+    home.mkdir()
     assert main(["pause", "--home", str(home)]) == 0
     assert "no Keepmind is running" in capsys.readouterr().out
     live = start_live(home)

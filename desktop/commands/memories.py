@@ -1,0 +1,97 @@
+"""`keepmind memories list|show` and `keepmind sessions list`: what Keepmind holds, from a shell.
+
+They read the store of the data dir directly (no server needed) with the local view: every
+audience a personal token sees, in every boundary.
+"""
+
+from __future__ import annotations
+
+import json
+
+from keepmind.engine import Scope, open_engine
+from keepmind.engine.clock import iso
+
+from ..paths import home_of, home_option
+
+LOCAL_VIEW = Scope.viewer("personal", None)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("memories", help="list, search and show memories")
+    msub = p.add_subparsers(dest="memories_command", metavar="ACTION", required=True)
+    q = msub.add_parser("list", help="newest memories first, or the best matches of --query")
+    home_option(q)
+    q.add_argument("--query", "-q", help="search (the same full-text search agents use)")
+    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--json", action="store_true", help="print JSON Lines")
+    q.set_defaults(func=cmd_list)
+    q = msub.add_parser("show", help="one memory by id, with its revisions")
+    home_option(q)
+    q.add_argument("memory_id")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("sessions", help="list agent sessions")
+    ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    q = ssub.add_parser("list", help="newest sessions first, with their turns and the memories they formed")
+    home_option(q)
+    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--json", action="store_true", help="print JSON Lines")
+    q.set_defaults(func=cmd_sessions)
+
+
+def _line(item) -> str:
+    title = item.title or item.body[:60]
+    return f"{item.id}  {item.memory_class:<12} {item.audience}/{item.boundary}  {title}"
+
+
+def cmd_list(args) -> int:
+    with open_engine(home_of(args), start_workers=False) as engine:
+        if args.query:
+            items = engine.find(LOCAL_VIEW, args.query, limit=max(1, args.limit))
+        else:
+            items = engine.list_memories(LOCAL_VIEW, limit=max(1, args.limit))
+    for item in items:
+        print(json.dumps(item.as_dict(), ensure_ascii=False) if args.json else _line(item))
+    if not items and not args.json:
+        print("no memories match" if args.query else "no memories yet")
+    return 0
+
+
+def cmd_show(args) -> int:
+    with open_engine(home_of(args), start_workers=False) as engine:
+        got = engine.get(LOCAL_VIEW, [args.memory_id])
+        if not got.items:
+            reason = got.missing[0][1] if got.missing else "not found"
+            print(f"error: {args.memory_id}: {reason}")
+            return 1
+        item = got.items[0]
+        revisions = engine.revisions(LOCAL_VIEW, item.id)
+    if args.json:
+        print(json.dumps({**item.as_dict(), "revisions": revisions}, ensure_ascii=False, indent=2))
+        return 0
+    print(_line(item))
+    print(f"created {iso(item.created_at)}  authored {iso(item.authored_at)}"
+          + (f"  expires {iso(item.expires_at)}" if item.expires_at else ""))
+    print()
+    print(item.body)
+    if len(revisions) > 1:
+        print()
+        print(f"{len(revisions)} revisions:")
+        for rev in revisions:
+            print(f"  r{rev['revision']}  {iso(rev['created_at'])}  {rev['source']}  {rev['reason'] or ''}".rstrip())
+    return 0
+
+
+def cmd_sessions(args) -> int:
+    with open_engine(home_of(args), start_workers=False) as engine:
+        found = engine.sessions(limit=max(1, args.limit))
+    for s in found:
+        if args.json:
+            print(json.dumps(s, ensure_ascii=False))
+        else:
+            print(f"{s['session_id']}  {s['status']:<6} {s['audience']}/{s['boundary']}  turns={s['turns']}"
+                  f"  memories={s['memories_formed']}  {iso(s['created_at'])}  {s['title'] or ''}".rstrip())
+    if not found and not args.json:
+        print("no sessions yet")
+    return 0
