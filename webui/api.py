@@ -89,11 +89,19 @@ def resume():
     return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
 
 
+@route("GET", "/stats", summary="Counts of the whole store, and what was formed and recalled since the server "
+       "started (the local token only)", response="Stats", tag="status")
+def stats():
+    require_owner()
+    return reply(stats=engine().stats(), started_at=engine().started_at)
+
+
 def require_owner() -> None:
     """Pausing memory is the person's switch: only a personal, any-boundary token (the local one)."""
     token = current_token()
     if token.audience_ceiling != "personal" or not token.any_boundary:
-        raise ScopeError("only a personal token for every boundary (the local token) can pause or resume memory")
+        raise ScopeError("only a personal token for every boundary (the local token) can do this: it acts on "
+                         "the whole store")
 
 
 @route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")

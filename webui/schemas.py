@@ -154,6 +154,8 @@ RESPONSES = {
         ("result",)),
     "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
                        "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),
+    "Stats": ok({"stats": {"type": "object", "additionalProperties": {"type": "integer"}},
+                 "started_at": {"type": "integer"}}, ("stats", "started_at")),
     "Checkpoint": ok({"checkpoint": {"type": "object", "properties": {
         "checkpoint_id": {"type": "string"}, "status": {"type": "string"},
         "memory_ids": {"type": "array", "items": {"type": "string"}},

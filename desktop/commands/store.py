@@ -30,13 +30,36 @@ def register(sub) -> None:
 
 
 def cmd_stats(args) -> int:
-    with open_engine(home_of(args), start_workers=False) as engine:
-        stats = engine.stats()
+    """The running Keepmind's numbers when one answers (formed and recalled since *it* started),
+    else the store's counts alone: this process's own start would make "since start" meaningless."""
+    from keepmind.engine import EngineError
+
+    from ..process.client import DaemonClient
+
+    home = home_of(args)
+    stats, running = None, None
+    client = DaemonClient.from_home(home)
+    if client is not None:
+        try:
+            stats, running = client.get("/stats")["stats"], client.url
+        except EngineError:
+            stats = None
+        finally:
+            client.close()
+    if stats is None:
+        with open_engine(home, start_workers=False) as engine:
+            stats = engine.stats()
+        for key in ("formed_since_start", "recalled_since_start"):
+            stats.pop(key, None)
     if args.json:
-        print(json.dumps(stats, indent=2))
-    else:
-        for key in ("anchors", "documents", "records", "edges", "pending_checkpoints"):
+        print(json.dumps({**stats, "running": running}, indent=2))
+        return 0
+    for key in ("anchors", "documents", "records", "edges", "pending_checkpoints", "formed_since_start",
+                "recalled_since_start"):
+        if key in stats:
             print(f"{key.replace('_', ' ')}: {stats[key]}")
+    if running is None:
+        print("(no Keepmind is running for this data dir: formed and recalled since start are not known)")
     return 0
 
 

@@ -89,3 +89,17 @@ def test_mcp_print_config_names_the_command_by_absolute_path(tmp_path, capsys):
     assert subprocess.run(run, capture_output=True, text=True, timeout=60).stdout.startswith("keepmind ")
     assert entry["args"][-2:] == ["--boundary", "myproject"] and str(tmp_path / "h") in entry["args"]
     assert not (tmp_path / "h").exists()  # printing the config creates nothing
+
+
+def test_stats_counts_formed_since_the_server_started_not_since_the_cli_did(tmp_path, capsys, start_live):
+    live = start_live(tmp_path / "home")
+    try:
+        live.engine.store(live.engine.open_session("personal", "work"), "Tea", "The user drinks green tea.")
+        assert main(["stats", "--json", "--home", str(tmp_path / "home")]) == 0
+        stats = json.loads(capsys.readouterr().out)
+        assert stats["formed_since_start"] == 1 and stats["documents"] == 1 and stats["running"] == live.url
+    finally:
+        live.stop()
+    assert main(["stats", "--home", str(tmp_path / "home")]) == 0
+    out = capsys.readouterr().out
+    assert "documents: 1" in out and "formed since start" not in out and "no Keepmind is running" in out

@@ -53,7 +53,7 @@ def test_pause_and_resume_over_the_api_and_agents_get_nothing(live, api):
     assert turn == {"ok": True, "turn": 0, "recorded": False}
     with live.client(live.make_token("agent", "team")) as agent:
         refused = agent.post("/resume")
-    assert refused.status_code == 403 and "local token" in refused.json()["error"]
+    assert refused.status_code == 403 and "the local token" in refused.json()["error"]
     assert api.post("/resume").json()["memory"]["status"] == "healthy"
 
 
