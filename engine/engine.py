@@ -17,7 +17,7 @@ from . import edit, graph, overview, search, sessions, store, tokens
 from .checks import Check
 from .clock import Clock, system_clock
 from .db import Database
-from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError
+from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError, SecretBlocked
 from .jobs import Job, Jobs
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
@@ -28,11 +28,13 @@ from .policy import Scope, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .results import StoreResult, UpdateResult
+from .secretfilter import blocked_reason, redact_text
 from .settings import Settings
 from .settings import load as load_settings
 from .tokens import CreatedToken, Token, require_permits
 from .writepath import WritePath, intake
 from .writepath import attach as attach_write_path
+from .writepath.events import record_event
 
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
@@ -201,8 +203,8 @@ class Engine:
     def add_turn(self, session_id: str, *, user: str = "", assistant: str = "", tools=None,
                  recalled_ids=None, skills=None) -> int:
         """Persist a completed turn (secret values redacted first) and let the observer know."""
-        index = self.write(sessions.add_turn, session_id, self.now(), user=intake.redact_turn_text(user),
-                           assistant=intake.redact_turn_text(assistant), tools=tools,
+        index = self.write(sessions.add_turn, session_id, self.now(), user=redact_text(user),
+                           assistant=redact_text(assistant), tools=tools,
                            recalled_ids=recalled_ids, skills=skills)
         self._wake_observer()
         return index
@@ -279,7 +281,10 @@ class Engine:
                            anchor=anchor, anchor_type=anchor_type, relations=relations,
                            provenance=provenance, authored_at=authored_at, source=source,
                            confidence=confidence)
-        memory_id = self.write(store.insert_memory, draft, self.now())
+        try:
+            memory_id = self.write(store.insert_memory, draft, self.now())
+        except SecretBlocked as exc:
+            return StoreResult(None, "blocked", reason=self._blocked(scope, exc, "store"))
         self.notify_written([memory_id])
         return StoreResult(memory_id, "created")
 
@@ -319,10 +324,19 @@ class Engine:
             raise ScopeError("public sessions cannot change memory: open a personal or team session")
         memory_id = parse_id(memory_id)
         mode = edit.update_mode(old_text, new_text, new_content, title, delete)
-        result = self.write(edit.apply_update, scope, memory_id, mode, old_text, new_text, new_content,
-                            title, reason, source, self.now())
+        try:
+            result = self.write(edit.apply_update, scope, memory_id, mode, old_text, new_text, new_content,
+                                title, reason, source, self.now())
+        except SecretBlocked as exc:
+            return UpdateResult(memory_id, "blocked", reason=self._blocked(scope, exc, "update"))
         self.notify_written([memory_id, result.new_id])
         return result
+
+    def _blocked(self, scope: Scope, exc: SecretBlocked, verb: str) -> str:
+        """Audit a write the secret rule refused (the kinds, never the value); the result's reason."""
+        self.write(record_event, checkpoint_id=None, session_id=scope.session_id, action="blocked",
+                   reason="secret", now=self.now(), detail={"kinds": list(exc.kinds), "verb": verb})
+        return blocked_reason(exc.kinds)
 
     def revisions(self, scope: str | Scope, memory_id: str) -> list[dict]:
         """Every body a living document has had, newest first."""

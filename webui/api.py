@@ -200,7 +200,8 @@ def update_memory(session_id):
                              new_content=data.get("new_content"), title=data.get("title"),
                              delete=data.get("delete", False))
     return reply(result={"id": result.id, "action": result.action, "new_id": result.new_id,
-                         "replacements": result.replacements, "revision": result.revision})
+                         "replacements": result.replacements, "revision": result.revision,
+                         "reason": result.reason})
 
 
 def _memory(item) -> dict:

@@ -146,7 +146,8 @@ RESPONSES = {
               ("items", "missing")),
     "Updated": ok({"result": {"type": "object", "properties": {
         "id": {"type": "string"}, "action": {"type": "string"}, "new_id": _STR_OR_NULL,
-        "replacements": {"type": "integer"}, "revision": _INT_OR_NULL}, "required": ["id", "action"]}},
+        "replacements": {"type": "integer"}, "revision": _INT_OR_NULL, "reason": {"type": "string"}},
+        "required": ["id", "action"]}},
         ("result",)),
     "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
                        "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),

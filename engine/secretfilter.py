@@ -1,7 +1,10 @@
-"""Secret-like content: detect and redact credentials before anything reaches the database.
+"""The secret filter: detect credentials, and the one rule for what reaches the database.
 
-A proposal that holds a secret is blocked (an audit event names the pattern, never the value) and
-a persisted turn has the value replaced by a marker. The patterns start from netclaw-facts §4
+Memory text (a store, an update, a supersede, curation's merge, an import) that holds a secret is
+refused: `refuse_secrets` raises SecretBlocked naming the kinds, never the value, and the verbs
+turn that into a "blocked" result with an audit event. Everything else a caller sends that is
+persisted (turns, session titles and channels, tool lists, recall receipts) is redacted first:
+the value is replaced by a marker. The patterns start from netclaw-facts §4
 (JSON and key=value credentials, Bearer headers, connection-string passwords, sk-/xox/ghp_ tokens,
 AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL credentials and
 card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass).
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .errors import SecretBlocked
 
 MARKER = "[secret removed]"
 
@@ -211,3 +216,37 @@ def redact_value(value):
         return v
 
     return walk(value), kinds
+
+
+def redact_text(text):
+    """`text` with every secret value replaced by the marker (anything not a string passes)."""
+    if not isinstance(text, str) or not text:
+        return text
+    return redact(text)[0]
+
+
+def redact_strings(values):
+    """A list of strings with each one redacted (None and other values pass unchanged)."""
+    if not isinstance(values, (list, tuple)):
+        return values
+    return [redact_text(v) for v in values]
+
+
+def blocked_reason(kinds) -> str:
+    """What a blocked result says: the kinds found, never the value."""
+    return "secret-like content is never stored (" + ", ".join(kinds) + ")"
+
+
+def refuse_secrets(what: str, *texts) -> None:
+    """The rule for memory text: raise SecretBlocked when any of `texts` holds a secret.
+
+    Applied where memory text reaches its tables (store.insert_memory, revise_document,
+    supersede_record) and to every imported row, so no path can store what store_memory blocks.
+    """
+    kinds: list[str] = []
+    for text in texts:
+        if isinstance(text, str) and text:
+            kinds.extend(k for k in secret_kinds(text) if k not in kinds)
+    if kinds:
+        raise SecretBlocked(f"{what} holds secret-like content ({', '.join(kinds)}): Keepmind never stores "
+                            "credentials; remove the value and send the rest", tuple(kinds))
