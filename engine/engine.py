@@ -122,7 +122,7 @@ class Engine:
         """The scope of a session id (or a Scope passed through).
 
         With `token` (the caller of the API or the UI), the session must lie within the token's
-        ceiling and boundaries (ScopeError otherwise), and the boundaries the settings grant the
+        ceiling and boundaries (NotFound otherwise, as if it did not exist), and the boundaries the settings grant the
         session are cut to the ones the token may see (`Scope.withheld_boundaries` keeps the rest).
         """
         if isinstance(session_or_scope, Scope):
@@ -133,10 +133,14 @@ class Engine:
                              token.allows_boundary if token is not None else None)
 
     def session(self, session_id: str, *, token: Token | None = None) -> dict:
-        """A session's row; with `token`, only a session the token may act in."""
+        """A session's row; with `token`, only a session the token may act in.
+
+        A session beyond the token's ceiling or boundaries is NotFound, word for word the answer
+        for a session that does not exist: a token never learns that a wider session exists.
+        """
         row = self._read(sessions.session_row, session_id)
-        if token is not None:
-            require_permits(token, row["audience"], row["boundary"])
+        if token is not None and not token.permits(row["audience"], row["boundary"]):
+            raise sessions.no_session(session_id)
         return row
 
     def viewer(self, token: Token) -> Scope:
@@ -375,9 +379,13 @@ class Engine:
         if session_id is not None and owner != session_id:
             raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
         if token is not None and session_id is None:
-            if owner is None:
+            try:
+                scope = self.scope(owner, token=token) if owner is not None else None
+            except NotFound:
+                scope = None  # never name the session of a receipt the token may not see
+            if scope is None:
                 raise NotFound(f"no recall receipt {receipt_id}")
-            _refuse_withheld(self.scope(owner, token=token))
+            _refuse_withheld(scope)
         return receipt
 
     # -- observability -----------------------------------------------------------------------

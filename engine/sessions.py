@@ -38,8 +38,14 @@ def session_row(conn: apsw.Connection, session_id: str) -> dict:
         raise InvalidInput(f"{session_id!r} is not a session id: ids look like ses-<32 hex digits>")
     row = one(conn, "SELECT * FROM sessions WHERE session_id=?", (session_id,))
     if row is None:
-        raise NotFound(f"no session {session_id}: open one first")
+        raise no_session(session_id)
     return row
+
+
+def no_session(session_id: str) -> NotFound:
+    """The answer for a session that does not exist, and for one the caller may not see: the two
+    must not be told apart."""
+    return NotFound(f"no session {session_id}: open one first")
 
 
 def scope_of(row: dict) -> Scope:
