@@ -24,7 +24,7 @@ from .migrations import migrate
 from .models import ModelRuntime
 from .models import attach as attach_models
 from .models import work as model_work
-from .policy import Scope, check_readable, session_scope, write_scope
+from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .results import StoreResult, UpdateResult
@@ -199,8 +199,9 @@ class Engine:
     def open_session(self, audience: str, boundary: str, *, channel: str | None = None,
                      title: str | None = None, token: Token | None = None) -> str:
         """A new session; with `token`, only in an audience and boundary the token allows."""
+        boundary = check_name(boundary)
         if token is not None:
-            require_permits(token, audience, boundary.strip() if isinstance(boundary, str) else boundary)
+            require_permits(token, audience, boundary)
         return self.write(sessions.open_session, audience, boundary, self.now(), channel=channel,
                           title=title, token_id=token.id if token is not None else None)
 

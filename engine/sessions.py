@@ -9,7 +9,7 @@ import apsw
 from .db import one, scalar
 from .errors import InvalidInput, NotFound
 from .memory import new_id
-from .policy import AUDIENCES, Scope
+from .policy import AUDIENCES, Scope, check_name
 
 MAX_TURN_CHARS = 200_000
 
@@ -19,16 +19,18 @@ def open_session(conn: apsw.Connection, audience: str, boundary: str, now: int, 
                  token_id: str | None = None) -> str:
     if audience not in AUDIENCES:
         raise InvalidInput(f"unknown audience {audience!r}: use one of {', '.join(AUDIENCES)}")
-    if not isinstance(boundary, str) or not boundary.strip():
-        raise InvalidInput("a boundary is required: a non-empty workspace or channel name")
-    for what, v in (("channel", channel), ("title", title)):
-        if v is not None and not isinstance(v, str):
-            raise InvalidInput(f"{what} must be a string")
+    boundary = check_name(boundary)
+    if title is not None and not isinstance(title, str):
+        raise InvalidInput("title must be a string")
+    if channel is not None:
+        if not isinstance(channel, str):
+            raise InvalidInput("channel must be a string")
+        channel = check_name(channel, "channel", reserved=()) if channel.strip() else None
     session_id = new_id("ses")
     conn.execute(
         "INSERT INTO sessions(session_id, audience, boundary, channel, title, token_id, created_at,"
         " updated_at) VALUES (?,?,?,?,?,?,?,?)",
-        (session_id, audience, boundary.strip(), channel, title, token_id, now, now),
+        (session_id, audience, boundary, channel, title, token_id, now, now),
     )
     return session_id
 

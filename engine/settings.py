@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import SettingsError
+from .errors import InvalidInput, SettingsError
+from .policy import check_boundaries, check_name
 
 
 @dataclass(frozen=True)
@@ -82,13 +83,23 @@ def _recall_ranking(v):
 
 
 def _boundary_map(v):
+    allowed = 'an object mapping a boundary to a list of boundaries it may also read, e.g. {"work": ["work-shared"]}'
     if not isinstance(v, dict) or not all(
         isinstance(k, str) and isinstance(b, list) and all(isinstance(x, str) for x in b)
         for k, b in v.items()
     ):
-        raise ValueError('an object mapping a boundary to a list of boundaries it may also read, '
-                         'e.g. {"work": ["work-shared"]}')
-    return {k: list(b) for k, b in v.items()}
+        raise ValueError(allowed)
+    try:
+        return {check_name(k): list(check_boundaries(b)) for k, b in v.items()}
+    except InvalidInput as exc:
+        raise ValueError(f"{allowed}; {exc.message}") from None
+
+
+def _boundary(v):
+    try:
+        return check_name(v)
+    except InvalidInput as exc:
+        raise ValueError(f"a boundary name ({exc.message})") from None
 
 
 KEYS: list[Key] = [
@@ -180,7 +191,7 @@ KEYS: list[Key] = [
         "Audience of the session `keepmind mcp` opens (personal, team or public); --audience overrides.",
         _audience),
     Key("mcp.boundary", "default",
-        "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _opt_str),
+        "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _boundary),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 

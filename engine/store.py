@@ -35,7 +35,7 @@ from .memory import (
     rec_columns,
     terms_text,
 )
-from .policy import AUDIENCES, Scope, visible_sql
+from .policy import AUDIENCES, Scope, check_name, visible_sql
 from .secretfilter import refuse_secrets
 
 
@@ -85,8 +85,7 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
             raise InvalidInput(f"unknown {what} {aud!r}: use one of {', '.join(AUDIENCES)}")
     if draft.author_audience == "public" or draft.audience == "public":
         raise ScopeError("public sessions cannot write memory: open a personal or team session")
-    if not isinstance(draft.boundary, str) or not draft.boundary.strip():
-        raise InvalidInput("a boundary is required")
+    boundary = check_name(draft.boundary)
     if draft.source not in SOURCES:
         raise InvalidInput(f"unknown source {draft.source!r}: use one of {', '.join(SOURCES)}")
     recall_mode = draft.recall_mode or default_recall_mode(draft.memory_class)
@@ -102,7 +101,7 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
         draft,
         title=title,
         body=body,
-        boundary=draft.boundary.strip(),
+        boundary=boundary,
         aliases=tuple(clean_terms(list(draft.aliases), "aliases")),
         facets=tuple(clean_terms(list(draft.facets), "facets")),
         recall_mode=recall_mode,

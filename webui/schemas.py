@@ -19,7 +19,9 @@ TOKEN_REF = {"type": "string", "minLength": 1, "maxLength": 100}
 RECEIPT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
 BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S",
-            "x-message": "is blank: name a workspace or channel"}
+            "x-message": "is blank: name a workspace or channel",
+            "description": "A workspace or channel name: no control or invisible characters; '*' is reserved "
+                           "(a token's wildcard)"}
 SHORT_TEXT = {"type": "string", "maxLength": 500}
 STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 200}
 MEMORY_ID = {"type": "string", "pattern": "^\\s*(doc|rec)-[0-9a-f]{32}\\s*$",
@@ -35,7 +37,7 @@ def obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
 
 
 REQUESTS = {
-    "SessionOpen": obj({"audience": AUDIENCE, "boundary": BOUNDARY, "channel": SHORT_TEXT,
+    "SessionOpen": obj({"audience": AUDIENCE, "boundary": BOUNDARY, "channel": {**SHORT_TEXT, "maxLength": 200},
                         "title": SHORT_TEXT}, ("audience", "boundary")),
     "Turn": obj({"user": {"type": "string", "maxLength": MAX_TURN_CHARS},
                  "assistant": {"type": "string", "maxLength": MAX_TURN_CHARS},
