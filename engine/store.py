@@ -109,6 +109,13 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
     )
 
 
+def refuse_secret_draft(draft: MemoryDraft) -> None:
+    """The secret rule over every text a draft would store (SecretBlocked names the kinds)."""
+    refuse_secrets("the memory", draft.title, draft.body, *draft.aliases, *draft.facets, draft.anchor,
+                   *[part for r in draft.relations for part in (r.relation, r.target)],
+                   draft.provenance.to_json())
+
+
 def upsert_anchor(conn: apsw.Connection, name: str, anchor_type: str, audience: str,
                   boundary: str, now: int) -> str | None:
     """The anchor for `name` in this scope, created on first use; names dedupe when normalized."""
@@ -173,9 +180,7 @@ def assert_edge(conn: apsw.Connection, from_anchor: str, relation: str, to_ancho
 def insert_memory(conn: apsw.Connection, draft: MemoryDraft, now: int) -> str:
     """Create a memory from a validated draft and return its id (doc-… or rec-…)."""
     draft = validate_draft(draft)
-    refuse_secrets("the memory", draft.title, draft.body, *draft.aliases, *draft.facets, draft.anchor,
-                   *[part for r in draft.relations for part in (r.relation, r.target)],
-                   draft.provenance.to_json())
+    refuse_secret_draft(draft)
     kind = kind_for_class(draft.memory_class)
     authored = draft.authored_at if draft.authored_at is not None else now
     anchor_id = upsert_anchor(conn, draft.anchor or "", draft.anchor_type, draft.audience,
