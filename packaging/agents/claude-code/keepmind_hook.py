@@ -2,7 +2,8 @@
 """Claude Code hooks for Keepmind (standard library only; any python3 runs it).
 
     keepmind_hook.py prompt   UserPromptSubmit: recall for the prompt, print the [memory-recall] block
-    keepmind_hook.py stop     Stop: post the finished turn (prompt, reply, tools used, recalled ids)
+    keepmind_hook.py stop     Stop: post the finished turn (prompt, reply, tools used, recalled ids),
+                              read from the transcript
     keepmind_hook.py end      SessionEnd: end the Keepmind session (it is distilled one last time)
 
 It finds the running Keepmind through server.json and the token file in the data dir
@@ -11,6 +12,8 @@ local token file. The session scope comes from
 KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else `mcp.audience` / `mcp.boundary` in keepmind.json,
 else personal / default: use the same boundary as the MCP server so both see the same memories.
 A hook never blocks the prompt: if Keepmind is not running or fails, it prints nothing, exits 0.
+Between hooks it keeps only the Keepmind session id and the recalled ids (never the prompt), in
+an owner-only file under <data dir>/hooks/claude-code/.
 """
 
 from __future__ import annotations
@@ -80,9 +83,15 @@ def load_state(path: Path) -> dict:
 
 
 def save_state(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the state owner-only (0600, in a 0700 folder): it names the Keepmind session."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in (path.parent, path.parent.parent):
+        os.chmod(folder, 0o700)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
     tmp.replace(path)
 
 
@@ -149,8 +158,7 @@ def main(argv: list[str]) -> int:
     try:
         km = Keepmind(home, TIMEOUT_S[action])
         if action == "prompt":
-            prompt = str(event.get("prompt", ""))
-            state["prompt"] = prompt
+            prompt = str(event.get("prompt", ""))  # never kept: the transcript has it at Stop
             sid = session_id(km, home, state, event)
             result = km.post(f"/sessions/{sid}/recall", {"message": prompt})
             state["recalled_ids"] = [i["id"] for i in result.get("items", [])]
@@ -158,7 +166,6 @@ def main(argv: list[str]) -> int:
                 print(result["block"])
         elif action == "stop":
             user, assistant, tools = last_turn(event.get("transcript_path"))
-            user = user or state.get("prompt", "")
             if user.strip() or assistant.strip():
                 sid = session_id(km, home, state, event)
                 km.post(f"/sessions/{sid}/turns", {"user": user, "assistant": assistant, "tools": tools,
