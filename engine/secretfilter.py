@@ -24,7 +24,7 @@ MARKER = "[secret removed]"
 # Provider token shapes: (kind, pattern). Each match is a secret in full.
 _TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),  # may end in - or _
     ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
     ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
@@ -99,8 +99,16 @@ def _value_looks_secret(key: str, value: str) -> bool:
         return password_like and len(value) >= 4
     if password_like:
         return len(value) >= 4
-    # token / api key / connection string: something long with letters and digits or symbols
-    return len(value) >= 8 and not value.isalpha()
+    # token / api key / connection string: something long with letters and digits or symbols,
+    # or a long random run of mixed-case letters (keys without a digit exist)
+    return len(value) >= 8 and (not value.isalpha() or _random_letters(value))
+
+
+def _random_letters(value: str) -> bool:
+    """A long run of letters in mixed case, like a key that happens to hold no digit (a word or a
+    CamelCase name has few capitals)."""
+    upper = sum(c.isupper() for c in value)
+    return len(value) >= 20 and upper >= 4 and len(value) - upper >= 4
 
 
 def luhn_valid(digits: str) -> bool:
@@ -142,7 +150,8 @@ def find_secrets(text: str) -> list[SecretHit]:
             if kind == "auth_header":
                 value = m.group(0).split()[-1]
                 # prose like "Basic internationalization" is not a credential: tokens have digits
-                if _is_placeholder(value) or not any(c.isdigit() for c in value):
+                # (or are long runs of mixed-case letters)
+                if _is_placeholder(value) or not (any(c.isdigit() for c in value) or _random_letters(value)):
                     continue
             if kind == "url_credentials":
                 password = m.group(0).split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
