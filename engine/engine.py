@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import edit, graph, overview, search, sessions, store, tokens
+from . import edit, graph, overview, private, search, sessions, store, tokens
 from .checks import Check
 from .clock import Clock, system_clock
 from .db import Database
@@ -72,6 +72,7 @@ class Engine:
         self._status_hooks: list[Callable[[], list[str]]] = []
         # Doctor checks beyond the core ones (each subsystem adds its own when it attaches).
         self.doctor_checks: list[Callable[[Engine], Check]] = []
+        self.repaired_modes: list[str] = []  # what open_engine found readable by others and fixed
         self.jobs = Jobs(clock)
         self._touched: dict[str, int] = {}  # token id -> when its last use was recorded
         self._touch_lock = threading.Lock()
@@ -574,8 +575,11 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     `llm_api_key` is the write path's provider key, read by the composition root from the
     environment variable that `memory.llm.api_key_env` names.
     """
-    home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home = private.make_private_dir(Path(home))
+    repaired = private.repair(home)  # an existing dir made before modes were kept owner-only
+    if repaired:
+        log.warning("data_dir_modes_repaired %s", ",".join(repaired[:20]))
+    private.create_private_file(home / DB_NAME)  # SQLite gives -wal and -shm this file's mode
     clock = clock or system_clock
     if settings is None:
         settings = load_settings(home / SETTINGS_NAME)
@@ -590,6 +594,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     if applied:
         log.info("migrations_applied %s", ",".join(applied))
     engine = Engine(home, db, settings, clock)
+    engine.repaired_modes = repaired
     # Subsystems attach here, each in one line: models, recall, the write path.
     engine.models = attach_models(engine, start=start_workers)
     engine.recaller = attach_recall(engine, start=start_workers)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .errors import InvalidInput, SettingsError
 from .policy import check_boundaries, check_name
+from .private import write_private
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,4 @@ def load(path: Path) -> Settings:
 def save(path: Path, settings: Settings) -> None:
     """Write the non-default values (flat keys), atomically."""
     changed = {k.name: settings.values[k.name] for k in KEYS if settings.values[k.name] != k.default}
-    tmp = Path(path).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_private(Path(path), json.dumps(changed, indent=2, sort_keys=True) + "\n")

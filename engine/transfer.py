@@ -22,6 +22,7 @@ from .db import rows
 from .errors import EngineError, InvalidInput
 from .memory import Provenance
 from .policy import AUDIENCES, check_name
+from .private import make_private_dir, open_private, write_private
 from .store import MemoryDraft, find_fingerprint, insert_memory, refuse_secret_draft, validate_draft
 
 FORMAT = "keepmind-export"
@@ -59,7 +60,8 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl") -> int:
     if fmt == "jsonl":
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp = output.with_name(output.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
+        tmp.unlink(missing_ok=True)
+        with open_private(tmp) as fh:  # every memory: readable by its owner only
             fh.write(json.dumps({"type": "header", "format": FORMAT, "version": VERSION,
                                  "exported_at": engine.now()}) + "\n")
             for kind, row in items:
@@ -81,7 +83,7 @@ def _slug(name: str) -> str:
 
 def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
     """One readable file per anchor (memories without an anchor go to `unanchored.md`)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder)
     anchors = {r["anchor_id"]: r for k, r in items if k == "anchor"}
     revisions: dict[str, list[dict]] = {}
     for k, r in items:
@@ -125,7 +127,7 @@ def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
                 for v in older:
                     lines += [f"**revision {v['revision']}** ({iso(v['created_at'])})", "", v["body"], ""]
                 lines += ["</details>", ""]
-        (folder / f"{slug}.md").write_text("\n".join(lines), encoding="utf-8")
+        write_private(folder / f"{slug}.md", "\n".join(lines))
 
 
 # -- import ---------------------------------------------------------------------------------

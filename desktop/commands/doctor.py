@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from keepmind.engine import open_engine
-from keepmind.engine.doctor import run_checks
 
 from ..paths import home_of, home_option
 
@@ -25,7 +24,7 @@ def cmd_doctor(args) -> int:
         models = engine.models
         if models is not None:
             models.wait_ready(args.wait)
-        checks = run_checks(engine)
+        checks = engine.doctor()
     if args.json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from keepmind.engine import EngineError
+from keepmind.engine import EngineError, make_private_dir, open_private
 
 from .files import read_server_json, read_token_file
 
@@ -80,11 +80,10 @@ class DaemonClient:
 
 def start_background(home: Path) -> subprocess.Popen:
     """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
-    logs = Path(home) / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = make_private_dir(Path(home) / "logs")
     detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
         if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
-    with open(logs / "serve.log", "ab") as log_file:
+    with open_private(logs / "serve.log", "ab") as log_file:
         return subprocess.Popen(
             [sys.executable, "-m", "keepmind", "serve", "--home", str(home)],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,

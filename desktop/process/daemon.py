@@ -13,7 +13,7 @@ import os
 import threading
 from pathlib import Path
 
-from keepmind.engine import EngineError, open_engine
+from keepmind.engine import EngineError, make_private_dir, open_engine
 from keepmind.webui import security
 from keepmind.webui.app import create_app
 
@@ -64,7 +64,7 @@ class Daemon:
         return self.server.url
 
     def start(self) -> "Daemon":
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.home)
         self.lock.acquire()
         try:
             self.engine = open_engine(self.home, settings=self._settings, clock=self._clock,

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from keepmind.engine import write_private
+
 SERVER_JSON = "server.json"
 TOKEN_FILE = "token"
 
@@ -20,10 +22,8 @@ def read_server_json(home: Path) -> dict | None:
 
 
 def write_server_json(home: Path, url: str, pid: int) -> None:
-    path = Path(home) / SERVER_JSON
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"url": url, "pid": pid}, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write server.json owner-only (0600), atomically."""
+    write_private(Path(home) / SERVER_JSON, json.dumps({"url": url, "pid": pid}, indent=2) + "\n")
 
 
 def remove_server_json(home: Path, pid: int) -> None:
