@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from importlib import metadata
 
-from flask import jsonify, request
+from flask import current_app, jsonify, request
 
-from keepmind.engine import InvalidInput, ScopeError
+from keepmind.engine import InvalidInput, NotFound, ScopeError
 
 from . import openapi, schemas
 from .context import engine
 from .registry import Registry
-from .security import current_token, session_scope
+from .security import current_token, instance_proof, session_scope
 
 registry = Registry("api_v1", __name__)
 api = registry.blueprint
@@ -76,6 +76,17 @@ def version() -> str:
        tag="status")
 def status():
     return reply(memory=engine().status(), version=version(), token=current_token().as_dict())
+
+
+@route("POST", "/hello", summary="Prove this is the server the data dir's server.json names (no token: "
+       "clients call it before they send one); the proof is HMAC-SHA256(server.json's nonce, challenge)",
+       request_schema="HelloChallenge", response="HelloProof", tag="status", public=True)
+def hello():
+    data = body("HelloChallenge")
+    nonce = current_app.config.get("KEEPMIND_NONCE")
+    if not nonce:
+        raise NotFound("this server was not started by `keepmind serve`: it has no server.json to prove")
+    return reply(service="keepmind", proof=instance_proof(nonce, data["challenge"]))
 
 
 @route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")

@@ -71,6 +71,8 @@ REQUESTS = {
                          "new_content": {"type": "string", "maxLength": MAX_BODY_CHARS},
                          "title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
                          "delete": {"type": "boolean"}}, ("id",)),
+    "HelloChallenge": obj({"challenge": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$",
+                                "x-message": "must be 16-128 random letters, digits, - or _"}}, ("challenge",)),
     "TokenCreate": obj({"name": {"type": "string", "minLength": 1, "maxLength": 64},
                         "audience_ceiling": AUDIENCE,
                         "boundaries": {"type": "array", "items": {"type": "string", "maxLength": 200},
@@ -158,6 +160,8 @@ RESPONSES = {
                        ("token", "secret")),
     "TokenRevoked": ok({"token": {"$ref": "#/components/schemas/Token"}}, ("token",)),
     "OpenAPI": {"type": "object", "required": ["openapi", "paths"]},
+    "HelloProof": ok({"service": {"type": "string", "const": "keepmind"},
+                 "proof": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}, ("service", "proof")),
 }
 
 _TYPES = {

@@ -85,6 +85,7 @@ def cmd_status(args) -> int:
     import json
 
     from ..process.client import DaemonClient
+    from ..process.files import read_server_json
 
     home = home_of(args)
     client = DaemonClient.from_home(home)
@@ -97,7 +98,10 @@ def cmd_status(args) -> int:
         finally:
             client.close()
     else:
-        info, reason = None, "no server.json"
+        named = read_server_json(home)
+        info, reason = None, "no server.json" if named is None else (
+            f"server.json names {named['url']}, but what answers there is not this data dir's Keepmind "
+            "(left behind by a crash?); the token was not sent")
     if info is not None:
         out = {"server": {"running": True, "url": client.url}, "memory": info["memory"], "version": info["version"]}
     else:

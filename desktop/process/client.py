@@ -1,11 +1,14 @@
 """Talking to a running Keepmind: a small API client, and starting `keepmind serve` when none answers.
 
 Used by the CLI, the MCP adapter and the benchmarks; it finds the server through the data dir's
-`server.json` and uses the local token unless it is given another.
+`server.json`, checks that the server listening there is the one that wrote it (`proves_instance`),
+and only then sends the local token (or the one it is given).
 """
 
 from __future__ import annotations
 
+import hmac
+import secrets
 import subprocess
 import sys
 import time
@@ -14,8 +17,9 @@ from pathlib import Path
 import httpx
 
 from keepmind.engine import EngineError, make_private_dir, open_private
+from keepmind.webui.security import instance_proof
 
-from .files import read_server_json, read_token_file
+from .files import read_lock_pid, read_server_json, read_token_file
 
 
 class ApiError(EngineError):
@@ -36,9 +40,10 @@ class DaemonClient:
 
     @classmethod
     def from_home(cls, home: Path, token: str | None = None, **kw) -> "DaemonClient | None":
-        """A client for the server named in `<home>/server.json` (with `token`, else the token file)."""
+        """A client for the server named in `<home>/server.json` (with `token`, else the token file),
+        or None when there is none, or the one listening there does not prove it is that server."""
         info, secret = read_server_json(home), token or read_token_file(home)
-        if info is None or secret is None:
+        if info is None or secret is None or not proves_instance(home, info):
             return None
         return cls(info["url"], secret, **kw)
 
@@ -76,6 +81,29 @@ class DaemonClient:
 
     def close(self) -> None:
         self.http.close()
+
+
+def proves_instance(home: Path, info: dict, *, timeout: float = 3.0) -> bool:
+    """Is the server at server.json's url the one that wrote it? Asked before any token is sent.
+
+    After a crash server.json stays behind, and any local program may listen on its port now. The
+    lock file must hold server.json's pid, and the server must answer a fresh random challenge with
+    HMAC-SHA256 under server.json's nonce (POST /api/v1/hello, no token), which only the process
+    that wrote it (or can read the owner-only file) can.
+    """
+    nonce, url = info.get("nonce"), info.get("url")
+    if not isinstance(nonce, str) or not nonce or not isinstance(url, str):
+        return False
+    lock_pid = read_lock_pid(home)
+    if lock_pid is not None and lock_pid != info.get("pid"):
+        return False
+    challenge = secrets.token_urlsafe(32)
+    try:
+        answer = httpx.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout).json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    proof = answer.get("proof") if isinstance(answer, dict) else None
+    return isinstance(proof, str) and hmac.compare_digest(proof, instance_proof(nonce, challenge))
 
 
 def start_background(home: Path) -> subprocess.Popen:

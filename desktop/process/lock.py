@@ -12,9 +12,7 @@ from pathlib import Path
 
 from keepmind.engine import EngineError
 
-from .files import read_server_json
-
-LOCK_FILE = "keepmind.lock"
+from .files import LOCK_FILE, read_server_json
 
 
 class AlreadyRunning(EngineError):

@@ -93,6 +93,7 @@ def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, opera
 
 OTHER_ROUTES = sorted(op.operation_id for op in OPERATIONS if "<session_id>" not in op.rule)
 OTHER_BODIES = {"status": None, "open_session": {"audience": "team", "boundary": "work"},
+                "hello": {"challenge": "a" * 32},
                 "checkpoints": None, "list_tokens": None, "openapi_json": None,
                 "create_token": {"name": "team-child", "audience_ceiling": "team"},
                 "revoke_token": {}}
@@ -183,7 +184,11 @@ def test_public_sessions_get_nothing(live, api):
         assert api.post(f"/sessions/{sid}/{route}", json=body).status_code == 403
 
 
-@pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS])
+def test_only_the_instance_proof_answers_without_a_token():
+    assert [op.rule for op in OPERATIONS if op.public] == ["/hello"]
+
+
+@pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS if not op.public])
 def test_every_api_route_needs_a_token(live, path, method):
     path = (path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
             .replace("<receipt_id>", "rcp-" + "0" * 32))
