@@ -37,7 +37,7 @@ def check_name(value: object, what: str = "boundary", *, reserved=RESERVED_BOUND
     not a reserved name (`*` is the token wildcard "every boundary", never a boundary's own).
 
     The one check every boundary passes where it enters: sessions, tokens, drafts and imports,
-    settings, and every Scope.
+    and settings.
     """
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"a {what} is required: a non-empty workspace or channel name")
@@ -79,9 +79,10 @@ class Scope:
             raise InvalidInput(
                 f"unknown audience {self.audience!r}: use one of {', '.join(AUDIENCES)}"
             )
-        if not self.any_boundary:
-            check_name(self.boundary)
-        check_boundaries(self.extra_boundaries)
+        # Names are checked where they enter (check_name); a Scope is also built from stored rows,
+        # which must stay readable whatever an older version let in.
+        if not isinstance(self.boundary, str) or not self.boundary.strip():
+            raise InvalidInput("a boundary is required: a non-empty workspace or channel name")
 
     @property
     def inert(self) -> bool:

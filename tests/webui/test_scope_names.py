@@ -64,3 +64,11 @@ def test_settings_refuse_a_reserved_or_hidden_boundary(tmp_path, capsys, setting
     assert cli(["stats", "--home", str(home)]) == 2
     err = capsys.readouterr().err
     assert "boundary" in err and ("reserved" in err or "control or invisible" in err), err
+
+
+def test_a_session_stored_before_names_were_checked_stays_readable(engine):
+    def legacy(conn, now):
+        conn.execute("INSERT INTO sessions(session_id, audience, boundary, created_at, updated_at)"
+                     " VALUES (?,?,?,?,?)", ("ses-" + "1" * 32, "personal", "wo\u0000rk", now, now))
+    engine.write(legacy, engine.now())
+    assert engine.find("ses-" + "1" * 32, "anything") == []
