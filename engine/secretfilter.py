@@ -73,6 +73,15 @@ _PLACEHOLDERS = {
 _CARD = re.compile(r"(?<![0-9A-Za-z\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5})"
                    r"(?![0-9A-Za-z\-])")
 _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
+# What every pattern above needs somewhere in the text: a provider prefix, "://", eight digits in
+# a row (a card), or the start of a credential word. Most text has none of them, and one search
+# for these is several times cheaper than running every pattern (memory writes and bulk imports
+# all pass through here). A pattern added above must keep its trigger here.
+_MAYBE = re.compile(
+    r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_|SG\.|SK[0-9a-f]"
+    r"|eyJ|-----BEGIN|://|\d{4}[ \-]?\d{4}"
+    r"|(?i:(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pwd|signing|private|connection"
+    r"|credential|account|pin))")
 
 
 @dataclass(frozen=True)
@@ -142,7 +151,7 @@ def _card_issuer(digits: str) -> bool:
 
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret-like span in `text` (possibly overlapping), in order of appearance."""
-    if not text:
+    if not text or not _MAYBE.search(text):
         return []
     hits: list[SecretHit] = []
     for kind, pattern in _COMPILED:
