@@ -33,19 +33,25 @@ class ApiError(EngineError):
 class DaemonClient:
     """A small client of /api/v1 for the CLI, the MCP adapter and the bench (thread-safe)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = 30.0):
+    def __init__(self, url: str, token: str | None, *, timeout: float = 30.0):
         self.url = url.rstrip("/")
         self.http = httpx.Client(base_url=self.url + "/api/v1", timeout=timeout,
-                                 headers={"Authorization": f"Bearer {token}"})
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
 
     @classmethod
     def from_home(cls, home: Path, token: str | None = None, **kw) -> "DaemonClient | None":
         """A client for the server named in `<home>/server.json` (with `token`, else the token file),
-        or None when there is none, or the one listening there does not prove it is that server."""
+        or None when there is none, or the one listening there does not prove it is that server
+        (the token is set only after the proof)."""
         info, secret = read_server_json(home), token or read_token_file(home)
-        if info is None or secret is None or not proves_instance(home, info):
+        if info is None or secret is None:
             return None
-        return cls(info["url"], secret, **kw)
+        client = cls(info["url"], None, **kw)
+        if not proves_instance(home, info, http=client.http):
+            client.close()
+            return None
+        client.http.headers["Authorization"] = f"Bearer {secret}"
+        return client
 
     def request(self, method: str, path: str, body: dict | None = None) -> dict:
         try:
@@ -83,7 +89,7 @@ class DaemonClient:
         self.http.close()
 
 
-def proves_instance(home: Path, info: dict, *, timeout: float = 3.0) -> bool:
+def proves_instance(home: Path, info: dict, *, http: httpx.Client | None = None, timeout: float = 3.0) -> bool:
     """Is the server at server.json's url the one that wrote it? Asked before any token is sent.
 
     After a crash server.json stays behind, and any local program may listen on its port now. The
@@ -99,7 +105,11 @@ def proves_instance(home: Path, info: dict, *, timeout: float = 3.0) -> bool:
         return False
     challenge = secrets.token_urlsafe(32)
     try:
-        answer = httpx.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout).json()
+        if http is not None and "Authorization" not in http.headers:
+            answer = http.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout)
+        else:
+            answer = httpx.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout)
+        answer = answer.json()
     except (httpx.HTTPError, ValueError):
         return False
     proof = answer.get("proof") if isinstance(answer, dict) else None
