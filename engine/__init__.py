@@ -10,6 +10,7 @@ from .errors import EngineError, InvalidInput, NotFound, ScopeError
 from .graph import Anchor, Edge
 from .jobs import Job
 from .policy import AUDIENCES, Scope
+from .private import make_private_dir, open_private, write_private
 from .results import StoreResult, UpdateResult
 from .sessions import MAX_TURN_CHARS
 from .store import Relation
@@ -18,5 +19,5 @@ from .tokens import CreatedToken, Token
 __all__ = [
     "AUDIENCES", "DB_NAME", "MAX_TURN_CHARS", "SETTINGS_NAME", "Anchor", "Check", "CreatedToken", "Edge", "Engine",
     "EngineError", "InvalidInput", "Job", "NotFound", "Relation", "Scope", "ScopeError", "StoreResult", "Token",
-    "UpdateResult", "open_engine",
+    "UpdateResult", "make_private_dir", "open_engine", "open_private", "write_private",
 ]

@@ -1,9 +1,11 @@
-"""Doctor: checks a person can act on (checkpoint backlog, models, embeddings, database)."""
+"""Doctor: checks a person can act on (database, data dir permissions, checkpoint backlog, models,
+embeddings)."""
 
 from __future__ import annotations
 
 from .checks import LEVELS, Check
 from .db import scalar
+from .private import check_privacy
 from .recall.gate import lexical_calibration
 
 BACKLOG_WARN = 25
@@ -77,7 +79,8 @@ def check_gate(engine) -> Check:
 
 
 def run_checks(engine) -> list[Check]:
-    checks = [check_database(engine), check_backlog(engine), check_embeddings(engine), check_gate(engine)]
+    checks = [check_database(engine), check_privacy(engine), check_backlog(engine), check_embeddings(engine),
+              check_gate(engine)]
     for extra in engine.doctor_checks:
         checks.append(extra(engine))
     return checks

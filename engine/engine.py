@@ -13,26 +13,28 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import edit, graph, overview, search, sessions, state, store, tokens
+from . import edit, graph, overview, private, search, sessions, state, store, tokens
 from .checks import Check
 from .clock import Clock, iso, system_clock
 from .db import Database
-from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError
+from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError, SecretBlocked
 from .jobs import Job, Jobs
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
 from .models import ModelRuntime
 from .models import attach as attach_models
 from .models import work as model_work
-from .policy import Scope, check_readable, session_scope, write_scope
+from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .results import StoreResult, UpdateResult
+from .secretfilter import blocked_reason
 from .settings import Settings
 from .settings import load as load_settings
 from .tokens import CreatedToken, Token, require_permits
 from .writepath import WritePath, intake
 from .writepath import attach as attach_write_path
+from .writepath.events import record_event
 
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
@@ -70,6 +72,7 @@ class Engine:
         self._status_hooks: list[Callable[[], list[str]]] = []
         # Doctor checks beyond the core ones (each subsystem adds its own when it attaches).
         self.doctor_checks: list[Callable[[Engine], Check]] = []
+        self.repaired_modes: list[str] = []  # what open_engine found readable by others and fixed
         self.jobs = Jobs(clock)
         self._touched: dict[str, int] = {}  # token id -> when its last use was recorded
         self._touch_lock = threading.Lock()
@@ -140,7 +143,7 @@ class Engine:
         """The scope of a session id (or a Scope passed through).
 
         With `token` (the caller of the API or the UI), the session must lie within the token's
-        ceiling and boundaries (ScopeError otherwise), and the boundaries the settings grant the
+        ceiling and boundaries (NotFound otherwise, as if it did not exist), and the boundaries the settings grant the
         session are cut to the ones the token may see (`Scope.withheld_boundaries` keeps the rest).
         """
         if isinstance(session_or_scope, Scope):
@@ -151,10 +154,14 @@ class Engine:
                              token.allows_boundary if token is not None else None)
 
     def session(self, session_id: str, *, token: Token | None = None) -> dict:
-        """A session's row; with `token`, only a session the token may act in."""
+        """A session's row; with `token`, only a session the token may act in.
+
+        A session beyond the token's ceiling or boundaries is NotFound, word for word the answer
+        for a session that does not exist: a token never learns that a wider session exists.
+        """
         row = self._read(sessions.session_row, session_id)
-        if token is not None:
-            require_permits(token, row["audience"], row["boundary"])
+        if token is not None and not token.permits(row["audience"], row["boundary"]):
+            raise sessions.no_session(session_id)
         return row
 
     def viewer(self, token: Token) -> Scope:
@@ -213,8 +220,9 @@ class Engine:
     def open_session(self, audience: str, boundary: str, *, channel: str | None = None,
                      title: str | None = None, token: Token | None = None) -> str:
         """A new session; with `token`, only in an audience and boundary the token allows."""
+        boundary = check_name(boundary)
         if token is not None:
-            require_permits(token, audience, boundary.strip() if isinstance(boundary, str) else boundary)
+            require_permits(token, audience, boundary)
         return self.write(sessions.open_session, audience, boundary, self.now(), channel=channel,
                           title=title, token_id=token.id if token is not None else None)
 
@@ -226,8 +234,7 @@ class Engine:
         if self.paused:
             self.session(session_id)  # a bad id is still an error
             return 0
-        index = self.write(sessions.add_turn, session_id, self.now(), user=intake.redact_turn_text(user),
-                           assistant=intake.redact_turn_text(assistant), tools=tools,
+        index = self.write(sessions.add_turn, session_id, self.now(), user=user, assistant=assistant, tools=tools,
                            recalled_ids=recalled_ids, skills=skills)
         self._wake_observer()
         return index
@@ -316,7 +323,10 @@ class Engine:
                            anchor=anchor, anchor_type=anchor_type, relations=relations,
                            provenance=provenance, authored_at=authored_at, source=source,
                            confidence=confidence)
-        memory_id = self.write(store.insert_memory, draft, self.now())
+        try:
+            memory_id = self.write(store.insert_memory, draft, self.now())
+        except SecretBlocked as exc:
+            return StoreResult(None, "blocked", reason=self._blocked(scope, exc, "store"))
         self.notify_written([memory_id])
         return StoreResult(memory_id, "created")
 
@@ -356,10 +366,19 @@ class Engine:
             raise ScopeError("public sessions cannot change memory: open a personal or team session")
         memory_id = parse_id(memory_id)
         mode = edit.update_mode(old_text, new_text, new_content, title, delete)
-        result = self.write(edit.apply_update, scope, memory_id, mode, old_text, new_text, new_content,
-                            title, reason, source, self.now())
+        try:
+            result = self.write(edit.apply_update, scope, memory_id, mode, old_text, new_text, new_content,
+                                title, reason, source, self.now())
+        except SecretBlocked as exc:
+            return UpdateResult(memory_id, "blocked", reason=self._blocked(scope, exc, "update"))
         self.notify_written([memory_id, result.new_id])
         return result
+
+    def _blocked(self, scope: Scope, exc: SecretBlocked, verb: str) -> str:
+        """Audit a write the secret rule refused (the kinds, never the value); the result's reason."""
+        self.write(record_event, checkpoint_id=None, session_id=scope.session_id, action="blocked",
+                   reason="secret", now=self.now(), detail={"kinds": list(exc.kinds), "verb": verb})
+        return blocked_reason(exc.kinds)
 
     def revisions(self, scope: str | Scope, memory_id: str) -> list[dict]:
         """Every body a living document has had, newest first."""
@@ -401,9 +420,13 @@ class Engine:
         if session_id is not None and owner != session_id:
             raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
         if token is not None and session_id is None:
-            if owner is None:
+            try:
+                scope = self.scope(owner, token=token) if owner is not None else None
+            except NotFound:
+                scope = None  # never name the session of a receipt the token may not see
+            if scope is None:
                 raise NotFound(f"no recall receipt {receipt_id}")
-            _refuse_withheld(self.scope(owner, token=token))
+            _refuse_withheld(scope)
         return receipt
 
     # -- observability -----------------------------------------------------------------------
@@ -605,8 +628,11 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     `llm_api_key` is the write path's provider key, read by the composition root from the
     environment variable that `memory.llm.api_key_env` names.
     """
-    home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
+    home = private.make_private_dir(Path(home))
+    repaired = private.repair(home)  # an existing dir made before modes were kept owner-only
+    if repaired:
+        log.warning("data_dir_modes_repaired %s", ",".join(repaired[:20]))
+    private.create_private_file(home / DB_NAME)  # SQLite gives -wal and -shm this file's mode
     clock = clock or system_clock
     if settings is None:
         settings = load_settings(home / SETTINGS_NAME)
@@ -621,6 +647,7 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     if applied:
         log.info("migrations_applied %s", ",".join(applied))
     engine = Engine(home, db, settings, clock)
+    engine.repaired_modes = repaired
     # Subsystems attach here, each in one line: models, recall, the write path.
     engine.models = attach_models(engine, start=start_workers)
     engine.recaller = attach_recall(engine, start=start_workers)

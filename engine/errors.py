@@ -15,6 +15,14 @@ class InvalidInput(EngineError):
     """Malformed or missing input: empty content, an unknown class, a bad id."""
 
 
+class SecretBlocked(InvalidInput):
+    """Memory text holds a credential (the message names its kind, never the value)."""
+
+    def __init__(self, message: str, kinds: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.kinds = tuple(kinds)
+
+
 class NotFound(EngineError):
     """The id is well formed but names nothing this scope can see."""
 

@@ -6,12 +6,20 @@ The read rule lives here once, as SQL that every read path puts inside its candi
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from .errors import InvalidInput, ScopeError
 
 AUDIENCES = ("personal", "team", "public")
 ANY_BOUNDARY = "*"  # in a token's boundaries: every boundary; never a boundary's own name
+RESERVED_BOUNDARIES = frozenset({ANY_BOUNDARY})
+MAX_NAME_CHARS = 200
+# Invisible characters that make two names look alike or break a line: controls, format
+# characters (bidi overrides, zero-width spaces), surrogates and line/paragraph separators.
+# Zero-width (non-)joiners stay: emoji and some scripts need them.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_JOINERS = frozenset({"\u200c", "\u200d"})
 # Wider audiences may read the narrower-shared tiers below them; public reads nothing.
 READABLE = {
     "personal": ("personal", "team"),
@@ -21,6 +29,33 @@ READABLE = {
 # How private each audience is; a write may narrow (go up) but never widen (go down).
 PRIVACY_RANK = {"public": 0, "team": 1, "personal": 2}
 MEMORY_CLASSES = ("durable_fact", "evidence", "trace")
+
+
+def check_name(value: object, what: str = "boundary", *, reserved=RESERVED_BOUNDARIES) -> str:
+    """A scope name (a boundary, a token's boundary, a session's channel), stripped, or
+    InvalidInput: non-empty, at most 200 characters, no control or invisible characters, and
+    not a reserved name (`*` is the token wildcard "every boundary", never a boundary's own).
+
+    The one check every boundary passes where it enters: sessions, tokens, drafts and imports,
+    and settings.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"a {what} is required: a non-empty workspace or channel name")
+    name = value.strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(f"a {what} is at most {MAX_NAME_CHARS} characters; this one has {len(name)}")
+    for position, ch in enumerate(name, 1):
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES and ch not in _JOINERS:
+            raise InvalidInput(f"the {what} holds a control or invisible character (U+{ord(ch):04X} at "
+                               f"position {position}): use visible letters, digits, spaces and punctuation")
+    if name in reserved:
+        raise InvalidInput(f"{name!r} is reserved (a token's wildcard for every boundary): name the {what}, "
+                           "e.g. work")
+    return name
+
+
+def check_boundaries(values, what: str = "boundary") -> tuple[str, ...]:
+    return tuple(check_name(v, what) for v in values)
 
 
 @dataclass(frozen=True)
@@ -44,6 +79,8 @@ class Scope:
             raise InvalidInput(
                 f"unknown audience {self.audience!r}: use one of {', '.join(AUDIENCES)}"
             )
+        # Names are checked where they enter (check_name); a Scope is also built from stored rows,
+        # which must stay readable whatever an older version let in.
         if not isinstance(self.boundary, str) or not self.boundary.strip():
             raise InvalidInput("a boundary is required: a non-empty workspace or channel name")
 

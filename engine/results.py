@@ -16,10 +16,11 @@ class StoreResult:
 @dataclass(frozen=True)
 class UpdateResult:
     id: str
-    action: str  # "replaced" | "rewritten" | "retitled" | "superseded" | "deleted"
+    action: str  # "replaced" | "rewritten" | "retitled" | "superseded" | "deleted" | "blocked"
     new_id: str | None = None
     replacements: int = 0
     revision: int | None = None
+    reason: str = ""
 
 
 __all__ = ["StoreResult", "UpdateResult"]

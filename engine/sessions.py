@@ -1,4 +1,8 @@
-"""Sessions and their persisted turns: the observer's transcript survives a crash."""
+"""Sessions and their persisted turns: the observer's transcript survives a crash.
+
+What a caller sends is persisted redacted (secretfilter): a session's title and channel, a turn's
+texts and its tool, skill and recalled-id lists never keep a secret's value.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ import apsw
 from .db import one, scalar
 from .errors import InvalidInput, NotFound
 from .memory import new_id
-from .policy import AUDIENCES, Scope
+from .policy import AUDIENCES, Scope, check_name
+from .secretfilter import redact_strings, redact_text
 
 MAX_TURN_CHARS = 200_000
 
@@ -19,16 +24,19 @@ def open_session(conn: apsw.Connection, audience: str, boundary: str, now: int, 
                  token_id: str | None = None) -> str:
     if audience not in AUDIENCES:
         raise InvalidInput(f"unknown audience {audience!r}: use one of {', '.join(AUDIENCES)}")
-    if not isinstance(boundary, str) or not boundary.strip():
-        raise InvalidInput("a boundary is required: a non-empty workspace or channel name")
-    for what, v in (("channel", channel), ("title", title)):
-        if v is not None and not isinstance(v, str):
-            raise InvalidInput(f"{what} must be a string")
+    boundary = check_name(boundary)
+    if title is not None and not isinstance(title, str):
+        raise InvalidInput("title must be a string")
+    if channel is not None:
+        if not isinstance(channel, str):
+            raise InvalidInput("channel must be a string")
+        channel = check_name(redact_text(channel), "channel", reserved=()) if channel.strip() else None
+    title = redact_text(title)
     session_id = new_id("ses")
     conn.execute(
         "INSERT INTO sessions(session_id, audience, boundary, channel, title, token_id, created_at,"
         " updated_at) VALUES (?,?,?,?,?,?,?,?)",
-        (session_id, audience, boundary.strip(), channel, title, token_id, now, now),
+        (session_id, audience, boundary, channel, title, token_id, now, now),
     )
     return session_id
 
@@ -38,8 +46,14 @@ def session_row(conn: apsw.Connection, session_id: str) -> dict:
         raise InvalidInput(f"{session_id!r} is not a session id: ids look like ses-<32 hex digits>")
     row = one(conn, "SELECT * FROM sessions WHERE session_id=?", (session_id,))
     if row is None:
-        raise NotFound(f"no session {session_id}: open one first")
+        raise no_session(session_id)
     return row
+
+
+def no_session(session_id: str) -> NotFound:
+    """The answer for a session that does not exist, and for one the caller may not see: the two
+    must not be told apart."""
+    return NotFound(f"no session {session_id}: open one first")
 
 
 def scope_of(row: dict) -> Scope:
@@ -52,12 +66,12 @@ def _json_list(value, what: str) -> str:
         return "[]"
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise InvalidInput(f"{what} must be a list of strings")
-    return json.dumps(list(value))
+    return json.dumps(redact_strings(value))
 
 
 def add_turn(conn: apsw.Connection, session_id: str, now: int, *, user: str, assistant: str,
              tools=None, recalled_ids=None, skills=None) -> int:
-    """Persist one completed turn; returns its 1-based index in the session."""
+    """Persist one completed turn (secret values redacted); returns its 1-based index in the session."""
     row = session_row(conn, session_id)
     if row["status"] == "ended":
         raise InvalidInput(f"session {session_id} has ended: open a new session")
@@ -75,7 +89,7 @@ def add_turn(conn: apsw.Connection, session_id: str, now: int, *, user: str, ass
     conn.execute(
         "INSERT INTO session_turns(session_id, turn_index, user_text, assistant_text, tools_json,"
         " recalled_ids_json, skills_json, created_at) VALUES (?,?,?,?,?,?,?,?)",
-        (session_id, index, user or "", assistant or "", _json_list(tools, "tools"),
+        (session_id, index, redact_text(user or ""), redact_text(assistant or ""), _json_list(tools, "tools"),
          _json_list(recalled_ids, "recalled_ids"), _json_list(skills, "skills"), now),
     )
     conn.execute("UPDATE sessions SET updated_at=?, status='open' WHERE session_id=?", (now, session_id))

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import SettingsError
+from .errors import InvalidInput, SettingsError
+from .policy import check_boundaries, check_name
+from .private import write_private
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,23 @@ def _recall_ranking(v):
 
 
 def _boundary_map(v):
+    allowed = 'an object mapping a boundary to a list of boundaries it may also read, e.g. {"work": ["work-shared"]}'
     if not isinstance(v, dict) or not all(
         isinstance(k, str) and isinstance(b, list) and all(isinstance(x, str) for x in b)
         for k, b in v.items()
     ):
-        raise ValueError('an object mapping a boundary to a list of boundaries it may also read, '
-                         'e.g. {"work": ["work-shared"]}')
-    return {k: list(b) for k, b in v.items()}
+        raise ValueError(allowed)
+    try:
+        return {check_name(k): list(check_boundaries(b)) for k, b in v.items()}
+    except InvalidInput as exc:
+        raise ValueError(f"{allowed}; {exc.message}") from None
+
+
+def _boundary(v):
+    try:
+        return check_name(v)
+    except InvalidInput as exc:
+        raise ValueError(f"a boundary name ({exc.message})") from None
 
 
 KEYS: list[Key] = [
@@ -180,7 +192,7 @@ KEYS: list[Key] = [
         "Audience of the session `keepmind mcp` opens (personal, team or public); --audience overrides.",
         _audience),
     Key("mcp.boundary", "default",
-        "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _opt_str),
+        "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _boundary),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 
@@ -254,6 +266,4 @@ def load(path: Path) -> Settings:
 def save(path: Path, settings: Settings) -> None:
     """Write the non-default values (flat keys), atomically."""
     changed = {k.name: settings.values[k.name] for k in KEYS if settings.values[k.name] != k.default}
-    tmp = Path(path).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(changed, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_private(Path(path), json.dumps(changed, indent=2, sort_keys=True) + "\n")

@@ -2,7 +2,8 @@
 
 Every function here takes the writer's connection first, runs inside the caller's transaction
 and never commits. `insert_memory` is the one way a memory is created: explicit tools, imports
-and the curation worker all call it, so the write path has no second door.
+and the curation worker all call it, so the write path has no second door. It, `revise_document`
+and `supersede_record` apply the secret rule (SecretBlocked) to the text they write.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from .memory import (
     rec_columns,
     terms_text,
 )
-from .policy import AUDIENCES, Scope, visible_sql
+from .policy import AUDIENCES, Scope, check_name, visible_sql
+from .secretfilter import refuse_secrets
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,7 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
             raise InvalidInput(f"unknown {what} {aud!r}: use one of {', '.join(AUDIENCES)}")
     if draft.author_audience == "public" or draft.audience == "public":
         raise ScopeError("public sessions cannot write memory: open a personal or team session")
-    if not isinstance(draft.boundary, str) or not draft.boundary.strip():
-        raise InvalidInput("a boundary is required")
+    boundary = check_name(draft.boundary)
     if draft.source not in SOURCES:
         raise InvalidInput(f"unknown source {draft.source!r}: use one of {', '.join(SOURCES)}")
     recall_mode = draft.recall_mode or default_recall_mode(draft.memory_class)
@@ -100,12 +101,19 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
         draft,
         title=title,
         body=body,
-        boundary=draft.boundary.strip(),
+        boundary=boundary,
         aliases=tuple(clean_terms(list(draft.aliases), "aliases")),
         facets=tuple(clean_terms(list(draft.facets), "facets")),
         recall_mode=recall_mode,
         confidence=confidence,
     )
+
+
+def refuse_secret_draft(draft: MemoryDraft) -> None:
+    """The secret rule over every text a draft would store (SecretBlocked names the kinds)."""
+    refuse_secrets("the memory", draft.title, draft.body, *draft.aliases, *draft.facets, draft.anchor,
+                   *[part for r in draft.relations for part in (r.relation, r.target)],
+                   draft.provenance.to_json())
 
 
 def upsert_anchor(conn: apsw.Connection, name: str, anchor_type: str, audience: str,
@@ -172,6 +180,7 @@ def assert_edge(conn: apsw.Connection, from_anchor: str, relation: str, to_ancho
 def insert_memory(conn: apsw.Connection, draft: MemoryDraft, now: int) -> str:
     """Create a memory from a validated draft and return its id (doc-… or rec-…)."""
     draft = validate_draft(draft)
+    refuse_secret_draft(draft)
     kind = kind_for_class(draft.memory_class)
     authored = draft.authored_at if draft.authored_at is not None else now
     anchor_id = upsert_anchor(conn, draft.anchor or "", draft.anchor_type, draft.audience,
@@ -279,6 +288,7 @@ def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now
     """Write a new revision of a living document; every earlier body stays in memory_revisions."""
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS)
     body = clean_text(body, "content", limit=MAX_BODY_CHARS)
+    refuse_secrets("the new text", title, body)
     revision = row["revision"] + 1
     conn.execute(
         "UPDATE memory_documents SET title=?, body=?, revision=?, updated_at=?, freshness_at=?,"
@@ -295,7 +305,9 @@ def supersede_record(conn: apsw.Connection, row: dict, title: str, body: str, no
                      source: str, tombstone: bool = False) -> str:
     """Append a record that replaces `row` and links the chain; the old record is never changed."""
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS)
-    body = clean_text(body, "content", limit=MAX_BODY_CHARS) if not tombstone else body
+    if not tombstone:
+        body = clean_text(body, "content", limit=MAX_BODY_CHARS)
+        refuse_secrets("the new text", title, body)
     new = new_id("rec")
     values = {k: row[k] for k in (
         "anchor_id", "memory_class", "aliases", "facets", "audience", "boundary", "author_audience",

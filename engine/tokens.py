@@ -20,7 +20,7 @@ import apsw
 from .db import one, rows
 from .errors import InvalidInput, NotFound, ScopeError
 from .memory import new_id
-from .policy import AUDIENCES, PRIVACY_RANK
+from .policy import ANY_BOUNDARY, AUDIENCES, PRIVACY_RANK, check_name
 
 SECRET_PREFIX = "km_"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,63}$")
@@ -41,7 +41,7 @@ class Token:
 
     @property
     def any_boundary(self) -> bool:
-        return "*" in self.boundaries
+        return ANY_BOUNDARY in self.boundaries
 
     def allows_audience(self, audience: str) -> bool:
         return audience in PRIVACY_RANK and PRIVACY_RANK[audience] <= PRIVACY_RANK[self.audience_ceiling]
@@ -95,6 +95,8 @@ def check_spec(name: object, audience_ceiling: object, boundaries: object) -> tu
     cleaned: list[str] = []
     for b in boundaries:
         b = b.strip()
+        if b and b != ANY_BOUNDARY:
+            b = check_name(b, "token's boundary")
         if b and b not in cleaned:
             cleaned.append(b)
     if not cleaned:

@@ -16,11 +16,14 @@ from pathlib import Path
 
 import apsw
 
+from . import importrows
 from .clock import iso
 from .db import rows
-from .errors import InvalidInput
+from .errors import EngineError, InvalidInput
 from .memory import Provenance
-from .store import MemoryDraft, find_fingerprint, insert_memory
+from .policy import AUDIENCES, check_name
+from .private import make_private_dir, open_private, write_private
+from .store import MemoryDraft, find_fingerprint, insert_memory, refuse_secret_draft, validate_draft
 
 FORMAT = "keepmind-export"
 VERSION = 1
@@ -57,7 +60,8 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl") -> int:
     if fmt == "jsonl":
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp = output.with_name(output.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
+        tmp.unlink(missing_ok=True)
+        with open_private(tmp) as fh:  # every memory: readable by its owner only
             fh.write(json.dumps({"type": "header", "format": FORMAT, "version": VERSION,
                                  "exported_at": engine.now()}) + "\n")
             for kind, row in items:
@@ -79,7 +83,7 @@ def _slug(name: str) -> str:
 
 def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
     """One readable file per anchor (memories without an anchor go to `unanchored.md`)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder)
     anchors = {r["anchor_id"]: r for k, r in items if k == "anchor"}
     revisions: dict[str, list[dict]] = {}
     for k, r in items:
@@ -123,7 +127,7 @@ def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
                 for v in older:
                     lines += [f"**revision {v['revision']}** ({iso(v['created_at'])})", "", v["body"], ""]
                 lines += ["</details>", ""]
-        (folder / f"{slug}.md").write_text("\n".join(lines), encoding="utf-8")
+        write_private(folder / f"{slug}.md", "\n".join(lines))
 
 
 # -- import ---------------------------------------------------------------------------------
@@ -147,16 +151,24 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
     if path.is_file() and path.suffix in (".jsonl", ".json", ".ndjson"):
         report = import_jsonl(engine, path)
     else:
-        report = import_markdown(engine, path, audience=audience, boundary=boundary)
+        if audience not in AUDIENCES or audience == "public":
+            raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
+        report = import_markdown(engine, path, audience=audience, boundary=check_name(boundary))
     if report.imported:
         engine.notify_written([])
     return report.as_dict()
 
 
-def parse_jsonl(path: Path) -> tuple[list[tuple[str, dict]], list[str]]:
+def parse_jsonl(path: Path) -> tuple[list[tuple[int, str, dict]], list[str]]:
+    """(line, type, object) for every row of the file, and errors naming the lines that are not rows."""
     entries, errors = [], []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                errors.append(f"line {n}: not UTF-8 text")
+                continue
             if not line.strip():
                 continue
             try:
@@ -164,54 +176,44 @@ def parse_jsonl(path: Path) -> tuple[list[tuple[str, dict]], list[str]]:
             except json.JSONDecodeError as exc:
                 errors.append(f"line {n}: not JSON ({exc.msg})")
                 continue
-            if not isinstance(obj, dict) or "type" not in obj:
+            except RecursionError:
+                errors.append(f"line {n}: nested too deeply")
+                continue
+            kind = obj.pop("type", None) if isinstance(obj, dict) else None
+            if not isinstance(kind, str):
                 errors.append(f"line {n}: expected an object with a 'type'")
                 continue
-            kind = obj.pop("type")
             if kind == "header":
                 if obj.get("format") != FORMAT:
                     errors.append(f"line {n}: not a Keepmind export (format {obj.get('format')!r})")
                 continue
             if kind not in TYPE_TABLE:
-                errors.append(f"line {n}: unknown type {kind!r}")
+                errors.append(f"line {n}: unknown type {kind[:40]!r}")
                 continue
-            entries.append((kind, obj))
+            entries.append((n, kind, obj))
     return entries, errors
 
 
 def import_jsonl(engine, path: Path) -> ImportReport:
-    """All-or-nothing: a file with any bad line imports nothing and says which lines to fix."""
+    """All-or-nothing: a file with any bad line imports nothing and says which lines to fix.
+
+    Every row is checked like API input and may link only to rows of the same file; a stored
+    memory is never revised or superseded (engine/importrows.py).
+    """
     entries, errors = parse_jsonl(path)
-    if errors:
-        return ImportReport(errors=errors)
+    checked, problems = importrows.check_lines(entries)
+    if errors or problems:
+        return ImportReport(errors=sorted(errors + problems, key=_line_number))
     try:
-        imported, skipped = engine.write(_insert_rows, entries)
-    except apsw.Error as exc:
-        return ImportReport(errors=[f"the file does not fit the Keepmind schema: {exc}"])
+        imported, skipped = engine.write(importrows.write_rows, checked)
+    except importrows.ImportRefused as exc:
+        return ImportReport(errors=exc.errors)
     return ImportReport(imported=imported, skipped=skipped)
 
 
-def _insert_rows(conn: apsw.Connection, entries: list[tuple[str, dict]]) -> tuple[int, int]:
-    imported = skipped = 0
-    columns = {table: set(_columns(conn, table)) for table, _, _ in TABLES}
-    for kind, obj in entries:
-        table, key = TYPE_TABLE[kind]
-        unknown = set(obj) - columns[table]
-        if unknown:
-            raise apsw.SQLError(f"{kind} has unknown fields {sorted(unknown)}")
-        if key:
-            exists = conn.execute(f"SELECT 1 FROM {table} WHERE {key}=?", (obj.get(key),)).fetchone()
-        else:
-            exists = conn.execute("SELECT 1 FROM memory_revisions WHERE document_id=? AND revision=?",
-                                  (obj.get("document_id"), obj.get("revision"))).fetchone()
-        if exists:
-            skipped += kind in ("document", "record")
-            continue
-        cols = list(obj)
-        conn.execute(f"INSERT INTO {table}({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
-                     tuple(obj[c] for c in cols))
-        imported += kind in ("document", "record")
-    return imported, skipped
+def _line_number(error: str) -> int:
+    match = re.match(r"line (\d+):", error)
+    return int(match.group(1)) if match else 0
 
 
 # -- OpenClaw-style Markdown ------------------------------------------------------------------
@@ -267,31 +269,45 @@ def split_markdown(text: str) -> list[tuple[str | None, str, int]]:
 
 
 def import_markdown(engine, path: Path, *, audience: str, boundary: str) -> ImportReport:
-    report = ImportReport()
+    """All-or-nothing like JSON Lines: an item that cannot be stored (a secret, a name or size the
+    API refuses) imports nothing, and the errors name the file and line."""
     files = markdown_files(path)
     root = path if path.is_dir() else path.parent
     now = engine.now()
     drafts: list[MemoryDraft] = []
+    errors: list[str] = []
     for file in files:
         rel = file.relative_to(root).as_posix()
         day = DAILY_RE.match(file.name)
         authored = (int(datetime.strptime(day.group(1), "%Y-%m-%d").replace(tzinfo=timezone.utc)
                         .timestamp() * 1000) if day else now)
-        for heading, body, line in split_markdown(file.read_text(encoding="utf-8")):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            errors.append(f"{rel}: not UTF-8 text")
+            continue
+        for heading, body, line in split_markdown(text):
             first = body.splitlines()[0]
             title = first[:72] if not heading or heading.lower() in ("memory", "notes") else heading[:72]
             if day:
                 title = f"{day.group(1)}: {first[:60]}"
-            drafts.append(MemoryDraft(
-                title=title, body=body, memory_class="durable_fact", audience=audience,
-                boundary=boundary, author_audience=audience, source="import",
-                provenance=Provenance(external=({"kind": "file", "ref": rel, "line": line},)),
-                authored_at=authored, facets=(f"daily:{day.group(1)}",) if day else (),
-                anchor=heading if heading and not day else None, confidence=0.8,
-            ))
+            try:
+                draft = validate_draft(MemoryDraft(
+                    title=title, body=body, memory_class="durable_fact", audience=audience,
+                    boundary=boundary, author_audience=audience, source="import",
+                    provenance=Provenance(external=({"kind": "file", "ref": rel, "line": line},)),
+                    authored_at=authored, facets=(f"daily:{day.group(1)}",) if day else (),
+                    anchor=heading if heading and not day else None, confidence=0.8,
+                ))
+                refuse_secret_draft(draft)
+            except EngineError as exc:
+                errors.append(f"{rel} line {line}: {exc.message}")
+                continue
+            drafts.append(draft)
+    if errors:
+        return ImportReport(errors=errors)
     imported, skipped = engine.write(_insert_drafts, drafts, now)
-    report.imported, report.skipped = imported, skipped
-    return report
+    return ImportReport(imported=imported, skipped=skipped)
 
 
 def _insert_drafts(conn, drafts: list[MemoryDraft], now: int) -> tuple[int, int]:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 
-from flask import jsonify, request
+from flask import current_app, jsonify, request
 
 from keepmind import version
-from keepmind.engine import InvalidInput, ScopeError
+from keepmind.engine import InvalidInput, NotFound, ScopeError
 
 from . import openapi, schemas
 from .context import engine
 from .registry import Registry
-from .security import current_token, session_scope
+from .security import current_token, instance_proof, session_scope
 
 registry = Registry("api_v1", __name__)
 api = registry.blueprint
@@ -102,6 +102,17 @@ def require_owner() -> None:
     if token.audience_ceiling != "personal" or not token.any_boundary:
         raise ScopeError("only a personal token for every boundary (the local token) can do this: it acts on "
                          "the whole store")
+
+
+@route("POST", "/hello", summary="Prove this is the server the data dir's server.json names (no token: "
+       "clients call it before they send one); the proof is HMAC-SHA256(server.json's nonce, challenge)",
+       request_schema="HelloChallenge", response="HelloProof", tag="status", public=True)
+def hello():
+    data = body("HelloChallenge")
+    nonce = current_app.config.get("KEEPMIND_NONCE")
+    if not nonce:
+        raise NotFound("this server was not started by `keepmind serve`: it has no server.json to prove")
+    return reply(service="keepmind", proof=instance_proof(nonce, data["challenge"]))
 
 
 @route("GET", "/openapi.json", summary="The OpenAPI 3.1 document of this API", response="OpenAPI", tag="status")
@@ -228,7 +239,8 @@ def update_memory(session_id):
                              new_content=data.get("new_content"), title=data.get("title"),
                              delete=data.get("delete", False))
     return reply(result={"id": result.id, "action": result.action, "new_id": result.new_id,
-                         "replacements": result.replacements, "revision": result.revision})
+                         "replacements": result.replacements, "revision": result.revision,
+                         "reason": result.reason})
 
 
 def _memory(item) -> dict:

@@ -52,6 +52,9 @@ def operation_doc(op: Operation) -> dict:
     if params:
         doc["parameters"] = [{"name": p, "in": "path", "required": True, "description": PATH_PARAMS[p][0],
                               "schema": PATH_PARAMS[p][1]} for p in params]
+    if op.public:
+        doc["security"] = []  # no token: see the operation's summary
+        doc["responses"].pop("401")
     if op.request:
         doc["requestBody"] = {"required": op.body_required, "content": {"application/json": {
             "schema": {"$ref": f"#/components/schemas/{op.request}"}}}}
@@ -68,8 +71,9 @@ def document(operations: Iterable[Operation], version: str) -> dict:
             "title": "Keepmind localhost API",
             "version": version,
             "description": "Long-term memory for LLM agents on 127.0.0.1. Every route needs "
-                           "`Authorization: Bearer <token>`; every error is "
-                           '`{"ok": false, "error": "...", "status": N}`.',
+                           "`Authorization: Bearer <token>` except POST /api/v1/hello, which lets a "
+                           "client check that the server is the one its data dir's server.json names "
+                           'before it sends a token; every error is `{"ok": false, "error": "...", "status": N}`.',
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],

@@ -23,6 +23,7 @@ class Operation:
     response: str  # a schemas.RESPONSES name
     tag: str
     body_required: bool = True
+    public: bool = False  # answered without a token (declared `security: []` in the document)
 
 
 class Registry:
@@ -33,10 +34,13 @@ class Registry:
         self.operations: list[Operation] = []
 
     def route(self, method: str, rule: str, *, summary: str, response: str, request_schema: str | None = None,
-              tag: str = "memory", body_required: bool = True):
+              tag: str = "memory", body_required: bool = True, public: bool = False):
+        """Declare a view; `public=True` lets it answer without a bearer token (security.py reads
+        the view's `public` attribute), which only a route that reveals nothing may be."""
         def decorator(fn):
             self.operations.append(Operation(method, rule, fn.__name__, summary, request_schema, response, tag,
-                                             body_required))
+                                             body_required, public))
+            fn.public = public
             self.blueprint.add_url_rule(rule, fn.__name__, fn, methods=[method])
             return fn
         return decorator

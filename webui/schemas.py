@@ -20,7 +20,9 @@ RECEIPT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 CHECKPOINT_ID = {"type": "string", "minLength": 1, "maxLength": 100}
 AUDIENCE = {"type": "string", "enum": ["personal", "team", "public"]}
 BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S",
-            "x-message": "is blank: name a workspace or channel"}
+            "x-message": "is blank: name a workspace or channel",
+            "description": "A workspace or channel name: no control or invisible characters; '*' is reserved "
+                           "(a token's wildcard)"}
 SHORT_TEXT = {"type": "string", "maxLength": 500}
 STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 200}
 MEMORY_ID = {"type": "string", "pattern": "^\\s*(doc|rec)-[0-9a-f]{32}\\s*$",
@@ -36,7 +38,7 @@ def obj(properties: dict, required: tuple[str, ...] = ()) -> dict:
 
 
 REQUESTS = {
-    "SessionOpen": obj({"audience": AUDIENCE, "boundary": BOUNDARY, "channel": SHORT_TEXT,
+    "SessionOpen": obj({"audience": AUDIENCE, "boundary": BOUNDARY, "channel": {**SHORT_TEXT, "maxLength": 200},
                         "title": SHORT_TEXT}, ("audience", "boundary")),
     "Turn": obj({"user": {"type": "string", "maxLength": MAX_TURN_CHARS},
                  "assistant": {"type": "string", "maxLength": MAX_TURN_CHARS},
@@ -70,6 +72,8 @@ REQUESTS = {
                          "new_content": {"type": "string", "maxLength": MAX_BODY_CHARS},
                          "title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
                          "delete": {"type": "boolean"}}, ("id",)),
+    "HelloChallenge": obj({"challenge": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,128}$",
+                                "x-message": "must be 16-128 random letters, digits, - or _"}}, ("challenge",)),
     "TokenCreate": obj({"name": {"type": "string", "minLength": 1, "maxLength": 64},
                         "audience_ceiling": AUDIENCE,
                         "boundaries": {"type": "array", "items": {"type": "string", "maxLength": 200},
@@ -150,7 +154,8 @@ RESPONSES = {
               ("items", "missing")),
     "Updated": ok({"result": {"type": "object", "properties": {
         "id": {"type": "string"}, "action": {"type": "string"}, "new_id": _STR_OR_NULL,
-        "replacements": {"type": "integer"}, "revision": _INT_OR_NULL}, "required": ["id", "action"]}},
+        "replacements": {"type": "integer"}, "revision": _INT_OR_NULL, "reason": {"type": "string"}},
+        "required": ["id", "action"]}},
         ("result",)),
     "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
                        "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),
@@ -166,6 +171,8 @@ RESPONSES = {
                        ("token", "secret")),
     "TokenRevoked": ok({"token": {"$ref": "#/components/schemas/Token"}}, ("token",)),
     "OpenAPI": {"type": "object", "required": ["openapi", "paths"]},
+    "HelloProof": ok({"service": {"type": "string", "const": "keepmind"},
+                 "proof": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}, ("service", "proof")),
 }
 
 _TYPES = {

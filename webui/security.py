@@ -5,12 +5,16 @@ requests, DNS rebinding) and from every local process, so each request passes, i
 1. the Host allowlist: only the server's own `127.0.0.1:<port>` or `localhost:<port>`;
 2. on state-changing methods, no cross-site `Origin` and no cross-site `Sec-Fetch-Site`;
 3. the body size limit (`server.max_body_bytes`);
-4. on `/api/...`, a bearer token that verifies (stored hashed; Engine.verify_token).
+4. on `/api/...`, a bearer token that verifies (stored hashed; Engine.verify_token), except on a
+   route declared public (only /api/v1/hello: the instance proof below).
 The session-scope check (a token never acts through a session wider than its ceiling) is
 `session_scope`, called by every session route; the rule itself is Engine.scope's.
 """
 
 from __future__ import annotations
+
+import hashlib
+import hmac
 
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -27,6 +31,21 @@ SAME_SITE_FETCH = frozenset({"same-origin", "none"})
 def bind_port(app: Flask, port: int) -> None:
     """Tell the app the port it is served on (known only after the socket is bound)."""
     app.config["KEEPMIND_PORT"] = int(port)
+
+
+def bind_instance(app: Flask, nonce: str) -> None:
+    """The random key of this start of the server, also written into the data dir's server.json."""
+    app.config["KEEPMIND_NONCE"] = nonce
+
+
+def instance_proof(nonce: str, challenge: str) -> str:
+    """HMAC-SHA256 of a client's challenge under the instance key.
+
+    Only a process that read server.json (owner-only) or was started with it can answer a fresh
+    challenge, so a client checks the server before it sends the token: a stale server.json (a
+    crash) may name a port another program listens on now.
+    """
+    return hmac.new(nonce.encode("utf-8"), challenge.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def allowed_hosts(port: int | None) -> frozenset[str]:
@@ -93,7 +112,9 @@ def install(app: Flask) -> None:
         check_origin()
         check_body_size()
         if request.path == "/api" or request.path.startswith("/api/"):
-            g.token = authenticate()
+            view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+            if not getattr(view, "public", False):
+                g.token = authenticate()
 
     @app.after_request
     def harden(response):

@@ -88,6 +88,7 @@ def cmd_serve(args) -> int:
 
 def cmd_status(args) -> int:
     from ..process.client import DaemonClient
+    from ..process.files import read_server_json
 
     home = home_of(args)
     client = DaemonClient.from_home(home)
@@ -100,7 +101,10 @@ def cmd_status(args) -> int:
         finally:
             client.close()
     else:
-        info, reason = None, "it has not been started, or it stopped"
+        named = read_server_json(home)
+        info, reason = None, "it has not been started, or it stopped" if named is None else (
+            f"server.json names {named['url']}, but what answers there is not this data dir's Keepmind "
+            "(left behind by a crash?); the token was not sent")
     if info is not None:
         out = {"server": {"running": True, "url": client.url}, "memory": info["memory"], "version": info["version"]}
     else:

@@ -71,10 +71,12 @@ class StoreOutcome(BaseModel):
 
 class UpdateOutcome(BaseModel):
     id: str
-    action: str
+    action: str = Field(description="replaced, rewritten, retitled, superseded, deleted, or blocked "
+                                    "(secret-like text is never stored; see reason)")
     new_id: str | None = None
     replacements: int = 0
     revision: int | None = None
+    reason: str = ""
 
 
 class RecalledItem(BaseModel):

@@ -1,11 +1,14 @@
 """Talking to a running Keepmind: a small API client, and starting `keepmind serve` when none answers.
 
 Used by the CLI, the MCP adapter and the benchmarks; it finds the server through the data dir's
-`server.json` and uses the local token unless it is given another.
+`server.json`, checks that the server listening there is the one that wrote it (`proves_instance`),
+and only then sends the local token (or the one it is given).
 """
 
 from __future__ import annotations
 
+import hmac
+import secrets
 import subprocess
 import sys
 import time
@@ -13,9 +16,10 @@ from pathlib import Path
 
 import httpx
 
-from keepmind.engine import EngineError
+from keepmind.engine import EngineError, make_private_dir, open_private
+from keepmind.webui.security import instance_proof
 
-from .files import read_server_json, read_token_file
+from .files import read_lock_pid, read_server_json, read_token_file
 
 
 class ApiError(EngineError):
@@ -29,18 +33,25 @@ class ApiError(EngineError):
 class DaemonClient:
     """A small client of /api/v1 for the CLI, the MCP adapter and the bench (thread-safe)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = 30.0):
+    def __init__(self, url: str, token: str | None, *, timeout: float = 30.0):
         self.url = url.rstrip("/")
         self.http = httpx.Client(base_url=self.url + "/api/v1", timeout=timeout,
-                                 headers={"Authorization": f"Bearer {token}"})
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
 
     @classmethod
     def from_home(cls, home: Path, token: str | None = None, **kw) -> "DaemonClient | None":
-        """A client for the server named in `<home>/server.json` (with `token`, else the token file)."""
+        """A client for the server named in `<home>/server.json` (with `token`, else the token file),
+        or None when there is none, or the one listening there does not prove it is that server
+        (the token is set only after the proof)."""
         info, secret = read_server_json(home), token or read_token_file(home)
         if info is None or secret is None:
             return None
-        return cls(info["url"], secret, **kw)
+        client = cls(info["url"], None, **kw)
+        if not proves_instance(home, info, http=client.http):
+            client.close()
+            return None
+        client.http.headers["Authorization"] = f"Bearer {secret}"
+        return client
 
     def request(self, method: str, path: str, body: dict | None = None) -> dict:
         try:
@@ -78,13 +89,39 @@ class DaemonClient:
         self.http.close()
 
 
+def proves_instance(home: Path, info: dict, *, http: httpx.Client | None = None, timeout: float = 3.0) -> bool:
+    """Is the server at server.json's url the one that wrote it? Asked before any token is sent.
+
+    After a crash server.json stays behind, and any local program may listen on its port now. The
+    lock file must hold server.json's pid, and the server must answer a fresh random challenge with
+    HMAC-SHA256 under server.json's nonce (POST /api/v1/hello, no token), which only the process
+    that wrote it (or can read the owner-only file) can.
+    """
+    nonce, url = info.get("nonce"), info.get("url")
+    if not isinstance(nonce, str) or not nonce or not isinstance(url, str):
+        return False
+    lock_pid = read_lock_pid(home)
+    if lock_pid is not None and lock_pid != info.get("pid"):
+        return False
+    challenge = secrets.token_urlsafe(32)
+    try:
+        if http is not None and "Authorization" not in http.headers:
+            answer = http.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout)
+        else:
+            answer = httpx.post(url.rstrip("/") + "/api/v1/hello", json={"challenge": challenge}, timeout=timeout)
+        answer = answer.json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    proof = answer.get("proof") if isinstance(answer, dict) else None
+    return isinstance(proof, str) and hmac.compare_digest(proof, instance_proof(nonce, challenge))
+
+
 def start_background(home: Path) -> subprocess.Popen:
     """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
-    logs = Path(home) / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = make_private_dir(Path(home) / "logs")
     detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
         if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
-    with open(logs / "serve.log", "ab") as log_file:
+    with open_private(logs / "serve.log", "ab") as log_file:
         return subprocess.Popen(
             [sys.executable, "-m", "keepmind", "serve", "--home", str(home)],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,

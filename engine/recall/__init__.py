@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .. import sessions
 from ..errors import InvalidInput
 from ..policy import Scope
+from ..secretfilter import MARKER, redact_text
 from . import receipts
 from .inject import Injected
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
@@ -107,6 +108,10 @@ class Recaller:
             raise InvalidInput("message must be a string")
         if len(message) > MAX_MESSAGE_CHARS:
             message = message[:MAX_MESSAGE_CHARS]
+        # A secret in the message is neither searched for nor kept: the receipt stores the
+        # message with the value replaced by the marker, and the pipeline sees a gap there.
+        stored = redact_text(message)
+        message = stored.replace(MARKER, " ")
         if not self.engine.enabled:
             return RecallResult(None, [], None, ["memory_disabled"])
         self._settle(session_id)  # this session's earlier receipts decide what is excluded
@@ -119,12 +124,13 @@ class Recaller:
         scope = self.engine.scope(session_id)
         if scope.inert or not message.strip():
             return RecallResult(None, [], None, [])
-        context = _context_list(context)
+        context = [redact_text(c).replace(MARKER, " ") for c in _context_list(context)]
         trace = self.trace(scope, message, context=context, exclude=exclude)
         receipt_id = receipts.new_receipt_id()
         now = self.engine.now()
         body = receipts.receipt_body(trace, receipt_id=receipt_id, session_id=session_id, epoch=epoch,
                                      created_at=now)
+        body["query"] = stored
         retention = self.engine.settings["memory.recall.receipt_retention_days"]
         future = self.engine.db.submit(receipts.insert_receipt, body, now, retention)
         with self._lock:

@@ -24,8 +24,8 @@ import apsw
 from ..db import one, rows
 from ..errors import InvalidInput, NotFound
 from ..memory import new_id
+from ..secretfilter import redact, redact_value
 from .events import record_event
-from .secrets import redact, redact_value
 
 TRIGGERS = {
     "explicit-memory-request": 100,

@@ -23,12 +23,12 @@ import apsw
 from .. import store
 from ..db import one
 from ..memory import Provenance, normalize_text
+from ..secretfilter import MARKER, secret_kinds
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
 from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
-from .secrets import MARKER, secret_kinds
 
 EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
                        "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})

@@ -14,10 +14,10 @@ from ..clock import iso
 from ..errors import InvalidInput
 from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_terms, clean_text
 from ..results import StoreResult
+from ..secretfilter import blocked_reason
 from ..sessions import mark_compacted
 from . import checkpoints
 from .proposals import Proposal
-from .secrets import redact
 
 MAX_FINDINGS = 50
 
@@ -30,8 +30,7 @@ def _queue(db, scope, now: int, trigger: str, proposal: Proposal, source: str,
     queued = db.write(checkpoints.enqueue, trigger=trigger, payload=payload, audience=scope.audience,
                       boundary=scope.boundary, session_id=scope.session_id, now=now)
     if queued.blocked:
-        return StoreResult(None, "blocked", reason="secret-like content is never stored ("
-                           + ", ".join(queued.blocked_kinds) + ")")
+        return StoreResult(None, "blocked", reason=blocked_reason(queued.blocked_kinds))
     return StoreResult(None, "queued", reason=trigger, checkpoint_id=queued.checkpoint_id)
 
 
@@ -80,10 +79,3 @@ def add_findings(db, scope, now: int, findings) -> list[StoreResult]:
         raise InvalidInput(f"at most {MAX_FINDINGS} findings per call")
     proposals = [_finding(f, i) for i, f in enumerate(findings, 1)]  # validate all before queueing any
     return [_queue(db, scope, now, "subagent-findings", p, "subagent") for p in proposals]
-
-
-def redact_turn_text(text):
-    """A turn's text with secret values replaced, before it is persisted."""
-    if not isinstance(text, str) or not text:
-        return text
-    return redact(text)[0]

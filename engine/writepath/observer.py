@@ -24,10 +24,10 @@ from .. import search
 from .. import sessions as session_store
 from ..db import one, rows, scalar
 from ..memory import fingerprint
+from ..secretfilter import redact
 from . import checkpoints, extractor
 from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
-from .secrets import redact
 
 log = logging.getLogger("keepmind.writepath.observer")
 PROMPT_VERSION = "observer-v2"

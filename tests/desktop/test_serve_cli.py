@@ -40,7 +40,8 @@ def test_serve_answers_then_stops_cleanly_on_a_signal(tmp_path, signum, start_li
     home = prepared_home(tmp_path)
     process, url = start_serve(home)
     try:
-        assert read_server_json(home) == {"url": url, "pid": process.pid}
+        info = read_server_json(home)
+        assert info == {"url": url, "pid": process.pid, "nonce": info["nonce"]} and len(info["nonce"]) >= 40
         token = (home / "token").read_text().strip()
         assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as http:

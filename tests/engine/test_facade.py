@@ -45,8 +45,8 @@ def test_a_token_scope_cuts_granted_boundaries_and_recall_refuses_what_it_withho
     with pytest.raises(ScopeError, match="boundary 'home'"):
         engine.recall(sid, "anything at all", token=narrow)
     personal = engine.open_session("personal", "work")
-    with pytest.raises(ScopeError, match="ceiling is team"):
-        engine.scope(personal, token=narrow)
+    with pytest.raises(NotFound, match=f"^no session {personal}: open one first$"):
+        engine.scope(personal, token=narrow)  # as if it did not exist
     with pytest.raises(ScopeError):
         engine.open_session("team", "elsewhere", token=narrow)
 
@@ -107,7 +107,7 @@ def test_listings_are_cut_to_the_token(engine):
     listed = engine.sessions(token=team)
     assert [(s["title"], s["turns"], s["memories_formed"]) for s in listed] == [("ours", 1, 1)]
     assert [t["user_text"] for t in engine.turns(ours, token=team)] == ["We ship on Friday."]
-    with pytest.raises(ScopeError):
+    with pytest.raises(NotFound):
         engine.turns(mine, token=team)
     assert [t["memory_id"] for t in engine.tombstones()] == [deleted.id]
     assert engine.tombstones(token=team) == []
@@ -124,5 +124,16 @@ def test_a_backfill_job_reports_its_failure_in_words(engine):
 
 def test_doctor_runs_every_check_including_the_write_paths(engine):
     names = [c.name for c in engine.doctor()]
-    assert names[:4] == ["Database", "Checkpoint backlog", "Embeddings", "Relevance gate"]
+    assert names[:5] == ["Database", "Data dir permissions", "Checkpoint backlog", "Embeddings", "Relevance gate"]
     assert "Curation LLM" in names
+
+
+def test_a_receipt_of_a_session_beyond_the_token_is_not_found_and_its_session_is_not_named(engine):
+    personal = engine.open_session("personal", "work")
+    engine.store(personal, "Coffee", "The user drinks oat milk.")
+    receipt = engine.recall(personal, "what milk do I drink?").receipt_id
+    team = engine.create_token("t", "team").token
+    with pytest.raises(NotFound) as refused:
+        engine.explain(receipt, token=team)
+    assert refused.value.message == f"no recall receipt {receipt}"
+    assert engine.explain(receipt)["session_id"] == personal

@@ -42,7 +42,8 @@ def test_find_get_and_update_memories_through_the_tools(live, api):
     assert [m["id"] for m in got["missing"]] == ["doc-" + "9" * 32, "nope"]
     updated = api.post(f"/sessions/{sid}/tools/update_memory",
                        json={"id": mid, "old_text": "Oat milk", "new_text": "Soy milk"}).json()
-    assert updated["result"] == {"id": mid, "action": "replaced", "new_id": None, "replacements": 1, "revision": 2}
+    assert updated["result"] == {"id": mid, "action": "replaced", "new_id": None, "replacements": 1, "revision": 2,
+                                 "reason": ""}
     got = api.post(f"/sessions/{sid}/tools/get_memories", json={"ids": mid}).json()
     assert got["items"][0]["content"] == "The user drinks oat milk flat whites. Soy milk only."
     deleted = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": mid, "delete": True}).json()

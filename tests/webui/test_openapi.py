@@ -53,6 +53,15 @@ def test_document_is_openapi_31_with_bearer_security_and_unique_operation_ids():
     assert len(ids) == len(set(ids))
 
 
+def test_only_the_instance_proof_is_declared_without_a_token():
+    doc = document(OPERATIONS, version())
+    overridden = {(method, path) for path, ops in doc["paths"].items() for method, op in ops.items()
+                  if "security" in op}
+    assert overridden == {("post", "/api/v1/hello")}
+    hello = doc["paths"]["/api/v1/hello"]["post"]
+    assert hello["security"] == [] and "401" not in hello["responses"]
+
+
 def refs(node):
     if isinstance(node, dict):
         for key, value in node.items():

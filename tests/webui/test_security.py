@@ -59,18 +59,20 @@ def test_the_scope_matrix_covers_every_session_route():
 
 
 @pytest.mark.parametrize("operation_id", SESSION_ROUTES)
-def test_team_token_cannot_act_through_a_personal_session(world, operation_id):
+def test_a_personal_session_is_not_found_for_a_team_token_exactly_like_a_missing_one(world, operation_id):
     live = world["live"]
+    missing = "ses-" + "f" * 32
+    body = session_bodies(world["personal_id"])[operation_id]
     with live.client(world["team_token"]) as team_api:
-        r = call(team_api, operation_id, world["personal_sid"], session_bodies(world["personal_id"])[operation_id],
-                 world["receipt"])
-    assert r.status_code == 403, r.text
-    assert r.json() == {"ok": False, "status": 403, "error": r.json()["error"]}
-    assert "ceiling is team" in r.json()["error"]
+        r = call(team_api, operation_id, world["personal_sid"], body, world["receipt"])
+        absent = call(team_api, operation_id, missing, body, world["receipt"])
+    assert r.status_code == 404, r.text
+    assert r.json() == {"ok": False, "status": 404, "error": f"no session {world['personal_sid']}: open one first"}
+    assert absent.json() == {"ok": False, "status": 404, "error": f"no session {missing}: open one first"}
     assert SECRET_WORD not in r.text
 
 
-# Ending its own session reads nothing (and is covered by the 403 matrix above).
+# Ending its own session reads nothing (and is covered by the 404 matrix above).
 @pytest.mark.parametrize("operation_id", [r for r in SESSION_ROUTES if r != "end_session"])
 def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, operation_id):
     live = world["live"]
@@ -91,6 +93,7 @@ def test_team_token_in_its_own_session_never_sees_a_personal_memory(world, opera
 
 OTHER_ROUTES = sorted(op.operation_id for op in OPERATIONS if "<session_id>" not in op.rule)
 OTHER_BODIES = {"status": None, "open_session": {"audience": "team", "boundary": "work"},
+                "hello": {"challenge": "a" * 32},
                 "checkpoints": None, "list_tokens": None, "openapi_json": None,
                 "create_token": {"name": "team-child", "audience_ceiling": "team"},
                 "revoke_token": {}, "pause": {}, "resume": {}, "checkpoint": None, "stats": None}
@@ -145,7 +148,7 @@ def test_boundary_limited_token_stays_in_its_boundary(live):
         assert api.post("/sessions", json={"audience": "team", "boundary": "home"}).status_code == 403
         assert api.post("/sessions", json={"audience": "team", "boundary": "work"}).status_code == 200
         r = api.post(f"/sessions/{sid}/tools/find_memories", json={"query": "anything"})
-    assert r.status_code == 403 and "boundary 'home'" in r.json()["error"]
+    assert r.status_code == 404 and r.json()["error"] == f"no session {sid}: open one first"
 
 
 def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock, start_live):
@@ -184,7 +187,11 @@ def test_public_sessions_get_nothing(live, api):
         assert api.post(f"/sessions/{sid}/{route}", json=body).status_code == 403
 
 
-@pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS])
+def test_only_the_instance_proof_answers_without_a_token():
+    assert [op.rule for op in OPERATIONS if op.public] == ["/hello"]
+
+
+@pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS if not op.public])
 def test_every_api_route_needs_a_token(live, path, method):
     path = (path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
             .replace("<receipt_id>", "rcp-" + "0" * 32))

@@ -2,22 +2,29 @@
 """Claude Code hooks for Keepmind (standard library only; any python3 runs it).
 
     keepmind_hook.py prompt   UserPromptSubmit: recall for the prompt, print the [memory-recall] block
-    keepmind_hook.py stop     Stop: post the finished turn (prompt, reply, tools used, recalled ids)
+    keepmind_hook.py stop     Stop: post the finished turn (prompt, reply, tools used, recalled ids),
+                              read from the transcript
     keepmind_hook.py end      SessionEnd: end the Keepmind session (it is distilled one last time)
 
 It finds the running Keepmind through server.json and the token file in the data dir
 (KEEPMIND_HOME, else the platform's user data dir), with the token in KEEPMIND_TOKEN, else the
-local token file. The session scope comes from
+local token file; it sends the token only after the server proved it is the one server.json
+names (a stale server.json may name a port another program listens on now). The session scope comes from
 KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else `mcp.audience` / `mcp.boundary` in keepmind.json,
 else personal / default: use the same boundary as the MCP server so both see the same memories.
 A hook never blocks the prompt: if Keepmind is not running or fails, it prints nothing, exits 0.
+Between hooks it keeps only the Keepmind session id and the recalled ids (never the prompt), in
+an owner-only file under <data dir>/hooks/claude-code/.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import sys
 import urllib.error
 import urllib.request
@@ -52,17 +59,45 @@ def setting(home: Path, name: str, default: str) -> str:
     return node if isinstance(node, str) and node else default
 
 
+class NotKeepmind(OSError):
+    """What listens at server.json's url is not the Keepmind that wrote it (a stale file)."""
+
+
 class Keepmind:
     def __init__(self, home: Path, timeout: float):
         info = json.loads((home / "server.json").read_text(encoding="utf-8"))
         self.base = info["url"].rstrip("/") + "/api/v1"
-        self.token = os.environ.get("KEEPMIND_TOKEN") or (home / "token").read_text(encoding="utf-8").strip()
         self.timeout = timeout
+        self.token = None
+        self.check_instance(home, info)
+        self.token = os.environ.get("KEEPMIND_TOKEN") or (home / "token").read_text(encoding="utf-8").strip()
+
+    def check_instance(self, home: Path, info: dict) -> None:
+        """Before the token goes anywhere: the lock file holds server.json's pid, and the server
+        answers a fresh challenge with HMAC-SHA256 under server.json's nonce (POST /hello, no
+        token). After a crash another program may listen on the port a stale server.json names."""
+        nonce = info.get("nonce")
+        if not isinstance(nonce, str) or not nonce:
+            raise NotKeepmind("server.json has no nonce: restart Keepmind")
+        try:
+            lock_pid = int((home / "keepmind.lock").read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            lock_pid = None
+        if lock_pid is not None and lock_pid != info.get("pid"):
+            raise NotKeepmind("server.json is stale (another process holds the data dir's lock)")
+        challenge = secrets.token_urlsafe(32)
+        answer = self.post("/hello", {"challenge": challenge})
+        proof = answer.get("proof") if isinstance(answer, dict) else None
+        expected = hmac.new(nonce.encode("utf-8"), challenge.encode("utf-8"), hashlib.sha256).hexdigest()
+        if not isinstance(proof, str) or not hmac.compare_digest(proof, expected):
+            raise NotKeepmind(f"what answers at {self.base} is not this data dir's Keepmind (stale server.json?)")
 
     def post(self, path: str, body: dict) -> dict:
-        request = urllib.request.Request(
-            self.base + path, data=json.dumps(body).encode("utf-8"), method="POST",
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        request = urllib.request.Request(self.base + path, data=json.dumps(body).encode("utf-8"), method="POST",
+                                         headers=headers)
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             return json.loads(response.read().decode("utf-8"))
 
@@ -80,9 +115,15 @@ def load_state(path: Path) -> dict:
 
 
 def save_state(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the state owner-only (0600, in a 0700 folder): it names the Keepmind session."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in (path.parent, path.parent.parent):
+        os.chmod(folder, 0o700)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
     tmp.replace(path)
 
 
@@ -149,8 +190,7 @@ def main(argv: list[str]) -> int:
     try:
         km = Keepmind(home, TIMEOUT_S[action])
         if action == "prompt":
-            prompt = str(event.get("prompt", ""))
-            state["prompt"] = prompt
+            prompt = str(event.get("prompt", ""))  # never kept: the transcript has it at Stop
             sid = session_id(km, home, state, event)
             result = km.post(f"/sessions/{sid}/recall", {"message": prompt})
             state["recalled_ids"] = [i["id"] for i in result.get("items", [])]
@@ -158,7 +198,6 @@ def main(argv: list[str]) -> int:
                 print(result["block"])
         elif action == "stop":
             user, assistant, tools = last_turn(event.get("transcript_path"))
-            user = user or state.get("prompt", "")
             if user.strip() or assistant.strip():
                 sid = session_id(km, home, state, event)
                 km.post(f"/sessions/{sid}/turns", {"user": user, "assistant": assistant, "tools": tools,

@@ -4,117 +4,17 @@ Every secret is generated at run time (no credential-shaped literal in the repos
 test then searches the raw bytes of the database and its WAL for each secret's random part.
 """
 
-import base64
 import json
 import random
-import string
 
 import pytest
 
 from keepmind.engine.db import scalar
-from keepmind.engine.writepath.secrets import contains_secret, luhn_valid, redact
+from keepmind.engine.secretfilter import contains_secret, redact
 from support.provider import drain
+from support.secret_corpus import benign_corpus, card, database_bytes, secret_corpus
 
 OBSERVER = "You distil a conversation"
-RNG = random.Random(20261130)
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-ALNUM = string.ascii_letters + string.digits
-
-
-def _r(alphabet, n):
-    return "".join(RNG.choice(alphabet) for _ in range(n))
-
-
-def _b64url(obj) -> str:
-    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
-
-
-def _card(prefix: str, length: int, rng: random.Random = RNG) -> str:
-    while True:
-        digits = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix)))
-        if luhn_valid(digits):
-            return digits
-
-
-def secret_corpus() -> list[tuple[str, str]]:
-    """(sentence holding a secret, the secret's random part that must never be stored)."""
-    out = []
-    for _ in range(3):
-        key = _r(UPPER_DIGITS, 16)
-        out.append((f"Our CI uses the AWS key {'AKIA' + key} for uploads.", key))
-        secret = _r(ALNUM + "/+", 40)
-        out.append((f"export AWS_SECRET_ACCESS_KEY={secret}", secret))
-        tok = _r(ALNUM, 36)
-        out.append((f"My GitHub token is {'ghp_' + tok}, please use it for the release.", tok))
-        pat = _r(ALNUM + "_", 60)
-        out.append((f"Use {'github_pat_' + pat} for the bot account.", pat))
-        slack = f"{_r(string.digits, 12)}-{_r(string.digits, 12)}-{_r(ALNUM, 24)}"
-        out.append((f"The Slack bot token: {'xoxb-' + slack}", slack))
-        hook = f"T{_r(UPPER_DIGITS, 8)}/B{_r(UPPER_DIGITS, 8)}/{_r(ALNUM, 24)}"
-        out.append((f"Post alerts to https://hooks.slack.com/services/{hook} please.", hook.split('/')[-1]))
-        oai = _r(ALNUM, 48)
-        out.append((f"OPENAI key for the notebook: {'sk-' + oai}", oai))
-        proj = _r(ALNUM + "_-", 64)
-        out.append((f"New project key {'sk-proj-' + proj}", proj))
-        ant = _r(ALNUM + "-_", 80)
-        out.append((f"Claude key sk-ant-api03-{ant}", ant))
-        stripe = _r(ALNUM, 24)
-        out.append((f"Stripe live key is {'sk_live_' + stripe}.", stripe))
-        gkey = _r(ALNUM + "_-", 35)
-        out.append((f"Maps API key AIza{gkey} for the store locator.", gkey))
-        hf = _r(ALNUM, 34)
-        out.append((f"HF token hf_{hf} for private models.", hf))
-        jwt = f"{_b64url({'alg': 'HS256', 'typ': 'JWT'})}.{_b64url({'sub': _r(ALNUM, 12), 'exp': 1900000000})}.{_r(ALNUM + '-_', 43)}"
-        out.append((f"Session cookie was {jwt}", jwt.split(".")[-1]))
-        body = "\n".join(_r(ALNUM + "+/", 64) for _ in range(6))
-        dashes = "-" * 5
-        pem = f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\n{body}\n{dashes}END RSA PRIVATE KEY{dashes}"
-        out.append((f"Deploy key:\n{pem}", body.splitlines()[2]))
-        pw = _r(ALNUM + "!@#%^&*", 14)
-        out.append((f"DB_PASSWORD={pw}", pw))
-        pw2 = _r(ALNUM + "!#%", 12)
-        out.append((json.dumps({"host": "db.internal", "user": "app", "password": pw2}), pw2))
-        api = _r(ALNUM, 32)
-        out.append((json.dumps({"service": "mailer", "api_key": api}), api))
-        pw3 = _r(ALNUM, 12)
-        out.append((f"postgres://app_user:{pw3}@db.internal:5432/billing", pw3))
-        pw4 = _r(ALNUM, 16)
-        out.append((f"Server=sql01;Database=crm;User Id=sa;Password={pw4};", pw4))
-        bearer = _r(ALNUM + "._-", 40)
-        out.append((f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer))
-        said = _r(ALNUM, 10)
-        out.append((f"fyi my password is {said} for the router", said))
-        visa = _card("4", 16)
-        out.append((f"Charge it to card {visa[:4]} {visa[4:8]} {visa[8:12]} {visa[12:]} please.", visa[8:12] + " " + visa[12:]))
-        mc = _card("52", 16)
-        out.append((f"My Mastercard number is {mc}.", mc))
-        mongo = _r(ALNUM, 14)
-        out.append((f"mongodb+srv://admin:{mongo}@cluster0.example.net/test", mongo))
-    return out
-
-
-def benign_corpus() -> list[str]:
-    out = []
-    for i in range(10):
-        out.append(f"Ticket {i}: the job id is {RNG.getrandbits(128):032x}"[:60] + " (a UUID-like id).")
-        u = f"{_r('0123456789abcdef', 8)}-{_r('0123456789abcdef', 4)}-4{_r('0123456789abcdef', 3)}-a{_r('0123456789abcdef', 3)}-{_r('0123456789abcdef', 12)}"
-        out.append(f"The tenant UUID for workspace {i} is {u}.")
-        out.append(f"The fix landed in commit {_r('0123456789abcdef', 40)} on main.")
-        out.append(f"Brand colour number {i} is #{_r('0123456789abcdef', 6)} on the landing page.")
-        out.append(f"We pinned numpy {RNG.randint(1, 2)}.{RNG.randint(0, 30)}.{RNG.randint(0, 9)} in build {i}.")
-        out.append(f"Call the front desk on +1 415 555 {RNG.randint(1000, 9999)} after {i + 1} pm.")
-    out.append("The token budget is max_tokens=4096 for the curator.")
-    out.append("Password rotation happens every 90 days per the policy.")
-    return out
-
-
-def _raw_bytes(home) -> bytes:
-    data = b""
-    for name in ("keepmind.db", "keepmind.db-wal"):
-        path = home / name
-        if path.exists():
-            data += path.read_bytes()
-    return data
 
 
 def test_corpus_sizes_and_detector():
@@ -124,6 +24,14 @@ def test_corpus_sizes_and_detector():
     assert [b for b in benign if contains_secret(b)] == []
     for sentence, core in secrets:
         assert core not in redact(sentence)[0]
+
+
+def test_every_random_draw_of_the_corpus_is_caught():
+    # keys that end in - or _, JSON api keys and bearer tokens without a digit: each came up in
+    # about one draw in a hundred and slipped through
+    missed = [s for seed in range(100) for s, core in secret_corpus(seed) if core in redact(s)[0]]
+    assert missed == []
+    assert [b for seed in range(100) for b in benign_corpus(seed) if contains_secret(b)] == []
 
 
 def test_no_secret_reaches_the_database_file_and_look_alikes_are_kept(llm_engine, provider, personal, home, clock):
@@ -154,7 +62,7 @@ def test_no_secret_reaches_the_database_file_and_look_alikes_are_kept(llm_engine
     for text in benign:
         assert llm_engine.store_memory(personal, "", text).action == "queued"
     drain(llm_engine)
-    raw = _raw_bytes(home)
+    raw = database_bytes(home)
     leaked = [core for _, core in secrets if core.encode() in raw]
     assert leaked == []
     with llm_engine.db.snapshot() as conn:
@@ -165,7 +73,7 @@ def test_no_secret_reaches_the_database_file_and_look_alikes_are_kept(llm_engine
     for text in benign:
         assert text.encode() in raw
     llm_engine.close()
-    raw = _raw_bytes(home)
+    raw = database_bytes(home)
     assert [core for _, core in secrets if core.encode() in raw] == []
 
 
@@ -179,8 +87,8 @@ def test_prose_and_placeholders_are_not_secrets(text):
 
 def _id_with_card_digits() -> tuple[str, str]:
     """A session-shaped id (ses-<32 hex>) whose hex holds a Luhn-valid 16-digit card number."""
-    card = _card("6011", 16, random.Random(7))
-    return f"ses-ab{card}{'cdef' * 3}cd", card
+    digits = card("6011", 16, random.Random(7))
+    return f"ses-ab{digits}{'cdef' * 3}cd", digits
 
 
 def test_card_shaped_digits_inside_an_id_or_hash_are_not_a_card_number():
@@ -204,3 +112,19 @@ def test_a_session_whose_random_id_holds_card_digits_still_stores(engine, monkey
     [outcome] = drain(engine)
     assert outcome.action == "create"
     assert [m.body for m in engine.list_memories(session_id)] == ["User's home airport is Boston Logan (BOS)."]
+
+
+def test_a_curator_merge_that_holds_a_secret_is_never_written(llm_engine, provider, personal, home):
+    old = "The deploy runs from the release branch every Friday at 16:00."
+    new = "The deploy also runs on Monday at 09:00 from the release branch."
+    llm_engine.store_memory(personal, "Deploy", old)
+    drain(llm_engine)
+    [doc] = llm_engine.list_memories(personal)
+    sentence, core = next((s, c) for s, c in secret_corpus() if "ghp_" in s)
+    provider.script("You curate a long-term memory", f"UPDATE {doc.id}\n---\n{old} {new} {sentence}")
+    llm_engine.store_memory(personal, "Deploy", new)
+    [outcome] = drain(llm_engine)
+    assert outcome.status == "dead" and "secret-like content (github_token)" in outcome.reason
+    assert core not in outcome.reason
+    assert [r["body"] for r in llm_engine.revisions(personal, doc.id)] == [old]
+    assert core.encode() not in database_bytes(home)

@@ -1,7 +1,10 @@
-"""Secret-like content: detect and redact credentials before anything reaches the database.
+"""The secret filter: detect credentials, and the one rule for what reaches the database.
 
-A proposal that holds a secret is blocked (an audit event names the pattern, never the value) and
-a persisted turn has the value replaced by a marker. The patterns start from netclaw-facts §4
+Memory text (a store, an update, a supersede, curation's merge, an import) that holds a secret is
+refused: `refuse_secrets` raises SecretBlocked naming the kinds, never the value, and the verbs
+turn that into a "blocked" result with an audit event. Everything else a caller sends that is
+persisted (turns, session titles and channels, tool lists, recall receipts) is redacted first:
+the value is replaced by a marker. The patterns start from netclaw-facts §4
 (JSON and key=value credentials, Bearer headers, connection-string passwords, sk-/xox/ghp_ tokens,
 AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL credentials and
 card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass).
@@ -14,12 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .errors import SecretBlocked
+
 MARKER = "[secret removed]"
 
 # Provider token shapes: (kind, pattern). Each match is a secret in full.
 _TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),  # may end in - or _
     ("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
     ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
     ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
@@ -68,6 +73,15 @@ _PLACEHOLDERS = {
 _CARD = re.compile(r"(?<![0-9A-Za-z\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5})"
                    r"(?![0-9A-Za-z\-])")
 _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
+# What every pattern above needs somewhere in the text: a provider prefix, "://", eight digits in
+# a row (a card), or the start of a credential word. Most text has none of them, and one search
+# for these is several times cheaper than running every pattern (memory writes and bulk imports
+# all pass through here). A pattern added above must keep its trigger here.
+_MAYBE = re.compile(
+    r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_|SG\.|SK[0-9a-f]"
+    r"|eyJ|-----BEGIN|://|\d{4}[ \-]?\d{4}"
+    r"|(?i:(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pwd|signing|private|connection"
+    r"|credential|account|pin))")
 
 
 @dataclass(frozen=True)
@@ -94,8 +108,16 @@ def _value_looks_secret(key: str, value: str) -> bool:
         return password_like and len(value) >= 4
     if password_like:
         return len(value) >= 4
-    # token / api key / connection string: something long with letters and digits or symbols
-    return len(value) >= 8 and not value.isalpha()
+    # token / api key / connection string: something long with letters and digits or symbols,
+    # or a long random run of mixed-case letters (keys without a digit exist)
+    return len(value) >= 8 and (not value.isalpha() or _random_letters(value))
+
+
+def _random_letters(value: str) -> bool:
+    """A long run of letters in mixed case, like a key that happens to hold no digit (a word or a
+    CamelCase name has few capitals)."""
+    upper = sum(c.isupper() for c in value)
+    return len(value) >= 20 and upper >= 4 and len(value) - upper >= 4
 
 
 def luhn_valid(digits: str) -> bool:
@@ -129,7 +151,7 @@ def _card_issuer(digits: str) -> bool:
 
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret-like span in `text` (possibly overlapping), in order of appearance."""
-    if not text:
+    if not text or not _MAYBE.search(text):
         return []
     hits: list[SecretHit] = []
     for kind, pattern in _COMPILED:
@@ -137,7 +159,8 @@ def find_secrets(text: str) -> list[SecretHit]:
             if kind == "auth_header":
                 value = m.group(0).split()[-1]
                 # prose like "Basic internationalization" is not a credential: tokens have digits
-                if _is_placeholder(value) or not any(c.isdigit() for c in value):
+                # (or are long runs of mixed-case letters)
+                if _is_placeholder(value) or not (any(c.isdigit() for c in value) or _random_letters(value)):
                     continue
             if kind == "url_credentials":
                 password = m.group(0).split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
@@ -211,3 +234,37 @@ def redact_value(value):
         return v
 
     return walk(value), kinds
+
+
+def redact_text(text):
+    """`text` with every secret value replaced by the marker (anything not a string passes)."""
+    if not isinstance(text, str) or not text:
+        return text
+    return redact(text)[0]
+
+
+def redact_strings(values):
+    """A list of strings with each one redacted (None and other values pass unchanged)."""
+    if not isinstance(values, (list, tuple)):
+        return values
+    return [redact_text(v) for v in values]
+
+
+def blocked_reason(kinds) -> str:
+    """What a blocked result says: the kinds found, never the value."""
+    return "secret-like content is never stored (" + ", ".join(kinds) + ")"
+
+
+def refuse_secrets(what: str, *texts) -> None:
+    """The rule for memory text: raise SecretBlocked when any of `texts` holds a secret.
+
+    Applied where memory text reaches its tables (store.insert_memory, revise_document,
+    supersede_record) and to every imported row, so no path can store what store_memory blocks.
+    """
+    kinds: list[str] = []
+    for text in texts:
+        if isinstance(text, str) and text:
+            kinds.extend(k for k in secret_kinds(text) if k not in kinds)
+    if kinds:
+        raise SecretBlocked(f"{what} holds secret-like content ({', '.join(kinds)}): Keepmind never stores "
+                            "credentials; remove the value and send the rest", tuple(kinds))

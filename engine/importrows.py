@@ -1,0 +1,281 @@
+"""Checking a JSON Lines import before anything is written, row by row, as the API checks input.
+
+An export file is data from elsewhere: it gets the API's checks (id formats, the same size
+limits, audiences and boundary names, the secret rule) field by field, with errors that name the
+line. Rows may link only to rows of the same file: a record supersedes a record of the file, a
+revision belongs to a document of the file, an edge joins anchors of the file. Nothing already
+stored is ever changed: a row whose id is stored is skipped (importing a file twice is a no-op),
+and a row that would revise or supersede a stored memory is an error. The one link kept to the
+store is an anchor's name: an imported anchor named like a stored one in the same scope becomes
+that anchor (anchors are names, and their names are unique per scope).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import apsw
+
+from .db import one
+from .errors import EngineError, InvalidInput
+from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, content_hash, fingerprint, normalize_text
+from .policy import AUDIENCES, MEMORY_CLASSES, check_name
+from .secretfilter import refuse_secrets
+
+MAX_TERMS_CHARS = 10_000
+MAX_SHORT_CHARS = 200
+
+
+class RowError(Exception):
+    """One field of one row is unusable (the message names the field)."""
+
+
+class ImportRefused(InvalidInput):
+    """The file has unusable rows: nothing was imported; `errors` name the lines."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__(f"nothing was imported: {len(errors)} problem(s), first: {errors[0]}")
+        self.errors = errors
+
+
+# -- field checks ------------------------------------------------------------------------------
+
+
+def ident(prefix: str):
+    pattern = re.compile(rf"^{prefix}-[0-9a-f]{{32}}$")
+
+    def check(v):
+        if not isinstance(v, str) or not pattern.match(v):
+            raise RowError(f"must be an id like {prefix}-<32 hex digits>")
+        return v
+    return check
+
+
+def text(limit: int, *, required: bool = True):
+    def check(v):
+        if not isinstance(v, str):
+            raise RowError("must be a string")
+        if required and not v.strip():
+            raise RowError("is empty")
+        if len(v) > limit:
+            raise RowError(f"is {len(v)} characters; the limit is {limit}")
+        return v
+    return check
+
+
+def whole(v):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise RowError("must be a whole number")
+    return v
+
+
+def number01(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+        raise RowError("must be a number from 0 to 1")
+    return v
+
+
+def one_of(values):
+    def check(v):
+        if v not in values:
+            raise RowError(f"must be one of {', '.join(map(str, values))}")
+        return v
+    return check
+
+
+def boundary(v):
+    try:
+        name = check_name(v)
+    except InvalidInput as exc:
+        raise RowError(exc.message) from None
+    if name != v:
+        raise RowError("has spaces around it")
+    return v
+
+
+def json_object(v):
+    if not isinstance(v, str) or len(v) > MAX_BODY_CHARS:
+        raise RowError(f"must be a JSON object written as a string of at most {MAX_BODY_CHARS} characters")
+    try:
+        parsed = json.loads(v)
+    except (ValueError, RecursionError):
+        raise RowError("is not valid JSON") from None
+    if not isinstance(parsed, dict):
+        raise RowError("must be a JSON object")
+    return v
+
+
+def hex64(v):
+    if not isinstance(v, str) or not re.fullmatch(r"[0-9a-f]{64}", v):
+        raise RowError("must be 64 hex digits")
+    return v
+
+
+def nullable(check):
+    def maybe(v):
+        return None if v is None else check(v)
+    return maybe
+
+
+SEMANTICS = text(40)
+TERMS = text(MAX_TERMS_CHARS, required=False)
+TIME = whole
+MEMORY = {  # the columns documents and records share
+    "anchor_id": nullable(ident("anc")), "memory_class": one_of(MEMORY_CLASSES), "title": text(MAX_TITLE_CHARS),
+    "body": text(MAX_BODY_CHARS), "aliases": TERMS, "facets": TERMS, "update_semantics": SEMANTICS,
+    "audience": one_of(AUDIENCES), "boundary": boundary, "author_audience": one_of(AUDIENCES),
+    "sensitivity": one_of(("normal", "secret")), "recall_mode": one_of(RECALL_MODES), "confidence": number01,
+    "source": one_of(SOURCES), "session_id": nullable(ident("ses")), "provenance_json": json_object,
+    "authored_at": TIME, "created_at": TIME, "freshness_at": TIME, "expires_at": nullable(TIME),
+    "content_hash": hex64, "fingerprint": hex64,
+}
+FIELDS = {
+    "anchor": {"anchor_id": ident("anc"), "anchor_type": text(64), "canonical_name": text(MAX_TITLE_CHARS),
+               "normalized_name": text(MAX_TITLE_CHARS, required=False), "audience": one_of(AUDIENCES),
+               "boundary": boundary, "status": one_of(("active", "tombstoned")), "created_at": TIME,
+               "updated_at": TIME},
+    "document": {**MEMORY, "document_id": ident("doc"), "updated_at": TIME, "revision": whole,
+                 "deleted_at": nullable(TIME), "deactivated_reason": nullable(text(MAX_SHORT_CHARS))},
+    "revision": {"document_id": ident("doc"), "revision": whole, "title": text(MAX_TITLE_CHARS),
+                 "body": text(MAX_BODY_CHARS), "source": one_of(SOURCES),
+                 "reason": nullable(text(MAX_SHORT_CHARS, required=False)), "created_at": TIME},
+    "record": {**MEMORY, "record_id": ident("rec"), "supersedes_record_id": nullable(ident("rec")),
+               "is_tombstone": one_of((0, 1))},
+    "edge": {"edge_id": ident("edge"), "from_anchor_id": ident("anc"), "relation": text(MAX_SHORT_CHARS),
+             "to_anchor_id": ident("anc"), "audience": one_of(AUDIENCES), "boundary": boundary,
+             "confidence": number01, "asserted_by": nullable(ident("(?:doc|rec)")), "valid_from": TIME,
+             "valid_to": nullable(TIME), "created_at": TIME},
+    "tombstone": {"tombstone_id": ident("tomb"), "fingerprint": hex64, "audience": one_of(AUDIENCES),
+                  "boundary": boundary, "memory_id": nullable(ident("(?:doc|rec)")),
+                  "model_id": nullable(text(64)), "reason": nullable(text(MAX_SHORT_CHARS, required=False)),
+                  "created_at": TIME},
+}
+# Columns with a default: a row may leave them out (an export from an older schema).
+OPTIONAL = {"aliases", "facets", "update_semantics", "sensitivity", "recall_mode", "confidence", "provenance_json",
+            "revision", "is_tombstone", "status", "anchor_type", "normalized_name", "anchor_id", "session_id",
+            "expires_at", "deleted_at", "deactivated_reason", "supersedes_record_id", "reason", "asserted_by",
+            "valid_to", "memory_id", "model_id"}
+
+
+def check_row(kind: str, obj: dict) -> dict:
+    """The row with every field checked (RowError names the first bad one), hashes recomputed."""
+    fields = FIELDS[kind]
+    unknown = sorted(set(obj) - set(fields))
+    if unknown:
+        raise RowError(f"unknown field(s) {', '.join(map(repr, unknown))} for a {kind}")
+    missing = [f for f in fields if f not in obj and f not in OPTIONAL]
+    if missing:
+        raise RowError(f"a {kind} needs {', '.join(missing)}")
+    row = {}
+    for name, value in obj.items():
+        try:
+            row[name] = fields[name](value)
+        except RowError as exc:
+            raise RowError(f"{name} {exc}") from None
+    refuse_secrets(f"this {kind}", *[v for v in row.values() if isinstance(v, str)])
+    if kind in ("document", "record"):  # derived from the text: never trusted from the file
+        row["content_hash"], row["fingerprint"] = content_hash(row["title"], row["body"]), fingerprint(row["body"])
+    if kind == "anchor":
+        row["normalized_name"] = normalize_text(row["canonical_name"])
+    return row
+
+
+def check_lines(entries: list[tuple[int, str, dict]]) -> tuple[list[tuple[int, str, dict]], list[str]]:
+    """Check every row; returns the checked rows and the errors, each naming its line."""
+    checked, errors = [], []
+    for line, kind, obj in entries:
+        try:
+            checked.append((line, kind, check_row(kind, obj)))
+        except RowError as exc:
+            errors.append(f"line {line}: {exc}")
+        except EngineError as exc:  # the secret rule
+            errors.append(f"line {line}: {exc.message}")
+    return checked, errors
+
+
+# -- links and what is stored (on the writer, in the import's one transaction) -------------------
+
+TABLES = {"anchor": ("memory_anchors", "anchor_id"), "document": ("memory_documents", "document_id"),
+          "revision": ("memory_revisions", None), "record": ("memory_records", "record_id"),
+          "edge": ("memory_edges", "edge_id"), "tombstone": ("tombstones", "tombstone_id")}
+NEVER_CHANGED = "an import never changes a stored memory"
+
+
+def _stored(conn: apsw.Connection, kind: str, row: dict) -> bool:
+    table, key = TABLES[kind]
+    if key is None:
+        return one(conn, "SELECT 1 AS x FROM memory_revisions WHERE document_id=? AND revision=?",
+                   (row["document_id"], row["revision"])) is not None
+    return one(conn, f"SELECT 1 AS x FROM {table} WHERE {key}=?", (row[key],)) is not None
+
+
+def _same_anchor(conn: apsw.Connection, row: dict) -> str | None:
+    found = one(conn, "SELECT anchor_id FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?",
+                (row["audience"], row["boundary"], row["normalized_name"]))
+    return found["anchor_id"] if found else None
+
+
+def _link_problem(kind: str, row: dict, in_file: dict, new: dict) -> str | None:
+    """Why this row links outside the file or into a stored memory (None: it does not)."""
+    memories = in_file["document"] | in_file["record"]
+    if kind in ("document", "record") and row.get("anchor_id") and row["anchor_id"] not in in_file["anchor"]:
+        return f"anchor_id {row['anchor_id']} is not an anchor of this file"
+    if kind == "revision" and row["document_id"] not in new["document"]:
+        if row["document_id"] in in_file["document"]:
+            return f"it would add revision {row['revision']} to {row['document_id']}, which is stored: {NEVER_CHANGED}"
+        return f"document_id {row['document_id']} is not a document of this file"
+    if kind == "record" and row.get("supersedes_record_id"):
+        target = row["supersedes_record_id"]
+        if target in in_file["record"] and target not in new["record"]:
+            return f"it would supersede {target}, which is stored: {NEVER_CHANGED}"
+        if target not in in_file["record"]:
+            return f"supersedes_record_id {target} is not a record of this file"
+    if kind == "edge":
+        for end in ("from_anchor_id", "to_anchor_id"):
+            if row[end] not in in_file["anchor"]:
+                return f"{end} {row[end]} is not an anchor of this file"
+    for field in ("asserted_by", "memory_id"):
+        if kind in ("edge", "tombstone") and row.get(field) and row[field] not in memories:
+            return f"{field} {row[field]} is not a memory of this file"
+    return None
+
+
+def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> tuple[int, int]:
+    """Insert the checked rows that are not stored yet; (memories imported, memories skipped).
+
+    Raises ImportRefused (the transaction rolls back: nothing is imported) naming every line that
+    links outside the file, into a stored memory, or does not fit the schema.
+    """
+    in_file = {kind: {row[key] for _, k, row in checked if k == kind} for kind, (_, key) in TABLES.items() if key}
+    remap: dict[str, str] = {}  # an imported anchor -> the stored anchor of the same name and scope
+    new: dict[str, set] = {kind: set() for kind in TABLES}
+    plan, skipped = [], 0
+    for line, kind, row in checked:
+        if _stored(conn, kind, row):
+            skipped += kind in ("document", "record")
+            continue
+        if kind == "anchor" and (same := _same_anchor(conn, row)):
+            remap[row["anchor_id"]] = same
+            continue
+        plan.append((line, kind, row))
+        if TABLES[kind][1]:
+            new[kind].add(row[TABLES[kind][1]])
+    errors, imported = [], 0
+    for line, kind, row in plan:
+        problem = _link_problem(kind, row, in_file, new)
+        if problem:
+            errors.append(f"line {line}: {problem}")
+            continue
+        row = {k: remap.get(v, v) if k.endswith("anchor_id") else v for k, v in row.items()}
+        table = TABLES[kind][0]
+        try:
+            conn.execute(f"INSERT INTO {table}({','.join(row)}) VALUES ({','.join('?' * len(row))})",
+                         tuple(row.values()))
+        except apsw.Error as exc:
+            errors.append(f"line {line}: this {kind} does not fit the store ({exc})")
+            continue
+        imported += kind in ("document", "record")
+    if errors:
+        raise ImportRefused(errors)
+    return imported, skipped

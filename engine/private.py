@@ -1,0 +1,131 @@
+"""Owner-only files: the data dir is 0700 and every file in it 0600.
+
+The data dir holds memories, transcripts and the local token, so no other user of the machine
+may read any of it. `open_engine` makes the dir, creates the database file 0600 before SQLite
+opens it (SQLite gives its -wal and -shm files the database file's mode), and repairs the modes
+of an existing dir (`repair`). Files Keepmind writes elsewhere in the dir go through
+`write_private` or `open_private`. Symlinks are never followed (a models folder may be a link to
+a shared pack that is not ours to change). On Windows the modes mean little: the profile's ACLs
+apply, and nothing here is checked.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from .checks import Check
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+CHECKED = sys.platform != "win32"
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) and make it 0700 (the parents are left as they are)."""
+    path = Path(path)
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if CHECKED:
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def create_private_file(path: Path) -> None:
+    """Create an empty 0600 file unless it exists (so SQLite's -wal and -shm inherit 0600)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def open_private(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a file for writing ("w", "a", "wb", "ab"), created 0600 from its first byte."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode.startswith("a") else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    if CHECKED:
+        os.fchmod(fd, FILE_MODE)
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else encoding)
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Write `text` to `path` atomically (a 0600 temp file renamed over it)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    with open_private(tmp) as fh:
+        fh.write(text)
+    tmp.replace(path)
+    return path
+
+
+def _wider(mode: int) -> bool:
+    return bool(stat.S_IMODE(mode) & 0o077)
+
+
+def _walk(home: Path):
+    """(path, lstat) of the dir and of every dir and file under it, never through a symlink."""
+    home = Path(home)
+    yield home, os.lstat(home)
+    for root, dirs, files in os.walk(home, followlinks=False):
+        for name in dirs + files:
+            path = Path(root) / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue  # removed meanwhile
+            if stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode):
+                yield path, info
+
+
+def exposed(home: Path) -> list[str]:
+    """The dir and files under `home` that other users may read or write (relative names)."""
+    if not CHECKED or not Path(home).is_dir():
+        return []
+    return [_name(home, p) for p, info in _walk(home) if _wider(info.st_mode)]
+
+
+def repair(home: Path) -> list[str]:
+    """Make the dir and every dir 0700 and every file 0600; returns what was wider (and fixed)."""
+    if not CHECKED or not Path(home).is_dir():
+        return []
+    fixed = []
+    for path, info in _walk(home):
+        if _wider(info.st_mode):
+            try:
+                os.chmod(path, DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE)
+            except OSError:
+                continue  # not ours: doctor names it
+            fixed.append(_name(home, path))
+    return fixed
+
+
+def _name(home: Path, path: Path) -> str:
+    return "the data dir" if Path(path) == Path(home) else Path(path).relative_to(home).as_posix()
+
+
+def check_privacy(engine) -> Check:
+    """Doctor: is the data dir owner-only, and was it found readable by others at start?"""
+    name = "Data dir permissions"
+    if not CHECKED:
+        return Check(name, "pass", "not checked on Windows (the user profile's access rules apply)")
+    now = exposed(engine.home)
+    if now:
+        return Check(name, "warning", f"other users can read {_listed(now)} in {engine.home}: run "
+                     f"`chmod -R go-rwx {engine.home}` (or restart Keepmind, which repairs the modes)")
+    if engine.repaired_modes:
+        return Check(name, "warning", f"{_listed(engine.repaired_modes)} in {engine.home} were readable by other "
+                     "users; Keepmind made them owner-only when it started. If that keeps happening, look for "
+                     "what widens them (a umask of 000, a sync or backup tool)")
+    return Check(name, "pass", f"{engine.home} and its files are owner-only (0700/0600)")
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+__all__ = ["check_privacy", "create_private_file", "exposed", "make_private_dir", "open_private", "repair",
+           "write_private"]

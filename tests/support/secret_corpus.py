@@ -1,0 +1,133 @@
+"""The secret corpus: sentences holding credentials of every kind the filter knows, and look-alikes.
+
+Every secret is generated at run time (no credential-shaped literal in the repository). Tests
+store or send the sentences through a path, then search raw bytes (the database, its WAL, every
+file of the data dir) for each secret's random part with `leaks`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from pathlib import Path
+
+from keepmind.engine.secretfilter import luhn_valid
+
+RNG = random.Random(20261130)
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+
+
+def _r(alphabet, n):
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+def _b64url(obj) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def card(prefix: str, length: int, rng: random.Random = RNG) -> str:
+    while True:
+        digits = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix)))
+        if luhn_valid(digits):
+            return digits
+
+
+def secret_corpus(seed: int = 20261130) -> list[tuple[str, str]]:
+    """(sentence holding a secret, the secret's random part that must never be stored); the same
+    sentences for the same seed, whichever tests ran before."""
+    RNG.seed(seed)
+    out = []
+    for _ in range(3):
+        key = _r(UPPER_DIGITS, 16)
+        out.append((f"Our CI uses the AWS key {'AKIA' + key} for uploads.", key))
+        secret = _r(ALNUM + "/+", 40)
+        out.append((f"export AWS_SECRET_ACCESS_KEY={secret}", secret))
+        tok = _r(ALNUM, 36)
+        out.append((f"My GitHub token is {'ghp_' + tok}, please use it for the release.", tok))
+        pat = _r(ALNUM + "_", 60)
+        out.append((f"Use {'github_pat_' + pat} for the bot account.", pat))
+        slack = f"{_r(string.digits, 12)}-{_r(string.digits, 12)}-{_r(ALNUM, 24)}"
+        out.append((f"The Slack bot token: {'xoxb-' + slack}", slack))
+        hook = f"T{_r(UPPER_DIGITS, 8)}/B{_r(UPPER_DIGITS, 8)}/{_r(ALNUM, 24)}"
+        out.append((f"Post alerts to https://hooks.slack.com/services/{hook} please.", hook.split('/')[-1]))
+        oai = _r(ALNUM, 48)
+        out.append((f"OPENAI key for the notebook: {'sk-' + oai}", oai))
+        proj = _r(ALNUM + "_-", 64)
+        out.append((f"New project key {'sk-proj-' + proj}", proj))
+        ant = _r(ALNUM + "-_", 80)
+        out.append((f"Claude key sk-ant-api03-{ant}", ant))
+        stripe = _r(ALNUM, 24)
+        out.append((f"Stripe live key is {'sk_live_' + stripe}.", stripe))
+        gkey = _r(ALNUM + "_-", 35)
+        out.append((f"Maps API key AIza{gkey} for the store locator.", gkey))
+        hf = _r(ALNUM, 34)
+        out.append((f"HF token hf_{hf} for private models.", hf))
+        jwt = f"{_b64url({'alg': 'HS256', 'typ': 'JWT'})}.{_b64url({'sub': _r(ALNUM, 12), 'exp': 1900000000})}.{_r(ALNUM + '-_', 43)}"
+        out.append((f"Session cookie was {jwt}", jwt.split(".")[-1]))
+        body = "\n".join(_r(ALNUM + "+/", 64) for _ in range(6))
+        dashes = "-" * 5
+        pem = f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\n{body}\n{dashes}END RSA PRIVATE KEY{dashes}"
+        out.append((f"Deploy key:\n{pem}", body.splitlines()[2]))
+        pw = _r(ALNUM + "!@#%^&*", 14)
+        out.append((f"DB_PASSWORD={pw}", pw))
+        pw2 = _r(ALNUM + "!#%", 12)
+        out.append((json.dumps({"host": "db.internal", "user": "app", "password": pw2}), pw2))
+        api = _r(ALNUM, 32)
+        out.append((json.dumps({"service": "mailer", "api_key": api}), api))
+        pw3 = _r(ALNUM, 12)
+        out.append((f"postgres://app_user:{pw3}@db.internal:5432/billing", pw3))
+        pw4 = _r(ALNUM, 16)
+        out.append((f"Server=sql01;Database=crm;User Id=sa;Password={pw4};", pw4))
+        bearer = _r(ALNUM + "._-", 40)
+        out.append((f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer))
+        said = _r(ALNUM, 10)
+        out.append((f"fyi my password is {said} for the router", said))
+        visa = card("4", 16)
+        out.append((f"Charge it to card {visa[:4]} {visa[4:8]} {visa[8:12]} {visa[12:]} please.", visa[8:12] + " " + visa[12:]))
+        mc = card("52", 16)
+        out.append((f"My Mastercard number is {mc}.", mc))
+        mongo = _r(ALNUM, 14)
+        out.append((f"mongodb+srv://admin:{mongo}@cluster0.example.net/test", mongo))
+    return out
+
+
+def benign_corpus(seed: int = 20261201) -> list[str]:
+    """Sentences that look a little like secrets and are not (ids, hashes, colours, versions)."""
+    RNG.seed(seed)
+    out = []
+    for i in range(10):
+        out.append(f"Ticket {i}: the job id is {RNG.getrandbits(128):032x}"[:60] + " (a UUID-like id).")
+        u = f"{_r('0123456789abcdef', 8)}-{_r('0123456789abcdef', 4)}-4{_r('0123456789abcdef', 3)}-a{_r('0123456789abcdef', 3)}-{_r('0123456789abcdef', 12)}"
+        out.append(f"The tenant UUID for workspace {i} is {u}.")
+        out.append(f"The fix landed in commit {_r('0123456789abcdef', 40)} on main.")
+        out.append(f"Brand colour number {i} is #{_r('0123456789abcdef', 6)} on the landing page.")
+        out.append(f"We pinned numpy {RNG.randint(1, 2)}.{RNG.randint(0, 30)}.{RNG.randint(0, 9)} in build {i}.")
+        out.append(f"Call the front desk on +1 415 555 {RNG.randint(1000, 9999)} after {i + 1} pm.")
+    out.append("The token budget is max_tokens=4096 for the curator.")
+    out.append("Password rotation happens every 90 days per the policy.")
+    return out
+
+
+def database_bytes(home) -> bytes:
+    """The raw bytes of the database file and its WAL."""
+    data = b""
+    for name in ("keepmind.db", "keepmind.db-wal"):
+        path = Path(home) / name
+        if path.exists():
+            data += path.read_bytes()
+    return data
+
+
+def leaks(cores, *roots) -> list[tuple[str, str]]:
+    """(file, secret) for every secret core found in the bytes of any file under `roots`."""
+    found = []
+    for root in map(Path, roots):
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        for path in files:
+            data = path.read_bytes()
+            found += [(str(path.relative_to(root) if path != root else path.name), core) for core in cores
+                      if core.encode() in data]
+    return found
