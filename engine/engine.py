@@ -435,6 +435,18 @@ class Engine:
         """Anchors, documents, records, edges, queued checkpoints; formed and recalled since start."""
         return self._read(overview.stats, self.started_at)
 
+    def pending_work(self) -> list[str]:
+        """What the write path has to do now (checkpoints due for curation, sessions due for
+        distillation); empty when a server could stop without leaving work for its next start."""
+        now = self.now()
+        out = []
+        due = self._read(overview.due_checkpoints, now)
+        if due:
+            out.append(f"{due} checkpoint(s) to curate")
+        if not self.paused and self.writepath.observer.due_sessions(now, limit=1):
+            out.append("a session to distil")
+        return out
+
     def checkpoint_overview(self, limit: int = 50, *, token: Token | None = None) -> dict:
         """Checkpoint counts by state and the pending list; with `token`, only what it covers."""
         ceiling, bounds = _permission(token)

@@ -47,6 +47,12 @@ def stats(conn: apsw.Connection, since: int) -> dict:
     }
 
 
+def due_checkpoints(conn: apsw.Connection, now: int) -> int:
+    """Checkpoints curation would work on now: pending and due, or leased."""
+    return scalar(conn, "SELECT COUNT(*) FROM memory_checkpoints WHERE (status='pending' AND available_at<=?)"
+                        " OR status='leased'", (now,))
+
+
 def checkpoint_overview(conn: apsw.Connection, *, limit: int = 50, ceiling: str = "personal",
                         boundaries: tuple[str, ...] | None = None) -> dict:
     """Checkpoint counts by state and the pending list (highest priority, then oldest first),

@@ -193,6 +193,10 @@ KEYS: list[Key] = [
         _audience),
     Key("mcp.boundary", "default",
         "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _boundary),
+    Key("mcp.server_idle_minutes", 30,
+        "A Keepmind that `keepmind mcp` started in the background stops itself after this many minutes "
+        "without a request (and with nothing left to curate or distil); the next tool call starts it "
+        "again. 0: it runs until `keepmind stop`.", _int(0, 10_080)),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 

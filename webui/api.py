@@ -9,6 +9,7 @@ the session's audience and boundary on every call, whoever opened the session.
 from __future__ import annotations
 
 import json
+import os
 
 from flask import current_app, jsonify, request
 
@@ -94,6 +95,19 @@ def resume():
 def stats():
     require_owner()
     return reply(stats=engine().stats(), started_at=engine().started_at)
+
+
+@route("POST", "/shutdown", summary="Stop this Keepmind cleanly, as `keepmind stop` does (the local token "
+       "only): the answer comes first, then the server, the workers and the database close in order",
+       request_schema="Empty", response="Stopping", tag="status", body_required=False)
+def shutdown():
+    body("Empty")
+    require_owner()
+    stop = current_app.config.get("KEEPMIND_SHUTDOWN")
+    if stop is None:
+        raise NotFound("this server cannot be stopped over the API: stop the program that runs it")
+    stop()  # only asks: the process's main loop stops the server after this answer is sent
+    return reply(stopping=True, pid=os.getpid())
 
 
 def require_owner() -> None:

@@ -159,6 +159,7 @@ RESPONSES = {
         ("result",)),
     "Checkpoints": ok({"counts": {"type": "object", "additionalProperties": {"type": "integer"}},
                        "pending": {"type": "array", "items": {"type": "object"}}}, ("counts", "pending")),
+    "Stopping": ok({"stopping": {"type": "boolean"}, "pid": {"type": "integer"}}, ("stopping", "pid")),
     "Stats": ok({"stats": {"type": "object", "additionalProperties": {"type": "integer"}},
                  "started_at": {"type": "integer"}}, ("stats", "started_at")),
     "Checkpoint": ok({"checkpoint": {"type": "object", "properties": {

@@ -1,4 +1,4 @@
-"""`keepmind serve`, `keepmind status`, `keepmind token ...` and `keepmind mcp`."""
+"""`keepmind serve`, `keepmind status`, `keepmind token ...` and `keepmind mcp` (`keepmind stop`: lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def register(sub) -> None:
     home_option(p)
     p.add_argument("--port", type=int, default=None,
                    help="port on 127.0.0.1 (default: server.port from keepmind.json, 8765; 0 picks a free one)")
+    p.add_argument("--stop-after-idle", type=float, default=None, metavar="MINUTES",
+                   help="stop once no request came for MINUTES and nothing is left to curate or distil "
+                        "(how `keepmind mcp` starts it in the background)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("status", help="is Keepmind running, and is memory healthy, degraded or paused")
@@ -70,14 +73,20 @@ def cmd_serve(args) -> int:
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     settings = load_home_settings(home)
-    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
+    idle = args.stop_after_idle if args.stop_after_idle and args.stop_after_idle > 0 else None
+    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings),
+                    idle_stop_minutes=idle, on_shutdown_request=stop.set)
     try:
         daemon.start()
-        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)
+        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C or `keepmind stop` stops it"
+              + (f"; it stops by itself after {idle:g} idle minutes" if idle else ""), flush=True)
         while not stop.wait(0.5):
             if not daemon.server.running:
                 print("error: the HTTP server stopped unexpectedly", file=sys.stderr)
                 return 1
+            if daemon.idle_expired():
+                print(f"no request for {idle:g} minutes and nothing left to do: stopping", flush=True)
+                break
     finally:
         daemon.stop()
         for s, handler in previous.items():
@@ -91,6 +100,7 @@ def cmd_status(args) -> int:
     from ..process.files import read_server_json
 
     home = home_of(args)
+    named = read_server_json(home)
     client = DaemonClient.from_home(home)
     if client is not None:
         try:
@@ -101,12 +111,13 @@ def cmd_status(args) -> int:
         finally:
             client.close()
     else:
-        named = read_server_json(home)
         info, reason = None, "it has not been started, or it stopped" if named is None else (
             f"server.json names {named['url']}, but what answers there is not this data dir's Keepmind "
             "(left behind by a crash?); the token was not sent")
     if info is not None:
-        out = {"server": {"running": True, "url": client.url}, "memory": info["memory"], "version": info["version"]}
+        out = {"server": {"running": True, "url": client.url, "pid": (named or {}).get("pid"),
+                          "idle_stop_minutes": (named or {}).get("idle_stop_minutes")},
+               "memory": info["memory"], "version": info["version"]}
     else:
         # Nothing runs: no health to report (models, workers and recall live in the running process),
         # only what the store holds and whether it will start paused.
@@ -119,7 +130,9 @@ def cmd_status(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
     elif info is not None:
-        print(f"server: running at {client.url}")
+        idle = out["server"]["idle_stop_minutes"]
+        print(f"server: running at {client.url} (pid {out['server']['pid']})"
+              + (f"; started by `keepmind mcp`, it stops after {idle:g} idle minutes" if idle else ""))
         print(f"memory: {out['memory']['status']}")
         for r in out["memory"]["reasons"]:
             print(f"  - {r}")
@@ -197,4 +210,5 @@ def cmd_mcp(args) -> int:
     settings = load_home_settings(home)  # the MCP session's scope: flags, else the mcp.* settings
     return run_stdio(home, audience=args.audience or settings["mcp.audience"],
                      boundary=args.boundary or settings["mcp.boundary"], start=not args.no_start,
-                     token=os.environ.get("KEEPMIND_TOKEN") or None)
+                     token=os.environ.get("KEEPMIND_TOKEN") or None,
+                     idle_stop_minutes=settings["mcp.server_idle_minutes"] or None)

@@ -4,12 +4,18 @@ It holds no engine: every tool is a call to the running Keepmind's /api/v1 (star
 background with `keepmind serve` if none answers), inside one session it opens on first use with
 the audience and boundary from its own configuration (--audience/--boundary, else the `mcp.*`
 settings). The API's token ceiling applies to it like to any other client.
+
+A server it starts stops itself after `mcp.server_idle_minutes` without a request, so none is
+orphaned when the client goes away; the next tool call starts one again. A start that failed
+(a port in use, a broken data dir) is reported with its cause and not retried on every call:
+for RETRY_START_S the calls answer that cause at once, unless a server came up meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -17,9 +23,10 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..process.client import ApiError, DaemonClient, connect
+from ..process.client import ApiError, DaemonClient, StartFailed, connect
 
 log = logging.getLogger("keepmind.mcp")
+RETRY_START_S = 60.0
 
 INSTRUCTIONS = (
     "Keepmind is the user's long-term memory. Call recall with the user's message to get the "
@@ -106,10 +113,13 @@ def _memory(d: dict) -> Memory:
 
 
 class McpSession:
-    """The Keepmind session of one MCP server process, opened lazily, ended on close."""
+    """The Keepmind session of one MCP server process, opened lazily, ended on close.
 
-    def __init__(self, connect_fn: Callable[[], DaemonClient], audience: str, boundary: str,
-                 channel: str = "mcp"):
+    `connect_fn(start)` returns a client of the running Keepmind, starting one if `start`.
+    """
+
+    def __init__(self, connect_fn: Callable[..., DaemonClient], audience: str, boundary: str,
+                 channel: str = "mcp", *, clock: Callable[[], float] = time.monotonic):
         self._connect = connect_fn
         self.audience = audience
         self.boundary = boundary
@@ -117,11 +127,33 @@ class McpSession:
         self._client: DaemonClient | None = None
         self._session_id: str | None = None
         self._lock = threading.Lock()
+        self._clock = clock
+        self._failed: tuple[str, float] | None = None  # the last failed start: its cause and when
+
+    def _client_now(self) -> DaemonClient:
+        """A client of the running Keepmind; starts one unless a start failed less than
+        RETRY_START_S ago (then only a server someone else started meanwhile will do)."""
+        if self._failed is not None:
+            cause, at = self._failed
+            waited = self._clock() - at
+            if waited < RETRY_START_S:
+                try:
+                    return self._connect(start=False)
+                except ApiError:
+                    raise ApiError(f"{cause}; it will be tried again in {RETRY_START_S - waited:.0f} s, or start "
+                                   "it yourself with `keepmind serve`", 503) from None
+        try:
+            client = self._connect(start=True)
+        except StartFailed as exc:
+            self._failed = (exc.message, self._clock())
+            raise
+        self._failed = None
+        return client
 
     def _ready(self) -> tuple[DaemonClient, str]:
         with self._lock:
             if self._client is None:
-                self._client = self._connect()
+                self._client = self._client_now()
             if self._session_id is None:
                 opened = self._client.post("/sessions", {"audience": self.audience, "boundary": self.boundary,
                                                          "channel": self.channel, "title": "MCP session"})
@@ -219,9 +251,16 @@ def build_server(session: McpSession) -> MCPServer:
     return server
 
 
-def run_stdio(home: Path, *, audience: str, boundary: str, start: bool = True, token: str | None = None) -> int:
-    """`keepmind mcp`: serve MCP on stdin/stdout until the client closes it (`token`: default the local one)."""
-    session = McpSession(lambda: connect(home, start=start, token=token), audience, boundary)
+def run_stdio(home: Path, *, audience: str, boundary: str, start: bool = True, token: str | None = None,
+              idle_stop_minutes: float | None = None) -> int:
+    """`keepmind mcp`: serve MCP on stdin/stdout until the client closes it (`token`: default the
+    local one). A server it starts stops itself after `idle_stop_minutes` without a request."""
+    allow_start = start
+
+    def connect_fn(start: bool = True) -> DaemonClient:
+        return connect(home, start=start and allow_start, token=token, idle_stop_minutes=idle_stop_minutes)
+
+    session = McpSession(connect_fn, audience, boundary)
     try:
         build_server(session).run("stdio")
     finally:

@@ -11,7 +11,9 @@ import hmac
 import secrets
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -116,16 +118,47 @@ def proves_instance(home: Path, info: dict, *, http: httpx.Client | None = None,
     return isinstance(proof, str) and hmac.compare_digest(proof, instance_proof(nonce, challenge))
 
 
-def start_background(home: Path) -> subprocess.Popen:
-    """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log."""
+class StartFailed(ApiError):
+    """`keepmind serve` was started in the background and did not come up; the message says why
+    (the child's own error from its log, e.g. the port is in use)."""
+
+
+@dataclass(frozen=True)
+class Started:
+    process: subprocess.Popen
+    log: Path
+    offset: int  # the log's size before this start: what follows is this child's
+
+
+def start_background(home: Path, *, idle_stop_minutes: float | None = None) -> Started:
+    """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log; with
+    `idle_stop_minutes` it stops itself once idle that long (see Daemon.idle_expired)."""
     logs = make_private_dir(Path(home) / "logs")
+    log = logs / "serve.log"
     detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
         if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
-    with open_private(logs / "serve.log", "ab") as log_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "keepmind", "serve", "--home", str(home)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, close_fds=True, **detach,
-        )
+    argv = [sys.executable, "-m", "keepmind", "serve", "--home", str(home)]
+    if idle_stop_minutes:
+        argv += ["--stop-after-idle", f"{idle_stop_minutes:g}"]
+    with open_private(log, "ab") as log_file:
+        offset = log_file.tell()
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
+                                   close_fds=True, **detach)
+    return Started(process, log, offset)
+
+
+def start_error(started: Started) -> str | None:
+    """Why the child started by `started` failed, from what it wrote to the log: its last
+    `error: ...` line (the CLI's words for the person), else the last line it wrote."""
+    try:
+        with started.log.open("rb") as fh:
+            fh.seek(started.offset)
+            text = fh.read(256_000).decode("utf-8", "replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[len("error: "):] for line in lines if line.startswith("error: ")]
+    return errors[-1] if errors else (lines[-1][:500] if lines else None)
 
 
 def _healthy_client(home: Path, token: str | None) -> DaemonClient | None:
@@ -143,10 +176,13 @@ def _healthy_client(home: Path, token: str | None) -> DaemonClient | None:
     return None
 
 
-def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None) -> DaemonClient:
+def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None,
+            idle_stop_minutes: float | None = None) -> DaemonClient:
     """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
 
-    `token` is the API token to use (default: the local token in `<home>/token`).
+    `token` is the API token to use (default: the local token in `<home>/token`). A start that
+    fails raises StartFailed with the child's own reason (a port in use, a broken data dir) as soon
+    as the child exits, not after the whole wait.
     """
     home = Path(home)
     client = _healthy_client(home, token)
@@ -154,14 +190,21 @@ def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str 
         return client
     if not start:
         raise ApiError(f"Keepmind is not running for {home}: start `keepmind serve --home {home}`")
-    process = start_background(home)
+    started = start_background(home, idle_stop_minutes=idle_stop_minutes)
+    # Reap it whenever it ends (`keepmind stop`, idle), so it never lingers as a zombie of this process.
+    threading.Thread(target=started.process.wait, name="keepmind-serve-reaper", daemon=True).start()
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         client = _healthy_client(home, token)
         if client is not None:
             return client
-        if process.poll() is not None:
-            # It may have lost the lock to another instance that is starting: give that one a moment.
+        if started.process.poll() is not None:
+            cause = start_error(started)
+            if cause and "already running" not in cause:
+                raise StartFailed(f"Keepmind could not start: {cause} (log: {started.log})")
+            # It lost the lock to another instance that is starting: give that one a moment.
             deadline = min(deadline, time.monotonic() + 5.0)
         time.sleep(0.1)
-    raise ApiError(f"`keepmind serve` did not come up within {wait_s:.0f} s; see {home / 'logs' / 'serve.log'}")
+    cause = start_error(started)
+    raise StartFailed(f"`keepmind serve` did not answer within {wait_s:.0f} s"
+                      + (f"; it said: {cause}" if cause else "") + f" (log: {started.log})")

@@ -6,6 +6,11 @@ exists, serves the app on 127.0.0.1 (port 0 picks a free one), and writes `serve
 hand the token to another program listening on a stale server.json's port). `stop()` shuts
 down in order — server, workers, writer, database — removes server.json and releases the lock;
 it is idempotent and safe from a signal handler's thread.
+
+Two ways to end it from outside besides a signal: `POST /api/v1/shutdown` (the local token only;
+`keepmind stop`) calls `request_shutdown`, and a daemon started with `idle_stop_minutes` (the one
+`keepmind mcp` starts in the background) says it is due to stop once no request arrived for that
+long and no work is pending (`idle_expired`), so it is never orphaned for ever.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import signal
 import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from keepmind.engine import EngineError, make_private_dir, open_engine
 from keepmind.webui import security
@@ -32,6 +40,23 @@ class PortInUse(EngineError):
     status = 409
 
 
+class ActivityMeter:
+    """WSGI middleware remembering when the last request arrived (the proof of identity,
+    POST /api/v1/hello, does not count: every client sends one before it knows the server)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.last = time.monotonic()
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO") != "/api/v1/hello":
+            self.last = time.monotonic()
+        return self.app(environ, start_response)
+
+    def idle_seconds(self) -> float:
+        return time.monotonic() - self.last
+
+
 def ensure_local_token(engine, home: Path) -> str:
     """The secret in `<home>/token`, creating a personal, any-boundary token if it is missing or dead."""
     secret = read_token_file(home)
@@ -47,8 +72,13 @@ class Daemon:
     """Everything `keepmind serve` runs, started and stopped in order."""
 
     def __init__(self, home: Path, *, port: int | None = None, settings=None, clock=None, threads: int = 8,
-                 start_workers: bool = True, llm_api_key: str | None = None):
+                 start_workers: bool = True, llm_api_key: str | None = None,
+                 idle_stop_minutes: float | None = None, on_shutdown_request: Callable[[], None] | None = None):
         self.home = Path(home)
+        self.idle_stop_minutes = idle_stop_minutes or None
+        self._on_shutdown_request = on_shutdown_request
+        self.shutdown_requested = threading.Event()
+        self.activity: ActivityMeter | None = None
         self._llm_api_key = llm_api_key
         self._port = port
         self._settings = settings
@@ -75,10 +105,12 @@ class Daemon:
             self.token = ensure_local_token(self.engine, self.home)
             port = self.engine.settings["server.port"] if self._port is None else self._port
             max_body = self.engine.settings["server.max_body_bytes"]
-            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body})
+            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body,
+                                           "KEEPMIND_SHUTDOWN": self.request_shutdown})
+            self.activity = ActivityMeter(app)
             # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope.
             try:
-                self.server = ApiServer(app, port, threads=self._threads,
+                self.server = ApiServer(self.activity, port, threads=self._threads,
                                         max_request_body_size=max_body * 4 + 65_536)
             except OSError as exc:
                 raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
@@ -87,12 +119,34 @@ class Daemon:
             nonce = secrets.token_urlsafe(32)  # this start's key: clients check the server with it
             security.bind_instance(app, nonce)
             self.server.start()
-            write_server_json(self.home, self.server.url, os.getpid(), nonce)
+            write_server_json(self.home, self.server.url, os.getpid(), nonce,
+                              idle_stop_minutes=self.idle_stop_minutes)
         except BaseException:
             self.stop()
             raise
         log.info("keepmind_serving url=%s", self.server.url)
         return self
+
+    def request_shutdown(self) -> None:
+        """Stop soon, from the process's own main loop (the API's POST /shutdown calls this).
+
+        The host decides how: `keepmind serve` passes its stop event; any other host gets SIGTERM
+        raised in its own process, which it must handle anyway (logout, `kill`), so it stops cleanly.
+        """
+        self.shutdown_requested.set()
+        if self._on_shutdown_request is not None:
+            self._on_shutdown_request()
+        else:  # pragma: no cover - hosts other than `keepmind serve` (the tray) pass their own
+            signal.raise_signal(signal.SIGTERM)
+
+    def idle_expired(self) -> bool:
+        """True when this daemon stops when idle and has been: no request for `idle_stop_minutes`
+        and nothing waiting to be curated or distilled (that work would be lost until a next start)."""
+        if not self.idle_stop_minutes or self.activity is None or self.engine is None:
+            return False
+        if self.activity.idle_seconds() < self.idle_stop_minutes * 60:
+            return False
+        return not self.engine.pending_work()
 
     def stop(self) -> None:
         """Server, workers, writer, database; then server.json and the lock. Idempotent."""

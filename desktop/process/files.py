@@ -23,10 +23,14 @@ def read_server_json(home: Path) -> dict | None:
     return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
 
 
-def write_server_json(home: Path, url: str, pid: int, nonce: str) -> None:
-    """Write server.json owner-only (0600), atomically: where the server is, its pid, and the
-    nonce of this start (the key of its instance proof, see webui.security.instance_proof)."""
-    write_private(Path(home) / SERVER_JSON, json.dumps({"url": url, "pid": pid, "nonce": nonce}, indent=2) + "\n")
+def write_server_json(home: Path, url: str, pid: int, nonce: str, *, idle_stop_minutes: float | None = None) -> None:
+    """Write server.json owner-only (0600), atomically: where the server is, its pid, the nonce of
+    this start (the key of its instance proof, see webui.security.instance_proof), and, for a
+    server that stops itself when idle, after how many minutes (`keepmind status` says so)."""
+    info = {"url": url, "pid": pid, "nonce": nonce}
+    if idle_stop_minutes:
+        info["idle_stop_minutes"] = idle_stop_minutes
+    write_private(Path(home) / SERVER_JSON, json.dumps(info, indent=2) + "\n")
 
 
 def read_lock_pid(home: Path) -> int | None:

@@ -75,7 +75,7 @@ def check_results(out: dict, engine_has_store: bool, engine_has_recall: bool) ->
 def test_mcp_tools_in_process(live):
     sid = live.engine.open_session("personal", "work")
     live.engine.store(sid, "Coffee", "The user grinds espresso with a Baratza grinder.")
-    session = McpSession(lambda: DaemonClient(live.url, live.token), "personal", "work")
+    session = McpSession(lambda start=True: DaemonClient(live.url, live.token), "personal", "work")
     server = build_server(session)
 
     async def main():
@@ -92,7 +92,7 @@ def test_mcp_tools_in_process(live):
 
 def test_mcp_session_obeys_the_token_ceiling(live):
     team_token = live.make_token("team-mcp", "team")
-    session = McpSession(lambda: DaemonClient(live.url, team_token), "personal", "work")
+    session = McpSession(lambda start=True: DaemonClient(live.url, team_token), "personal", "work")
 
     async def main():
         async with Client(build_server(session)) as client:

@@ -39,7 +39,7 @@ def served(tmp_path):
     home = tmp_path / "home"
     home.mkdir(mode=0o755)
     (home / "keepmind.json").write_text(json.dumps(QUIET))
-    process = start_background(home)
+    process = start_background(home).process
     deadline = time.monotonic() + 60
     client = None
     while client is None and time.monotonic() < deadline and process.poll() is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -122,7 +123,7 @@ def test_status_command_running_and_not(tmp_path, capsys, clock, start_live):
     try:
         assert main(["status", "--json", "--home", str(home)]) == 0
         status = json.loads(capsys.readouterr().out)
-        assert status["server"] == {"running": True, "url": live.url}
+        assert status["server"] == {"running": True, "url": live.url, "pid": os.getpid(), "idle_stop_minutes": None}
         assert status["memory"]["status"] == "healthy"
     finally:
         live.stop()
