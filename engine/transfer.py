@@ -51,12 +51,44 @@ def export_rows(conn: apsw.Connection):
             yield kind, row
 
 
-def export(engine, output: str | Path, *, fmt: str = "jsonl") -> int:
-    """Write every memory to `output`; returns the number of memories (documents + records)."""
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote: `memories` counts live memories as `stats` does; `deleted` (deleted
+    documents and records, kept so their tombstones hold) and `earlier` (versions of edited records)
+    travel with them but are not memories."""
+
+    memories: int
+    deleted: int = 0
+    earlier: int = 0
+    path: Path | None = None
+    single_file: bool = True
+
+
+def count_exported(items: list[tuple[str, dict]]) -> tuple[int, int, int]:
+    """(live memories, deleted ones, earlier versions) among exported rows."""
+    superseders = {r["supersedes_record_id"]: r for k, r in items if k == "record" and r["supersedes_record_id"]}
+    live = deleted = earlier = 0
+    for kind, row in items:
+        if kind == "document":
+            live, deleted = (live + 1, deleted) if row["deleted_at"] is None else (live, deleted + 1)
+        elif kind == "record":
+            if row["is_tombstone"]:
+                deleted += 1
+            elif row["record_id"] in superseders:
+                earlier += 0 if superseders[row["record_id"]]["is_tombstone"] else 1
+            else:
+                live += 1
+    return live, deleted, earlier
+
+
+def export(engine, output: str | Path, *, fmt: str = "jsonl") -> Exported:
+    """Write every memory to `output`: JSON Lines (lossless), or readable Markdown: one file when
+    `output` ends in `.md`, else a folder with one file per anchor."""
     output = Path(output)
     with engine.db.snapshot() as conn:
         items = list(export_rows(conn))
-    count = sum(1 for kind, _ in items if kind in ("document", "record"))
+    live, deleted, earlier = count_exported(items)
+    single = True
     if fmt == "jsonl":
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp = output.with_name(output.name + ".tmp")
@@ -68,10 +100,18 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl") -> int:
                 fh.write(json.dumps({"type": kind, **row}, ensure_ascii=False, sort_keys=True) + "\n")
         tmp.replace(output)
     elif fmt == "markdown":
-        write_markdown(items, output)
+        pages = markdown_pages(items)
+        if output.suffix.lower() == ".md":
+            output.parent.mkdir(parents=True, exist_ok=True)
+            write_private(output, "\n".join(text for _, text in pages) or "# No memories\n")
+        else:
+            single = False
+            make_private_dir(output)
+            for slug, text in pages:
+                write_private(output / f"{slug}.md", text)
     else:
         raise InvalidInput(f"unknown export format {fmt!r}: use jsonl or markdown")
-    return count
+    return Exported(live, deleted, earlier, output, single)
 
 
 # -- Markdown export ------------------------------------------------------------------------
@@ -81,9 +121,9 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:80] or "anchor"
 
 
-def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
-    """One readable file per anchor (memories without an anchor go to `unanchored.md`)."""
-    make_private_dir(folder)
+def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
+    """(slug, Markdown) per anchor, memories without an anchor under `unanchored`."""
+    pages: list[tuple[str, str]] = []
     anchors = {r["anchor_id"]: r for k, r in items if k == "anchor"}
     revisions: dict[str, list[dict]] = {}
     for k, r in items:
@@ -127,7 +167,8 @@ def write_markdown(items: list[tuple[str, dict]], folder: Path) -> None:
                 for v in older:
                     lines += [f"**revision {v['revision']}** ({iso(v['created_at'])})", "", v["body"], ""]
                 lines += ["</details>", ""]
-        write_private(folder / f"{slug}.md", "\n".join(lines))
+        pages.append((slug, "\n".join(lines)))
+    return pages
 
 
 # -- import ---------------------------------------------------------------------------------

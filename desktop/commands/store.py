@@ -15,10 +15,12 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("export", help="write every memory as JSON Lines or a Markdown folder")
+    p = sub.add_parser("export", help="write every memory as JSON Lines (lossless) or readable Markdown")
     home_option(p)
     p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
-    p.add_argument("-o", "--output", required=True, help="file (jsonl) or folder (markdown)")
+    p.add_argument("-o", "--output", required=True, metavar="PATH",
+                   help="jsonl: the file to write; markdown: one file when PATH ends in .md, else a folder "
+                        "with one file per anchor")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", help="read a Keepmind JSON Lines export or OpenClaw-style Markdown memory")
@@ -67,8 +69,16 @@ def cmd_export(args) -> int:
     from keepmind.engine import transfer
 
     with open_engine(home_of(args), start_workers=False) as engine:
-        count = transfer.export(engine, args.output, fmt=args.format)
-    print(f"exported {count} memories to {args.output}")
+        done = transfer.export(engine, args.output, fmt=args.format)
+    also = []
+    if done.deleted:
+        also.append(f"{done.deleted} deleted {'memory' if done.deleted == 1 else 'memories'}, kept so "
+                    f"{'its tombstone holds' if done.deleted == 1 else 'their tombstones hold'}")
+    if done.earlier:
+        also.append(f"{done.earlier} earlier {'version' if done.earlier == 1 else 'versions'} of edited records")
+    where = f"{done.path}" + ("" if done.single_file else " (a folder: one file per anchor)")
+    print(f"exported {done.memories} {'memory' if done.memories == 1 else 'memories'} to {where}"
+          + (f" (with {' and '.join(also)})" if also and args.format == "jsonl" else ""))
     return 0
 
 

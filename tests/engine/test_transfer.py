@@ -43,8 +43,10 @@ def test_jsonl_export_import_roundtrip_is_identical(tmp_path, clock):
     src = open_engine(tmp_path / "a", settings=defaults(), clock=clock, start_workers=False)
     populate(src, clock)
     out = tmp_path / "export.jsonl"
-    count = transfer.export(src, out)
-    assert count == 7
+    exported = transfer.export(src, out)
+    stats = src.stats()
+    # live memories as stats counts them; the deleted document and the record's first version travel too
+    assert (exported.memories, exported.deleted, exported.earlier) == (stats["documents"] + stats["records"], 1, 1)
     assert all(json.loads(line) for line in out.read_text().splitlines())
     dst = open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False)
     report = transfer.import_path(dst, out)
@@ -71,12 +73,22 @@ def test_bad_jsonl_imports_nothing_and_names_the_lines(tmp_path, engine):
 
 def test_markdown_export_writes_one_file_per_anchor(tmp_path, engine, clock):
     populate(engine, clock)
-    transfer.export(engine, tmp_path / "md", fmt="markdown")
+    folder = transfer.export(engine, tmp_path / "md", fmt="markdown")
+    assert not folder.single_file
     names = sorted(p.name for p in (tmp_path / "md").iterdir())
     assert names == ["unanchored.md", "user.md"]
     user = (tmp_path / "md" / "user.md").read_text()
     assert "member of KLM (Air France-KLM) Flying Blue" in user and "revision 1" in user
     assert "home_airport → AMS" in user and "until" in user
+
+
+def test_markdown_export_to_a_path_ending_in_md_writes_one_file(tmp_path, engine, clock):
+    populate(engine, clock)
+    one = transfer.export(engine, tmp_path / "out" / "all.md", fmt="markdown")
+    assert one.single_file and (tmp_path / "out" / "all.md").is_file()
+    text = (tmp_path / "out" / "all.md").read_text()
+    assert "# user" in text and "# Unanchored memories" in text and "member of KLM (Air France-KLM)" in text
+    assert "the office is in Paris" not in text  # deleted: not in the readable export
 
 
 def test_openclaw_markdown_import(tmp_path, engine):
