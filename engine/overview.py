@@ -146,8 +146,8 @@ def receipts(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...]
         clauses.append("e.degraded != 0" if degraded else "e.degraded = 0")
     return rows(
         conn,
-        "SELECT e.receipt_id, e.session_id, e.query, e.injected_count, e.degraded, e.total_ms, e.created_at"
-        " FROM recall_events e JOIN sessions s ON s.session_id = e.session_id"
+        "SELECT e.receipt_id, e.session_id, s.channel, e.query, e.injected_count, e.degraded, e.total_ms,"
+        " e.created_at FROM recall_events e JOIN sessions s ON s.session_id = e.session_id"
         f" WHERE {' AND '.join(clauses)} ORDER BY e.created_at DESC LIMIT ?", (*params, _limit(limit)))
 
 

@@ -21,6 +21,7 @@ from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.recall.rank import RANKINGS
 
 from ..paths import home_of, home_option, models_dir_of
+from . import explain
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
 DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
@@ -80,10 +81,7 @@ def register(sub) -> None:
                         "the engine's engine/recall/lexical_gate.json")
     p.set_defaults(func=cmd_calibrate, anonymize_default=True)
 
-    p = group.add_parser("explain", help="print the receipt of one recall")
-    home_option(p)
-    p.add_argument("receipt_id")
-    p.set_defaults(func=cmd_explain)
+    explain.register(group)
 
 
 def _say(msg: str) -> None:
@@ -254,8 +252,4 @@ def _calibrate_lexical(args, config: RecallConfig) -> int:
     return 0
 
 
-def cmd_explain(args) -> int:
-    with open_engine(home_of(args), start_workers=False) as engine:
-        print(json.dumps(engine.explain(args.receipt_id), indent=2))
-    return 0
 

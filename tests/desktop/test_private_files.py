@@ -70,7 +70,7 @@ def test_a_running_keepmind_keeps_its_data_dir_and_every_file_owner_only(served,
     assert cli(["export", "--home", str(home), "--format", "markdown", "-o", str(markdown)]) == 0
     found = modes(home)
     for name in ("keepmind.db", "keepmind.db-wal", "keepmind.db-shm", "token", "server.json", "keepmind.lock",
-                 "logs/serve.log", "hooks/claude-code/c1.json"):
+                 "logs/serve.log", "hooks/claude-code/c1.json", "hooks/claude-code/recalls.jsonl"):
         assert found.get(name) == "0o600", (name, found)
     assert found["."] == found["logs"] == found["hooks"] == "0o700"
     assert wider_than_owner(found) == {}
