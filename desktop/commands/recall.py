@@ -20,7 +20,7 @@ from keepmind.engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
 from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.recall.rank import RANKINGS
 
-from ..paths import home_of, home_option, models_dir_of
+from ..paths import home_option, models_dir_of
 from . import explain
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
