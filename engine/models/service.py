@@ -1,6 +1,11 @@
 """ModelRuntime: the engine's models (`engine.models`): which embedder and gate are active, their
 vector index, loading in the background, keep-warm, gap repair and embed-on-write.
 
+Gap repair runs at start, when a bulk write asks for it, and whenever the background loop (every
+GAP_CHECK_SECONDS) notices live memories written since its last look that have no vector: that is
+how memories another process wrote (`keepmind import` next to a running Keepmind) get embedded
+within seconds.
+
 It is always attached, even when embeddings are off or a model failed: problems become degraded
 reasons (`status_reasons()`), never an exception at start. With start_workers=False nothing runs
 until a caller (a test, the CLI) calls `load()` itself.
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -23,6 +29,7 @@ from .verify import Verification, model_dir, verify_installed
 
 log = logging.getLogger("keepmind.models")
 KEEP_WARM_SECONDS = 300
+GAP_CHECK_SECONDS = 2.0
 REPAIR_BATCH = 16
 
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -73,6 +80,7 @@ class ModelRuntime:
         self._thread: threading.Thread | None = None
         self._load_lock = threading.Lock()
         self.last_repair: RepairResult | None = None
+        self._marks: tuple[int, int] | None = None  # rowids seen by the last gap look (vectors.watermarks)
 
     # -- the contract -------------------------------------------------------------------------
 
@@ -285,18 +293,40 @@ class ModelRuntime:
             log.exception("memory_models_load_failed")
         finally:
             self._ready.set()
+        warmed = time.monotonic()
         while not self._stop.is_set():
-            self._wake.wait(KEEP_WARM_SECONDS)
+            self._wake.wait(GAP_CHECK_SECONDS)
             if self._stop.is_set():
                 break
-            self.run_once()
+            try:
+                if self._wake.is_set() or self.gap_noticed():
+                    self.run_once()
+                elif time.monotonic() - warmed >= KEEP_WARM_SECONDS:
+                    self.keep_warm_once()
+                    warmed = time.monotonic()
+            except Exception:  # noqa: BLE001 - the loop outlives one bad tick (e.g. closing)
+                log.debug("memory_models_tick_failed", exc_info=True)
 
     def run_once(self) -> RepairResult | bool:
-        """One tick of the background loop: a requested gap repair, else a keep-warm inference."""
-        if self._wake.is_set():
+        """One tick: a gap repair when one was asked for or live memories lack vectors since the last
+        look, else a keep-warm inference."""
+        if self._wake.is_set() or self.gap_noticed():
             self._wake.clear()
             return self.repair_gaps()
         return self.keep_warm_once()
+
+    def gap_noticed(self) -> bool:
+        """Did memories arrive since the last look that have no vector of the active embedder?"""
+        embedder = self._embedder
+        if embedder is None or self._index is None or self.engine.closed:
+            return False
+        with self.engine.db.snapshot() as conn:
+            marks = vec.watermarks(conn)
+            found = self._marks is None or (marks != self._marks and vec.unembedded_since(
+                conn, embedder.model_id, self._marks))
+        if not found:
+            self._marks = marks
+        return found
 
     def request_repair(self) -> None:
         """Ask the background thread for a gap repair (after a bulk write with unknown ids)."""
@@ -323,6 +353,7 @@ class ModelRuntime:
         if embedder is None or index is None:
             return RepairResult(None)
         with self.engine.db.snapshot() as conn:
+            marks = vec.watermarks(conn)
             todo = vec.gaps(conn, embedder.model_id, force=force)
             live = vec.coverage(conn, None)["live"]
         embedded = failed = 0
@@ -338,6 +369,8 @@ class ModelRuntime:
                 failed += len(chunk)
             if progress:
                 progress(min(start + batch, len(todo)), len(todo))
+        if not failed and embedded == len(todo):
+            self._marks = marks  # everything up to here has a vector now
         result = RepairResult(embedder.model_id, embedded, max(0, live - len(todo)), failed)
         log.info("memory_embedding_gap_repair_complete model=%s embedded=%d skipped=%d failed=%d",
                  result.model_id, embedded, result.skipped, failed)

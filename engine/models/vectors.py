@@ -270,6 +270,29 @@ def gaps(conn: apsw.Connection, model_id: str, *, force: bool = False) -> list[t
     return found
 
 
+def watermarks(conn: apsw.Connection) -> tuple[int, int]:
+    """The highest rowids of the documents and records tables (new memories get higher ones)."""
+    docs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_documents").fetchall()[0][0]
+    recs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_records").fetchall()[0][0]
+    return int(docs), int(recs)
+
+
+def unembedded_since(conn: apsw.Connection, model_id: str, marks: tuple[int, int]) -> bool:
+    """Is any live memory written after `marks` (see watermarks) without a vector of this model?
+
+    Cheap however large the store: it reads only the rows above the marks. It is how a running
+    Keepmind notices memories another process wrote (`keepmind import`)."""
+    doc_mark, rec_mark = marks
+    found = conn.execute(
+        "SELECT 1 FROM memory_documents d WHERE d.rowid > ? AND d.deleted_at IS NULL AND NOT EXISTS"
+        " (SELECT 1 FROM memory_embeddings e WHERE e.item_id = d.document_id AND e.model_id = ?)"
+        " UNION ALL SELECT 1 FROM memory_records r WHERE r.rowid > ? AND r.is_tombstone = 0 AND NOT EXISTS"
+        " (SELECT 1 FROM memory_embeddings e WHERE e.item_id = r.record_id AND e.model_id = ?)"
+        " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
+        " LIMIT 1", (doc_mark, model_id, rec_mark, model_id)).fetchall()
+    return bool(found)
+
+
 def coverage(conn: apsw.Connection, model_id: str | None) -> dict:
     """Counts for doctor: live memories, those embedded under this model at their current hash,
     and distinct items embedded only under other models."""

@@ -210,14 +210,37 @@ def test_a_bulk_write_without_ids_gets_a_background_gap_repair(tiny_home, clock)
 
     with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
         engine.models.load()
+        assert engine.models.run_once() is True  # nothing new: a keep-warm tick
         sid = engine.open_session("personal", "work")
         draft = engine.draft(engine.scope(sid), "Imported", "coffee every morning", source="import")
         imported = engine.write(store.insert_memory, draft, engine.now())
-        assert engine.models.run_once() is True  # nothing requested: a keep-warm tick
         engine.notify_written([])  # what a bulk import does
         assert not engine.models.vectors().has(imported)
         repaired = engine.models.run_once()
         assert repaired.embedded == 1 and engine.models.vectors().has(imported)
+        assert engine.models.run_once() is True
+
+
+def test_memories_another_process_wrote_are_noticed_and_embedded(tiny_home, clock):
+    """Nobody tells the running engine (another process imported): its loop's look notices them."""
+    from keepmind.engine import open_engine
+    from keepmind.engine.settings import defaults
+
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        engine.models.load()
+        assert not engine.models.gap_noticed()
+        other = open_engine(tiny_home, settings=defaults().with_overrides(memory__embeddings__enabled=False),
+                            clock=clock, start_workers=False)
+        try:
+            sid = other.open_session("personal", "work")
+            ids = other.insert_drafts([other.draft(other.scope(sid), f"Fact {n}", f"the user likes tea number {n}",
+                                                   source="import") for n in range(3)], notify=False)
+        finally:
+            other.close()
+        assert engine.models.gap_noticed()
+        repaired = engine.models.run_once()
+        assert repaired.embedded == 3 and all(engine.models.vectors().has(i) for i in ids)
+        assert not engine.models.gap_noticed()
 
 
 def test_a_slow_or_failing_download_never_blocks_start_and_ends_as_a_reason(tmp_path, clock):
