@@ -6,7 +6,9 @@ changed since planning, writes the memories through `store.insert_memory` / `sto
 appends the curation_events row and completes the checkpoint — all in one transaction.
 
 Rules first (netclaw-facts §4): empty, ephemeral, secret, policy, tombstone, fingerprint dedup.
-Records (evidence, trace) are created. A durable fact looks for the living document of its anchor
+Records (evidence, trace) are created. A durable fact that a living document of its scope already
+says word for word (found by full text, or among its nominees) is skipped as `contained`; no
+model is needed to see that it adds nothing. Otherwise it looks for the living document of its anchor
 and for nominees (cosine >= 0.86, at most 5, via engine.models); no candidate -> create without an
 LLM call. With candidates the curator LLM chooses; a merged body must pass the merge guard or the
 proposal is appended under a dated separator. Without an LLM nothing is merged destructively:
@@ -132,9 +134,16 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
                                       detail={"tombstone_cosine": round(near[1], 4)})
         if proposal.memory_class != "durable_fact":
             return proposal, Decision("create", "record")
+        said = similarity.already_said(conn, lease, proposal.content, now)
+        if said is not None:
+            return proposal, Decision("skip", "contained", targets=(said,))
         same_anchor = anchor_document(conn, lease, proposal.anchor)
         nominees, info = similarity.nominate(engine, conn, lease, proposal, now, embedded,
                                              allow_lexical=llm is not None)
+    for nominee in nominees:  # a near match (by meaning) that already says all of it
+        if mergeguard.contains_statement(nominee["body"], proposal.content):
+            return proposal, Decision("skip", "contained", targets=(nominee["id"],),
+                                      detail={**info, "cosine": nominee["cosine"]})
     candidates = ([same_anchor] if same_anchor else []) + [n for n in nominees
                                                             if not same_anchor or n["id"] != same_anchor["id"]]
     revisions = tuple((c["id"], c["revision"]) for c in candidates)

@@ -116,11 +116,20 @@ def append_body(existing: str, proposal: str, existing_as_of_ms: int) -> str:
     return f"{proposal.strip()}\n\n{dated_separator(existing_as_of_ms)}\n{existing.strip()}"
 
 
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
 def contains_statement(body: str, proposal: str) -> bool:
-    """True when `body` already says `proposal` (normalized whitespace and case)."""
+    """True when `body` already says `proposal`: its words, in order, whole (case, punctuation and
+    markup aside; "likes tea" is not said by "likes teapots"). Text in a script written without
+    spaces (Chinese, Japanese) is compared without word boundaries."""
     norm = lambda s: " ".join(re.findall(r"\w+", s.lower()))  # noqa: E731
-    p = norm(proposal)
-    return bool(p) and p in norm(body)
+    p, b = norm(proposal), norm(body)
+    if not p:
+        return False
+    if CJK_RE.search(p):
+        return p.replace(" ", "") in b.replace(" ", "")
+    return f" {p} " in f" {b} "
 
 
 def previously(current: str, earlier: str, as_of_ms: int) -> str:

@@ -20,6 +20,7 @@ from .. import search
 from ..db import rows
 from ..policy import Scope
 from .checkpoints import Lease
+from .mergeguard import contains_statement
 from .proposals import Proposal
 
 LEXICAL_NOMINEE_OVERLAP = 0.5
@@ -106,6 +107,22 @@ def nominate(engine, conn: apsw.Connection, lease: Lease, proposal: Proposal, no
     if out:
         info["top_cosine"] = max((c["cosine"] or 0.0) for c in out)
     return out, info
+
+
+def already_said(conn: apsw.Connection, lease: Lease, content: str, now: int) -> str | None:
+    """A living document of exactly this scope whose body already says `content` (mergeguard's
+    contains_statement: every word, in order), found by the full-text index without any model.
+    Such a proposal adds nothing: "likes tea" when "likes tea and coffee" is stored."""
+    terms = search.query_terms(content, stopwords=frozenset())
+    if not terms:
+        return None
+    found = rows(
+        conn,
+        "SELECT d.document_id, d.body FROM memory_documents_fts f JOIN memory_documents d ON d.rowid = f.rowid"
+        " WHERE memory_documents_fts MATCH ? AND d.deleted_at IS NULL AND d.memory_class = 'durable_fact'"
+        " AND d.audience = ? AND d.boundary = ? AND (d.expires_at IS NULL OR d.expires_at > ?) LIMIT 20",
+        (" AND ".join('"' + t.replace('"', '""') + '"' for t in terms), lease.audience, lease.boundary, now))
+    return next((r["document_id"] for r in found if contains_statement(r["body"], content)), None)
 
 
 def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded) -> tuple[str, float] | None:

@@ -266,3 +266,22 @@ def test_unparseable_curator_reply_is_conservative(llm_engine, provider, persona
     assert (outcome.action, outcome.reason) == ("append", "llm_no_decision_same_anchor_append")
     body = llm_engine.list_memories(personal)[0].body
     assert "09:30" in body and "#standup" in body
+
+
+def test_a_fact_another_memory_already_says_is_skipped_as_contained(engine, personal, team):
+    engine.store_memory(personal, "Drinks", "The user likes tea and coffee, never soda.")
+    engine.store_memory(personal, "饮食", "咖啡只喝美式，不加糖，也不要奶。")
+    drain(engine)
+    said = _queue(engine, personal, Proposal("durable_fact", "Tea", "The user likes tea", confidence=0.9))
+    zh = _queue(engine, personal, Proposal("durable_fact", "咖啡", "咖啡只喝美式，不加糖", confidence=0.9))
+    partial = _queue(engine, personal, Proposal("durable_fact", "Tea", "The user likes tea", confidence=0.9))
+    teapots = _queue(engine, personal, Proposal("durable_fact", "Pots", "The user likes teapots", confidence=0.9))
+    other_scope = _queue(engine, team, Proposal("durable_fact", "Tea", "The user likes tea", confidence=0.9))
+    outcomes = {o.checkpoint_id: o for o in drain(engine)}
+    assert (outcomes[said].action, outcomes[said].reason) == ("skip", "contained")
+    assert (outcomes[zh].action, outcomes[zh].reason) == ("skip", "contained")
+    assert (outcomes[partial].action, outcomes[partial].reason) == ("skip", "contained")
+    assert outcomes[teapots].action == "create"  # whole words: "tea" is not "teapots"
+    assert outcomes[other_scope].action == "create"  # another audience's memory says nothing here
+    [event] = _events(engine, said)
+    assert event["decided_by"] == "rule" and len(event["targets"]) == 1
