@@ -10,10 +10,10 @@ import sys
 from keepmind import version
 from keepmind.engine import EngineError
 
-from .commands import bench, doctor, lifecycle, memories, models, pause, recall, serve, store, writepath
+from .commands import bench, doctor, imports, lifecycle, memories, models, pause, recall, serve, store, writepath
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMANDS = (store, memories, bench, models, doctor, serve, lifecycle, pause, recall,
+COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, pause, recall,
             writepath)  # writepath last: it joins an `eval` group another module may create
 
 

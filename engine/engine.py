@@ -429,6 +429,37 @@ class Engine:
             _refuse_withheld(scope)
         return receipt
 
+    # -- export and import (engine/transfer.py, engine/mdimport.py) --------------------------------
+
+    def export(self, output: str | Path, *, fmt: str = "jsonl"):
+        """Every memory to `output` (JSON Lines, or Markdown: one file for a .md path, else a folder)."""
+        from . import transfer
+
+        return transfer.export(self, output, fmt=fmt)
+
+    def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
+        """A JSON Lines export written as it is, or OpenClaw-style Markdown queued for curation unit by
+        unit in `audience`/`boundary` (see transfer.import_path); a running curation worker is woken."""
+        from . import transfer
+
+        report = transfer.import_path(self, path, audience=audience, boundary=boundary)
+        if report.get("queued"):
+            self.writepath.curation.wake()
+        return report
+
+    def embedded(self, ids: list[str]) -> set[str]:
+        """Which of these memories have a vector (of any model): how another process sees that a
+        running Keepmind embedded what it wrote."""
+        from .models import vectors
+
+        return self._read(vectors.embedded_ids, list(ids))
+
+    def import_outcome(self, checkpoints: dict[str, str]) -> dict:
+        """What curation made of a Markdown import's checkpoints (id -> file:line), so far."""
+        from . import mdimport
+
+        return self._read(mdimport.outcome, checkpoints)
+
     # -- observability -----------------------------------------------------------------------
 
     def stats(self) -> dict:

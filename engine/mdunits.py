@@ -4,9 +4,10 @@ A unit is what one memory should hold: a top-level bullet with everything nested
 labelled block (`**Label**:` and the list, table, code or paragraph it introduces), a table, a
 code block or a paragraph, with the path of headings above it as context and a title taken from
 its own text. What is not a memory is reported, never stored: separators, headings with nothing
-under them, labels with nothing after them, front matter, comments, and fragments without a
-letter or digit. A unit longer than recall could ever inject (MAX_UNIT_CHARS) is cut between its
-items or rows, each part keeping the label or header that gives it meaning.
+under them, labels with nothing after them, front matter, comments, a quoted description under
+the file's own title, and fragments without a letter or digit. A unit longer than recall could
+ever inject (MAX_UNIT_CHARS) is cut between its items or rows, each part keeping the label or
+header that gives it meaning.
 
 Pure functions over text: engine/mdimport.py turns units into proposals for curation.
 """
@@ -297,7 +298,7 @@ class _Builder:
         self.parsed.skipped.append(Skipped(line, reason, cut(plain(text), 80)))
 
     def unit(self, text: str, kind: str, line: int, label: str | None = None) -> None:
-        text = text.strip("\n")
+        text = text.strip("\n").rstrip()
         if not _has_text(text):
             self.skip(line, "no text", text)
             return
@@ -354,7 +355,9 @@ class _Builder:
             self.label = (block, first_label)
             return
         text = "\n".join(x.strip() for x in block.lines)
-        if self.label is not None:
+        if not self.section() and all(x.lstrip().startswith(">") for x in block.lines):
+            self.skip(block.start, "file description", text)  # `> what this file is for`, under its title
+        elif self.label is not None:
             self.labelled_or_plain(block)
         elif first_label is not None:
             self.unit(text, "paragraph", block.start, label=first_label)

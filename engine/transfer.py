@@ -1,4 +1,4 @@
-"""Export and import: lossless JSON Lines, a readable Markdown folder, and OpenClaw-style Markdown.
+"""Export and import: lossless JSON Lines, readable Markdown, and OpenClaw-style Markdown (mdimport.py).
 
 The JSON Lines export carries every row that makes up a memory (anchors, documents with all
 their revisions, records with their supersede chains, edges, tombstones) with ids and timestamps
@@ -11,19 +11,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import apsw
 
-from . import importrows
+from . import importrows, mdimport
 from .clock import iso
 from .db import rows
-from .errors import EngineError, InvalidInput
-from .memory import Provenance
+from .errors import InvalidInput
 from .policy import AUDIENCES, check_name
 from .private import make_private_dir, open_private, write_private
-from .store import MemoryDraft, find_fingerprint, insert_memory, refuse_secret_draft, validate_draft
 
 FORMAT = "keepmind-export"
 VERSION = 1
@@ -185,19 +182,23 @@ class ImportReport:
 
 
 def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
-    """Import a Keepmind JSON Lines export, or OpenClaw-style Markdown memory (folder or file)."""
+    """Import a Keepmind JSON Lines export (rows written as they are, in their own scopes), or
+    OpenClaw-style Markdown memory, a folder or a file, into `audience`/`boundary`: its units of
+    meaning are queued for curation (engine/mdimport.py), and `checkpoints` maps each checkpoint
+    to the file:line it came from (mdimport.outcome says what became of them)."""
     path = Path(path)
     if not path.exists():
         raise InvalidInput(f"{path} does not exist: give a .jsonl export, a Markdown file or a folder")
     if path.is_file() and path.suffix in (".jsonl", ".json", ".ndjson"):
         report = import_jsonl(engine, path)
-    else:
-        if audience not in AUDIENCES or audience == "public":
-            raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
-        report = import_markdown(engine, path, audience=audience, boundary=check_name(boundary))
-    if report.imported:
-        engine.notify_written([])
-    return report.as_dict()
+        if report.imported:
+            engine.notify_written([])
+        return {"format": "jsonl", **report.as_dict()}
+    if audience not in AUDIENCES or audience == "public":
+        raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
+    queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary))
+    return {"format": "markdown", "files": queued.files, "queued": len(queued.where),
+            "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors}
 
 
 def parse_jsonl(path: Path) -> tuple[list[tuple[int, str, dict]], list[str]]:
@@ -255,109 +256,3 @@ def import_jsonl(engine, path: Path) -> ImportReport:
 def _line_number(error: str) -> int:
     match = re.match(r"line (\d+):", error)
     return int(match.group(1)) if match else 0
-
-
-# -- OpenClaw-style Markdown ------------------------------------------------------------------
-
-DAILY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-
-
-def markdown_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    files = []
-    if (path / "MEMORY.md").exists():
-        files.append(path / "MEMORY.md")
-    daily = path / "memory"
-    for folder in (daily, path):
-        if folder.is_dir():
-            files += sorted(p for p in folder.iterdir() if DAILY_RE.match(p.name))
-    if not files:
-        raise InvalidInput(f"{path} holds no MEMORY.md or memory/YYYY-MM-DD.md files")
-    return files
-
-
-def split_markdown(text: str) -> list[tuple[str | None, str, int]]:
-    """Split a memory file into items: each top-level bullet or paragraph, under its heading."""
-    items: list[tuple[str | None, str, int]] = []
-    heading: str | None = None
-    current: list[str] = []
-    start = 0
-
-    def flush():
-        body = "\n".join(current).strip()
-        if body:
-            items.append((heading, body, start))
-        current.clear()
-
-    for n, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            flush()
-            heading = stripped.lstrip("#").strip() or heading
-        elif not stripped:
-            flush()
-        elif re.match(r"^[-*+]\s+|^\d+[.)]\s+", line):  # a new top-level item
-            flush()
-            current.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", line).strip())
-            start = n
-        else:
-            if not current:
-                start = n
-            current.append(stripped)
-    flush()
-    return items
-
-
-def import_markdown(engine, path: Path, *, audience: str, boundary: str) -> ImportReport:
-    """All-or-nothing like JSON Lines: an item that cannot be stored (a secret, a name or size the
-    API refuses) imports nothing, and the errors name the file and line."""
-    files = markdown_files(path)
-    root = path if path.is_dir() else path.parent
-    now = engine.now()
-    drafts: list[MemoryDraft] = []
-    errors: list[str] = []
-    for file in files:
-        rel = file.relative_to(root).as_posix()
-        day = DAILY_RE.match(file.name)
-        authored = (int(datetime.strptime(day.group(1), "%Y-%m-%d").replace(tzinfo=timezone.utc)
-                        .timestamp() * 1000) if day else now)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            errors.append(f"{rel}: not UTF-8 text")
-            continue
-        for heading, body, line in split_markdown(text):
-            first = body.splitlines()[0]
-            title = first[:72] if not heading or heading.lower() in ("memory", "notes") else heading[:72]
-            if day:
-                title = f"{day.group(1)}: {first[:60]}"
-            try:
-                draft = validate_draft(MemoryDraft(
-                    title=title, body=body, memory_class="durable_fact", audience=audience,
-                    boundary=boundary, author_audience=audience, source="import",
-                    provenance=Provenance(external=({"kind": "file", "ref": rel, "line": line},)),
-                    authored_at=authored, facets=(f"daily:{day.group(1)}",) if day else (),
-                    anchor=heading if heading and not day else None, confidence=0.8,
-                ))
-                refuse_secret_draft(draft)
-            except EngineError as exc:
-                errors.append(f"{rel} line {line}: {exc.message}")
-                continue
-            drafts.append(draft)
-    if errors:
-        return ImportReport(errors=errors)
-    imported, skipped = engine.write(_insert_drafts, drafts, now)
-    return ImportReport(imported=imported, skipped=skipped)
-
-
-def _insert_drafts(conn, drafts: list[MemoryDraft], now: int) -> tuple[int, int]:
-    imported = skipped = 0
-    for draft in drafts:
-        if find_fingerprint(conn, draft.body, draft.audience, draft.boundary):
-            skipped += 1
-            continue
-        insert_memory(conn, draft, now)
-        imported += 1
-    return imported, skipped
-

@@ -1,4 +1,4 @@
-"""Store commands: stats, status, export, import."""
+"""Store commands: stats and export (import: imports.py)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,6 @@ def register(sub) -> None:
                         "with one file per anchor")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("import", help="read a Keepmind JSON Lines export or OpenClaw-style Markdown memory")
-    home_option(p)
-    p.add_argument("path")
-    p.add_argument("--audience", default="personal", help="scope for Markdown imports (default personal)")
-    p.add_argument("--boundary", default="default", help="boundary for Markdown imports (default 'default')")
-    p.set_defaults(func=cmd_import)
 
 
 def cmd_stats(args) -> int:
@@ -66,10 +60,8 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from keepmind.engine import transfer
-
     with open_engine(home_of(args), start_workers=False) as engine:
-        done = transfer.export(engine, args.output, fmt=args.format)
+        done = engine.export(args.output, fmt=args.format)
     also = []
     if done.deleted:
         also.append(f"{done.deleted} deleted {'memory' if done.deleted == 1 else 'memories'}, kept so "
@@ -80,15 +72,3 @@ def cmd_export(args) -> int:
     print(f"exported {done.memories} {'memory' if done.memories == 1 else 'memories'} to {where}"
           + (f" (with {' and '.join(also)})" if also and args.format == "jsonl" else ""))
     return 0
-
-
-def cmd_import(args) -> int:
-    from keepmind.engine import transfer
-
-    with open_engine(home_of(args, create=True), start_workers=False) as engine:
-        report = transfer.import_path(engine, args.path, audience=args.audience, boundary=args.boundary)
-    print(f"imported {report['imported']} memories, skipped {report['skipped']} already present"
-          + (f", {len(report['errors'])} errors" if report["errors"] else ""))
-    for err in report["errors"][:20]:
-        print(f"  {err}")
-    return 1 if report["errors"] else 0

@@ -139,9 +139,10 @@ class ModelRuntime:
 
     # -- loading ----------------------------------------------------------------------------------
 
-    def load(self, *, download: bool = False, repair: bool = True,
+    def load(self, *, download: bool = False, repair: bool = True, gate: bool = True,
              progress: Callable[[str, int, int | None], None] | None = None) -> LoadResult:
-        """Load the active embedder and gate from the models dir (synchronously).
+        """Load the active embedder and (unless `gate` is False: writing needs no gate) the gate
+        from the models dir, synchronously.
 
         With download=True (the background start does this when auto-download is on) a missing
         default model is fetched from the hub first. Never raises for model problems.
@@ -152,9 +153,9 @@ class ModelRuntime:
             else:
                 self._embedder, self._index = None, None
                 self._reasons.pop("embeddings", None)
-            if self.gate_enabled:
+            if self.gate_enabled and gate:
                 self._load_gate(download, progress)
-            else:
+            elif not self.gate_enabled:
                 self._gate = None
                 self._reasons.pop("gate", None)
             if self._embedder is not None and self._index is not None and repair:

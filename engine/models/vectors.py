@@ -270,6 +270,17 @@ def gaps(conn: apsw.Connection, model_id: str, *, force: bool = False) -> list[t
     return found
 
 
+def embedded_ids(conn: apsw.Connection, ids: list[str]) -> set[str]:
+    """The ids among `ids` that have a vector under any model."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(
+            f"SELECT DISTINCT item_id FROM memory_embeddings WHERE item_id IN ({marks})", chunk))
+    return found
+
+
 def watermarks(conn: apsw.Connection) -> tuple[int, int]:
     """The highest rowids of the documents and records tables (new memories get higher ones)."""
     docs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_documents").fetchall()[0][0]

@@ -32,6 +32,7 @@ TRIGGERS = {
     "compaction-boundary": 90,
     "subagent-findings": 70,
     "observed-memory-proposals": 60,
+    "markdown-import": 50,  # a person's bulk import: never ahead of what agents store
 }
 BACKOFF_BASE_MS = 5_000
 BACKOFF_CAP_MS = 10 * 60_000

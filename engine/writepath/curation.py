@@ -36,7 +36,8 @@ EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "s
                        "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
 MIN_CONFIDENCE = 0.55
 SOURCES_BY_TRIGGER = {"explicit-memory-request": "tool", "compaction-boundary": "compaction",
-                      "subagent-findings": "subagent", "observed-memory-proposals": "observer"}
+                      "subagent-findings": "subagent", "observed-memory-proposals": "observer",
+                      "markdown-import": "import"}
 
 
 class TransientFailure(Exception):

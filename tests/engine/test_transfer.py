@@ -50,7 +50,7 @@ def test_jsonl_export_import_roundtrip_is_identical(tmp_path, clock):
     assert all(json.loads(line) for line in out.read_text().splitlines())
     dst = open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False)
     report = transfer.import_path(dst, out)
-    assert report == {"imported": 7, "skipped": 0, "errors": []}
+    assert report == {"format": "jsonl", "imported": 7, "skipped": 0, "errors": []}
     before, after = snapshot(src), snapshot(dst)
     assert after == before
     assert set(before) == {"anchor", "document", "revision", "record", "edge", "tombstone"}
@@ -91,25 +91,34 @@ def test_markdown_export_to_a_path_ending_in_md_writes_one_file(tmp_path, engine
     assert "the office is in Paris" not in text  # deleted: not in the readable export
 
 
-def test_openclaw_markdown_import(tmp_path, engine):
+def test_openclaw_markdown_is_queued_unit_by_unit_and_curated_like_everything_else(tmp_path, engine):
     root = tmp_path / "openclaw"
     (root / "memory").mkdir(parents=True)
     (root / "MEMORY.md").write_text(
         "# Memory\n\n## Preferences\n- Prefers dark mode in every editor\n- Drinks coffee black\n\n"
         "## Work\nWorks at Acme on the billing service.\nOn call every other week.\n")
-    (root / "memory" / "2026-03-02.md").write_text("- Decided to migrate CI to GitHub Actions\n")
-    report = transfer.import_path(engine, root, audience="personal", boundary="work")
-    assert report == {"imported": 4, "skipped": 0, "errors": []}
+    (root / "memory" / "2026-03-02.md").write_text("- Decided to migrate CI to GitHub Actions\n- Drinks coffee black\n")
+    report = engine.import_path(root, audience="personal", boundary="work")
+    assert (report["format"], report["queued"], report["errors"]) == ("markdown", 5, [])
+    assert list(report["checkpoints"].values()) == ["MEMORY.md:4", "MEMORY.md:5", "MEMORY.md:8",
+                                                     "memory/2026-03-02.md:1", "memory/2026-03-02.md:2"]
+    assert not engine.import_outcome(report["checkpoints"])["done"]
+    engine.drain_checkpoints()
+    outcome = engine.import_outcome(report["checkpoints"])
+    assert outcome["done"] and outcome["counts"]["kept"] == 4 and outcome["skipped_reasons"] == {"already stored": 1}
     s = engine.open_session("personal", "work")
     (dark,) = engine.find(s, "dark mode")
-    assert dark.title == "Preferences" and dark.provenance["external"][0]["ref"] == "MEMORY.md"
+    assert dark.title == "Preferences: Prefers dark mode in every editor"
+    assert dark.provenance["external"][0] == {"kind": "file", "ref": "MEMORY.md", "line": 4, "section": "Preferences"}
+    assert dark.source == "import" and "section:Preferences" in dark.facets
     (ci,) = engine.find(s, "github actions")
     assert ci.provenance["external"][0]["ref"] == "memory/2026-03-02.md"
     assert ci.authored_at == 1772409600000  # 2026-03-02T00:00:00Z
     (acme,) = engine.find(s, "billing")
     assert acme.body == "Works at Acme on the billing service.\nOn call every other week."
-    again = transfer.import_path(engine, root, audience="personal", boundary="work")
-    assert again == {"imported": 0, "skipped": 4, "errors": []}
+    again = engine.import_path(root, audience="personal", boundary="work")
+    engine.drain_checkpoints()
+    assert engine.import_outcome(again["checkpoints"])["skipped_reasons"] == {"already stored": 5}
 
 
 def test_import_of_missing_path_is_a_clear_error(tmp_path, engine):

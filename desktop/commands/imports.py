@@ -1,0 +1,189 @@
+"""`keepmind import PATH`: a Keepmind JSON Lines export, or OpenClaw-style Markdown memory.
+
+Markdown lands where the agents look: `--audience`/`--boundary`, else `mcp.audience`/`mcp.boundary`
+in keepmind.json (the scope the hook and the MCP server use). Its units of meaning are queued for
+curation; when a Keepmind runs for the data dir its curation worker takes them (and embeds what it
+keeps), and this command waits for it and prints what was kept, merged and skipped, and why.
+When none runs, this process loads the embedding model (never downloading), curates and embeds
+itself. JSON Lines rows are written as they are; a running Keepmind notices them and embeds them
+within seconds, or this process embeds them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from keepmind.engine import open_engine
+
+from ..paths import home_of, home_option, load_home_settings
+
+WAIT_REPORT_S = 5.0
+EMBED_WAIT_S = 20.0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="read a Keepmind JSON Lines export, or OpenClaw-style Markdown memory "
+                                      "(a workspace folder with MEMORY.md and memory/YYYY-MM-DD.md, or one file)")
+    home_option(p)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--audience", choices=("personal", "team"), default=None,
+                   help="audience of Markdown memories (default: mcp.audience in keepmind.json, personal)")
+    p.add_argument("--boundary", default=None,
+                   help="boundary of Markdown memories (default: mcp.boundary in keepmind.json, 'default'), "
+                        "the one your agents' sessions use")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import)
+
+
+def _running(home: Path) -> str | None:
+    """The url of the Keepmind running for `home` (proved to be it), or None."""
+    from ..process.client import DaemonClient
+
+    client = DaemonClient.from_home(home)
+    if client is None:
+        return None
+    try:
+        return client.url if client.healthy() else None
+    finally:
+        client.close()
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _curated_by_server(engine, home: Path, where: dict[str, str], url: str) -> dict:
+    """Wait while the running Keepmind curates the queued units; if it goes away, curate here."""
+    started = last = time.monotonic()
+    while True:
+        outcome = engine.import_outcome(where)
+        if outcome["done"]:
+            return outcome
+        if time.monotonic() - last >= WAIT_REPORT_S:
+            last = time.monotonic()
+            _say(f"the Keepmind at {url} is curating: {len(where) - outcome['counts']['waiting']} of {len(where)} "
+                 f"done ({time.monotonic() - started:.0f} s)")
+            if _running(home) is None:
+                _say("it stopped: curating the rest here")
+                return _curated_here(engine, where)
+        time.sleep(0.3)
+
+
+def _embedded_by_server(engine, url: str, ids: list[str], wait_s: float = EMBED_WAIT_S) -> str:
+    """Wait a little for the running Keepmind to embed what it kept (it does on write, or when its
+    model finished loading); say how far it got."""
+    deadline = time.monotonic() + wait_s
+    done = engine.embedded(ids)
+    while len(done) < len(ids) and time.monotonic() < deadline:
+        time.sleep(0.3)
+        done = engine.embedded(ids)
+    if len(done) == len(ids):
+        return f"the Keepmind at {url} embedded {'it' if len(ids) == 1 else f'all {len(ids)}'}"
+    return (f"the Keepmind at {url} has embedded {len(done)} of {len(ids)} so far; it embeds the rest as soon as "
+            "its embedding model is ready (`keepmind status` says when it is not)")
+
+
+def _curated_here(engine, where: dict[str, str]) -> dict:
+    engine.drain_checkpoints()
+    return engine.import_outcome(where)
+
+
+def _embedder_here(engine) -> str | None:
+    """Load the embedding model in this process (never downloading); None when it is ready, else
+    what recall does without it."""
+    models_log = logging.getLogger("keepmind.models")
+    level = models_log.level
+    models_log.setLevel(logging.ERROR)  # a missing model is said below in this command's words
+    try:
+        loaded = engine.models.load(download=False, repair=False, gate=False)
+    finally:
+        models_log.setLevel(level)
+    if loaded.embedder is not None:
+        return None
+    if not engine.settings["memory.embeddings.enabled"]:
+        return "embeddings are off (memory.embeddings.enabled): recall finds these by their words"
+    return ("no embedding model is installed: recall finds these by their words until one is "
+            "(`keepmind models install-offline`); Keepmind embeds them then")
+
+
+def _embed_here(engine, memory_ids: list[str] | None = None) -> str:
+    """Embed what lacks a vector; says how many (of `memory_ids`, when given) have one now."""
+    missing = _embedder_here(engine) if engine.models.embedder() is None else None
+    if missing is not None:
+        return missing
+    repaired = engine.models.repair_gaps()
+    if memory_ids is None:
+        done = repaired.embedded
+    else:
+        vectors = engine.models.vectors()
+        done = sum(1 for i in memory_ids if vectors is not None and vectors.has(i))
+    return (f"embedded {done} {'memory' if done == 1 else 'memories'} with {repaired.model_id}"
+            + (f" ({repaired.failed} failed: `keepmind memory backfill-embeddings`)" if repaired.failed else ""))
+
+
+def _summary(report: dict, outcome: dict) -> list[str]:
+    counts = outcome["counts"]
+    lines = [f"  kept {counts['kept']} as new memories"]
+    if counts["merged"]:
+        lines.append(f"  merged {counts['merged']} into memories already stored")
+    if counts["skipped"]:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(outcome["skipped_reasons"].items(),
+                                                                   key=lambda kv: -kv[1]))
+        lines.append(f"  skipped {counts['skipped']}: {why}")
+    for key, words in (("blocked", "blocked as secret-like"), ("failed", "failed (`keepmind checkpoints list`)"),
+                       ("waiting", "still queued (a running Keepmind curates them)")):
+        if counts[key]:
+            lines.append(f"  {words}: {counts[key]}")
+    lines += [f"    {example}" for example in outcome["examples"]]
+    if report["not_memories"]:
+        kinds: dict[str, list[str]] = {}
+        for at, reason in report["not_memories"]:
+            kinds.setdefault(reason, []).append(at)
+        told = ", ".join(f"{len(ats)} {reason}{'s' if len(ats) > 1 else ''}" for reason, ats in kinds.items())
+        lines.append(f"  not memories (left out): {told}")
+        lines += [f"    {at}: {reason}" for reason, ats in kinds.items() for at in ats[:3]]
+    return lines
+
+
+def cmd_import(args) -> int:
+    home = home_of(args, create=True)
+    settings = load_home_settings(home)
+    audience = args.audience or settings["mcp.audience"]
+    boundary = args.boundary or settings["mcp.boundary"]
+    url = _running(home)
+    with open_engine(home, settings=settings, start_workers=False) as engine:
+        report = engine.import_path(args.path, audience=audience, boundary=boundary)
+        if report["errors"]:
+            print(f"nothing was imported: {len(report['errors'])} problem(s) to fix in {args.path}")
+            for err in report["errors"][:20]:
+                print(f"  {err}")
+            return 1
+        if report["format"] == "jsonl":
+            embedded = ("" if not report["imported"] else f"the Keepmind at {url} embeds them within seconds"
+                        if url else _embed_here(engine))
+            out = {**report, "embeddings": embedded}
+            lines = [f"imported {report['imported']} memories, skipped {report['skipped']} already present",
+                     embedded]
+        else:
+            where = report["checkpoints"]
+            if url and where:
+                outcome = _curated_by_server(engine, home, where, url)
+                embedded = _embedded_by_server(engine, url, outcome["memory_ids"])
+            else:
+                _embedder_here(engine)  # first: curation compares by meaning, and embeds what it keeps
+                outcome = _curated_here(engine, where)
+                embedded = _embed_here(engine, outcome["memory_ids"]) if where else ""
+            out = {**report, "scope": {"audience": audience, "boundary": boundary}, "outcome": outcome,
+                   "embeddings": embedded}
+            lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "
+                     f"into {audience}/{boundary}: {report['queued']} units of meaning",
+                     *_summary(report, outcome), embedded]
+    if args.json:
+        print(json.dumps({k: v for k, v in out.items() if k != "checkpoints"}, ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(line for line in lines if line))
+    return 0
