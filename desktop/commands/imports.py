@@ -172,11 +172,11 @@ def cmd_import(args) -> int:
             where = report["checkpoints"]
             if url and where:
                 outcome = _curated_by_server(engine, home, where, url)
-                embedded = _embedded_by_server(engine, url, outcome["memory_ids"])
+                embedded = _embedded_by_server(engine, url, outcome["memory_ids"]) if outcome["memory_ids"] else ""
             else:
                 _embedder_here(engine)  # first: curation compares by meaning, and embeds what it keeps
                 outcome = _curated_here(engine, where)
-                embedded = _embed_here(engine, outcome["memory_ids"]) if where else ""
+                embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else ""
             out = {**report, "scope": {"audience": audience, "boundary": boundary}, "outcome": outcome,
                    "embeddings": embedded}
             lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "

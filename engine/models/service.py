@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from ..memory import content_hash
 from . import manifest as manifests
 from . import vectors as vec
@@ -376,6 +378,24 @@ class ModelRuntime:
         log.info("memory_embedding_gap_repair_complete model=%s embedded=%d skipped=%d failed=%d",
                  result.model_id, embedded, result.skipped, failed)
         return result
+
+    def adopt(self, item_id: str, title: str, body: str, vector, model_id: str | None) -> bool:
+        """Store a vector computed before the memory existed (curation embeds a proposal to compare
+        it) when it is the active model's and the memory holds exactly the text embedded, so the
+        write does not embed the same text again."""
+        embedder, index = self._embedder, self._index
+        if vector is None or embedder is None or index is None or model_id != embedder.model_id:
+            return False
+        with self.engine.db.snapshot() as conn:
+            live = vec.live_items(conn, [item_id])
+        if item_id not in live or content_hash(*live[item_id][:2]) != content_hash(title, body):
+            return False
+        matrix = np.asarray([vector], dtype=np.float32)
+        self.engine.write(vec.save_vectors, embedder.model_id, [(item_id, content_hash(title, body))], matrix,
+                          self.engine.now())
+        index.upsert_many([item_id], matrix)
+        index.set_places({item_id: live[item_id][2]})
+        return True
 
     def on_written(self, ids: list[str]) -> None:
         """engine.on_write listener: embed what changed, drop what is gone, under the active model."""

@@ -59,6 +59,9 @@ class Decision:
     response_sha256: str | None = None
     detail: dict = field(default_factory=dict)
     revisions: tuple[tuple[str, int], ...] = ()  # targets' revisions when planned
+    # The proposal's passage vector (when one was computed), so the memory it creates is not embedded twice.
+    vector: object = field(default=None, repr=False, compare=False)
+    model_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,20 +127,22 @@ def anchor_document(conn: apsw.Connection, lease: Lease, anchor: str | None) -> 
 def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
     """Decide (reads and model calls only); raises TransientFailure / PermanentFailure."""
     proposal, _payload = parse_payload(lease)
-    embedded = similarity.embed_proposal(engine, proposal)
     with engine.db.snapshot() as conn:
         verdict = rule_verdict(conn, lease, proposal)
-        if verdict is not None:
-            return proposal, verdict
+        if verdict is None and proposal.memory_class == "durable_fact":
+            said = similarity.already_said(conn, lease, proposal.content, now)
+            verdict = Decision("skip", "contained", targets=(said,)) if said is not None else None
+    if verdict is not None:  # settled by the rules: no embedding needed
+        return proposal, verdict
+    embedded = similarity.embed_proposal(engine, proposal)
+    keep = {"vector": embedded.vector, "model_id": embedded.model_id}  # reused for the memory it creates
+    with engine.db.snapshot() as conn:
         near = similarity.tombstone_near(engine, conn, lease, embedded)
         if near is not None:
             return proposal, Decision("skip", "tombstone", targets=(near[0],),
                                       detail={"tombstone_cosine": round(near[1], 4)})
         if proposal.memory_class != "durable_fact":
-            return proposal, Decision("create", "record")
-        said = similarity.already_said(conn, lease, proposal.content, now)
-        if said is not None:
-            return proposal, Decision("skip", "contained", targets=(said,))
+            return proposal, Decision("create", "record", **keep)
         same_anchor = anchor_document(conn, lease, proposal.anchor)
         nominees, info = similarity.nominate(engine, conn, lease, proposal, now, embedded,
                                              allow_lexical=llm is not None)
@@ -149,9 +154,10 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
                                                             if not same_anchor or n["id"] != same_anchor["id"]]
     revisions = tuple((c["id"], c["revision"]) for c in candidates)
     if not candidates:
-        return proposal, Decision("create", "no_nominee", detail=info)
+        return proposal, Decision("create", "no_nominee", detail=info, **keep)
     if llm is None:
-        return proposal, _conservative(proposal, same_anchor, revisions, "no_llm", info)
+        kept = _conservative(proposal, same_anchor, revisions, "no_llm", info)
+        return proposal, replace(kept, **keep) if kept.action == "create" else kept
     prompt = curator.build_prompt(proposal.title, proposal.content, proposal.anchor, now, candidates)
     try:
         reply = llm.complete(curator.SYSTEM, prompt, purpose="curation")

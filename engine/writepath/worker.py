@@ -40,6 +40,14 @@ def _lease(conn, owner: str, now: int, lease_ms: int, max_attempts: int):
     return checkpoints.lease_next(conn, owner, now, lease_ms)
 
 
+def _adopt(engine, memory_id: str, proposal, decision) -> None:
+    """Keep the vector curation computed for the proposal as the new memory's (no second embedding)."""
+    try:
+        engine.models.adopt(memory_id, proposal.title, proposal.content, decision.vector, decision.model_id)
+    except Exception:  # noqa: BLE001 - the write listener embeds it instead
+        log.debug("curation_vector_not_adopted", exc_info=True)
+
+
 class _Loop:
     """A daemon thread calling `run_once()` until stopped; sleeps only when there was no work."""
 
@@ -128,6 +136,8 @@ class CurationWorker(_Loop):
             return self._fail(lease, f"{type(exc).__name__}: {exc}", now)
         log.info("curation_decision checkpoint=%s action=%s reason=%s", applied.checkpoint_id,
                  applied.action, applied.reason)
+        if applied.action == "create" and applied.memory_ids and decision.vector is not None:
+            _adopt(engine, applied.memory_ids[0], proposal, decision)
         if applied.memory_ids:
             engine.notify_written(list(applied.memory_ids))
         return CurationOutcome("completed", applied.checkpoint_id, applied.action, applied.reason,

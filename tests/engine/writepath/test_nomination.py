@@ -84,3 +84,24 @@ def test_a_reworded_claim_that_was_deleted_as_wrong_stays_deleted(offline_models
         assert other.action == "create"  # a different drink is not refused
     finally:
         engine.close()
+
+
+@pytest.mark.offline_model
+def test_a_created_memory_keeps_the_vector_curation_computed_and_is_not_embedded_twice(offline_models_home, clock):
+    engine = _open(offline_models_home, clock, defaults())
+    try:
+        session = engine.open_session("personal", "work")
+        embedder = engine.models.embedder()
+        calls = []
+        original = embedder.embed_passages
+        embedder.embed_passages = lambda texts: calls.append(list(texts)) or original(texts)
+        engine.store_memory(session, "Laptop", LAPTOP)
+        engine.store_memory(session, "Laptop", LAPTOP)  # an exact duplicate: the rules settle it, no embedding
+        [created, duplicate] = drain(engine)
+        assert created.action == "create" and (duplicate.action, duplicate.reason) == ("skip", "duplicate")
+        assert len(calls) == 1  # the proposal's vector became the memory's
+        (memory_id,) = created.memory_ids
+        vector = engine.models.vectors().vector(memory_id)
+        assert vector is not None and abs(float(vector @ original([f"Laptop\n{LAPTOP}"])[0]) - 1.0) < 1e-5
+    finally:
+        engine.close()
