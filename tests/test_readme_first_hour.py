@@ -112,8 +112,11 @@ def test_the_quickstart_mcp_and_agent_sections_work_as_written(machine):
         if line == "keepmind serve":  # it runs until stopped: the README says to leave it running
             serve = subprocess.Popen(["bash", "-c", line], env=machine["env"], stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, cwd=home / "src" / "keepmind")
-            first = serve.stdout.readline()
-            assert f"keepmind serving on http://127.0.0.1:{machine['port']}" in first, first + serve.stdout.read()
+            said_first = []  # log lines (warnings) may come first
+            while not said_first or ("keepmind serving on" not in said_first[-1] and said_first[-1]):
+                said_first.append(serve.stdout.readline())
+            started = [x for x in said_first if "keepmind serving on" in x]
+            assert started and f"http://127.0.0.1:{machine['port']}" in started[0], "".join(said_first)
             continue
         out = shell.run(line)
         if line == "pipx install .":
