@@ -190,7 +190,7 @@ def mcp_config(args) -> dict:
     if script is None or not script.is_file():
         found = shutil.which("keepmind", path=str(Path(sys.executable).parent))
         script = Path(found).resolve() if found else None
-    command, argv = (str(script), ["mcp"]) if script else (sys.executable, ["-m", "keepmind", "mcp"])
+    command, argv = (str(script), ["mcp"]) if script else (sys.executable, ["-P", "-m", "keepmind", "mcp"])
     for flag, value in (("--home", getattr(args, "home_sub", None) or getattr(args, "home", None)),
                         ("--audience", args.audience), ("--boundary", args.boundary)):
         if value:

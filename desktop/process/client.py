@@ -137,13 +137,15 @@ def start_background(home: Path, *, idle_stop_minutes: float | None = None) -> S
     log = logs / "serve.log"
     detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
         if sys.platform == "win32" else {"start_new_session": True}  # outlives the MCP client
-    argv = [sys.executable, "-m", "keepmind", "serve", "--home", str(home)]
+    # -P: the client's working folder is not on the path (a checkout of Keepmind there has a
+    # `keepmind/` folder that is not the installed package); cwd: the daemon keeps no folder busy.
+    argv = [sys.executable, "-P", "-m", "keepmind", "serve", "--home", str(Path(home).resolve())]
     if idle_stop_minutes:
         argv += ["--stop-after-idle", f"{idle_stop_minutes:g}"]
     with open_private(log, "ab") as log_file:
         offset = log_file.tell()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-                                   close_fds=True, **detach)
+                                   close_fds=True, cwd=home, **detach)
     return Started(process, log, offset)
 
 

@@ -209,3 +209,19 @@ def test_mcp_tries_a_failed_start_again_after_a_while(tmp_path):
     with pytest.raises(Exception, match="Address already in use"):
         session.call("tools/find_memories", {"query": "x"})
     assert attempts[-1] is True
+
+
+def test_a_background_start_ignores_a_keepmind_folder_in_the_clients_working_folder(tmp_path, monkeypatch):
+    """An MCP client started inside a checkout of Keepmind: its `keepmind/` folder is not the package."""
+    home = prepared_home(tmp_path)
+    decoy = tmp_path / "checkout" / "keepmind"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("")
+    (decoy / "__main__.py").write_text("raise SystemExit('the wrong keepmind')\n")
+    monkeypatch.chdir(decoy.parent)
+    client = connect(home, wait_s=60)
+    try:
+        assert client.get("/status")["memory"]["status"] in ("healthy", "degraded")
+    finally:
+        client.close()
+        kill_server_of(home)
