@@ -133,7 +133,9 @@ def test_the_quickstart_mcp_and_agent_sections_work_as_written(machine):
     curl = next(v for k, v in said.items() if k.startswith("curl "))
     assert json.loads(curl)["ok"] is True and json.loads(curl)["memory"]["status"] in ("healthy", "degraded")
     assert said["keepmind stop"].startswith("stopped the Keepmind at")
-    assert serve.wait(60) == 0 and "keepmind stopped" in serve.stdout.read()
+    assert serve.wait(60) == 0
+    with serve.stdout:
+        assert "keepmind stopped" in serve.stdout.read()
 
     # MCP: the entry with absolute paths, and Claude Code's `claude mcp add` as the README writes it
     mcp_lines = [line for block in sh_blocks(section("MCP")) for line in block]
@@ -206,6 +208,7 @@ def test_dev_run_says_how_to_reach_the_command_from_any_shell(tmp_path):
     finally:
         os.killpg(run.pid, signal.SIGTERM)
         run.wait(60)
+        run.stdout.close()
     said = "".join(lines)
     bin_dir = ROOT / ".venv" / "bin"
     assert f"The keepmind command is {bin_dir}/keepmind" in said
