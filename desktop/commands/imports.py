@@ -23,6 +23,7 @@ from ..paths import home_of, home_option, load_home_settings
 
 WAIT_REPORT_S = 5.0
 EMBED_WAIT_S = 20.0
+STALL_S = 60.0
 
 
 def register(sub) -> None:
@@ -57,11 +58,17 @@ def _say(message: str) -> None:
 
 
 def _curated_by_server(engine, home: Path, where: dict[str, str], url: str) -> dict:
-    """Wait while the running Keepmind curates the queued units; if it goes away, curate here."""
-    started = last = time.monotonic()
+    """Wait while the running Keepmind curates the queued units; if it goes away, curate here; if it
+    makes no progress for STALL_S (memory turned off), leave them queued and say so."""
+    started = last = moved = time.monotonic()
+    waiting = len(where)
     while True:
         outcome = engine.import_outcome(where)
         if outcome["done"]:
+            return outcome
+        if outcome["counts"]["waiting"] < waiting:
+            waiting, moved = outcome["counts"]["waiting"], time.monotonic()
+        elif time.monotonic() - moved > STALL_S:
             return outcome
         if time.monotonic() - last >= WAIT_REPORT_S:
             last = time.monotonic()
