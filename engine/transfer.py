@@ -28,10 +28,12 @@ VERSION = 1
 TABLES = (
     ("memory_anchors", "anchor", "anchor_id"),
     ("memory_documents", "document", "document_id"),
-    ("memory_revisions", "revision", None),
+    ("memory_revisions", "revision", ("document_id", "revision")),
     ("memory_records", "record", "record_id"),
     ("memory_edges", "edge", "edge_id"),
     ("tombstones", "tombstone", "tombstone_id"),
+    ("anchor_aliases", "anchor_alias", ("audience", "boundary", "normalized_name")),
+    ("anchor_merges", "anchor_merge", "merge_id"),
 )
 TYPE_TABLE = {t: (table, key) for table, t, key in TABLES}
 
@@ -199,11 +201,9 @@ def _insert_rows(conn: apsw.Connection, entries: list[tuple[str, dict]]) -> tupl
         unknown = set(obj) - columns[table]
         if unknown:
             raise apsw.SQLError(f"{kind} has unknown fields {sorted(unknown)}")
-        if key:
-            exists = conn.execute(f"SELECT 1 FROM {table} WHERE {key}=?", (obj.get(key),)).fetchone()
-        else:
-            exists = conn.execute("SELECT 1 FROM memory_revisions WHERE document_id=? AND revision=?",
-                                  (obj.get("document_id"), obj.get("revision"))).fetchone()
+        keys = (key,) if isinstance(key, str) else key
+        exists = conn.execute(f"SELECT 1 FROM {table} WHERE {' AND '.join(f'{k}=?' for k in keys)}",
+                              tuple(obj.get(k) for k in keys)).fetchone()
         if exists:
             skipped += kind in ("document", "record")
             continue
