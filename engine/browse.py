@@ -54,6 +54,7 @@ class MemoryFilter:
     anchor_id: str | None = None
     source: str | None = None  # a key of SOURCE_GROUPS
     state: str = "live"  # live (unexpired) or expired
+    until: int | None = None  # only memories that existed then (created at or before)
 
     def checked(self) -> "MemoryFilter":
         if self.memory_class is not None and self.memory_class not in MEMORY_CLASSES:
@@ -85,6 +86,9 @@ def filter_sql(alias: str, flt: MemoryFilter, now: int) -> tuple[str, list]:
         group = SOURCE_GROUPS[flt.source]
         parts.append(f"{alias}.source IN ({','.join('?' * len(group))})")
         params.extend(group)
+    if flt.until is not None:
+        parts.append(f"{alias}.created_at <= ?")
+        params.append(int(flt.until))
     if flt.state == "expired":
         parts.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?")
     else:

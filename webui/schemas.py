@@ -69,6 +69,7 @@ REQUESTS = {
                          "new_content": {"type": "string", "maxLength": MAX_BODY_CHARS},
                          "title": {"type": "string", "maxLength": MAX_TITLE_CHARS},
                          "delete": {"type": "boolean"}}, ("id",)),
+    "SignInLink": obj({"as": {"type": "string", "minLength": 1, "maxLength": 100}}),
     "TokenCreate": obj({"name": {"type": "string", "minLength": 1, "maxLength": 64},
                         "audience_ceiling": AUDIENCE,
                         "boundaries": {"type": "array", "items": {"type": "string", "maxLength": 200},
@@ -154,6 +155,8 @@ RESPONSES = {
     "TokenCreated": ok({"token": {"$ref": "#/components/schemas/Token"}, "secret": {"type": "string"}},
                        ("token", "secret")),
     "TokenRevoked": ok({"token": {"$ref": "#/components/schemas/Token"}}, ("token",)),
+    "SignInLinkCreated": ok({"url": {"type": "string"}, "expires_in": {"type": "integer"},
+                             "token": {"$ref": "#/components/schemas/Token"}}, ("url", "expires_in", "token")),
     "OpenAPI": {"type": "object", "required": ["openapi", "paths"]},
 }
 
