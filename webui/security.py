@@ -15,7 +15,7 @@ The pages a person opens pass 1-3 too, then:
 6. on state-changing methods, the session's CSRF token, sent by htmx in the X-CSRF-Token header
    (static/app.js reads it from a meta tag) or by a plain form as the `csrf_token` field.
 Every answer carries a Content-Security-Policy that allows only this server's own scripts and
-styles (no inline script or style), and is never framed, cached or sent on as a referrer.
+styles (no inline script or style), and is never framed, cached or sent on to another site as a referrer.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def install(app: Flask, signin_clock=None) -> None:
         response.headers.setdefault("Cache-Control", "no-store")
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Content-Security-Policy"] = CSP
-        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would send `Origin: null` on our own posts
         response.headers["X-Frame-Options"] = "DENY"
         return response
 

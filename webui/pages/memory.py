@@ -76,7 +76,8 @@ def edit(memory_id: str):
             result = eng.update(scope, item.id, new_content=form["content"],
                                 title=title if title and title != item.title else None, source="ui")
     except EngineError as exc:
-        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form, error=exc.message)
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error=exc.message)
     return done(f"/memories/{result.new_id or item.id}")
 
 
@@ -84,7 +85,7 @@ def edit(memory_id: str):
 def revert(memory_id: str):
     eng, scope = engine(), viewer_scope()
     eng.revert(scope, memory_id, int(request.form.get("revision", "0") or 0))
-    return done(f"/memories/{memory_id}#revisions")
+    return done(f"/memories/{memory_id}")
 
 
 @bp.route("/memories/<memory_id>/delete", methods=["GET", "POST"])
