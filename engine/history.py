@@ -20,7 +20,7 @@ from .memory import MemoryItem
 from .overview import turns as session_turns
 from .policy import permitted_sql
 
-_TOKENS = re.compile(r"\s+|[^\s]+")
+_TOKENS = re.compile(r"\s+|\w+|[^\w\s]")  # spaces, words, single punctuation marks
 MAX_TURNS = 200
 
 

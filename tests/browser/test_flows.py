@@ -57,12 +57,12 @@ def test_search_open_edit_then_revert_shows_each_change_as_a_diff(page, live):
     assert page.locator(".memory .body").inner_text() == "My home airport is Porto."
     diff = page.locator("#diff")
     assert "Revision 1 → 2" in diff.inner_text()
-    assert diff.locator("del").all_inner_texts() == ["Lisbon."] and diff.locator("ins").all_inner_texts() == ["Porto."]
+    assert diff.locator("del").all_inner_texts() == ["Lisbon"] and diff.locator("ins").all_inner_texts() == ["Porto"]
     page.get_by_role("button", name="Revert to 1").click()
     page.wait_for_function("() => document.querySelector('.memory .body').textContent.includes('Lisbon')")
     assert "Revision 2 → 3" in page.locator("#diff").inner_text()
-    assert page.locator("#diff del").all_inner_texts() == ["Porto."]
-    assert page.locator("#diff ins").all_inner_texts() == ["Lisbon."]
+    assert page.locator("#diff del").all_inner_texts() == ["Porto"]
+    assert page.locator("#diff ins").all_inner_texts() == ["Lisbon"]
     assert page.get_by_role("cell", name="revert to 1 (ui)").is_visible()
 
 
