@@ -37,7 +37,7 @@ def store(live, clock):
     eng.update(sid, wrong, delete=True, source="ui")
     clock.advance(HOUR_MS)
     for message in ("where does my sister Anna live?", "book me a flight with a window seat"):
-        eng.recall(eng.open_session("personal", "work"), message)
+        eng.explain(eng.recall(eng.open_session("personal", "work"), message).receipt_id)
     return {"anna": anna, "seat": seat, "anna_anchor": next(
         a.id for a in eng.anchors(eng.viewer(eng.get_token("local"))) if a.name == "Anna")}
 
