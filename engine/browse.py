@@ -10,7 +10,10 @@ statistics first and then go on with the memories never recalled, newest first.
 
 Search is the read path's own machinery: FTS5 over the visible, filtered memories and, when an
 embedder is loaded, the nearest vectors (vector-only hits must clear the model's cosine floor),
-merged and ranked by `recall.rank` (`fused`: cosine, lexical, class prior, recency).
+merged and ranked by `recall.rank` (`fused`: cosine, lexical, class prior, recency). As in a
+search box, memories holding every word are gathered first; only when fewer than a page do are
+memories holding any of the words added (so common words do not make every search score most
+of the store).
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ import numpy as np
 
 from .db import rows
 from .errors import InvalidInput
-from .memory import MemoryItem, doc_columns, item_from_row, rec_columns
+from .memory import MemoryItem, doc_columns, expires_for, item_from_row, kind_for_class, rec_columns
 from .policy import AUDIENCES, MEMORY_CLASSES, Scope, visible_sql
 from .recall.candidates import merge
 from .recall.rank import rank
-from .search import fts_match, query_terms
+from .search import BM25_WEIGHTS, fts_match, query_terms
 
 SORTS = ("newest", "last_recalled", "most_recalled")
 STATES = ("live", "expired")
@@ -126,9 +129,20 @@ _TABLES = (("memory_documents", "document", "document_id", doc_columns, "updated
            ("memory_records", "record", "record_id", rec_columns, "created_at"))
 
 
+def _tables(flt: MemoryFilter) -> tuple:
+    """The tables that can hold what the filter asks for: the class fixes the table (durable facts
+    are documents, the rest records) and only evidence and traces expire. Skipping the other
+    table spares a walk over all of its rows that could find nothing."""
+    classes = [flt.memory_class] if flt.memory_class else list(MEMORY_CLASSES)
+    if flt.state == "expired":
+        classes = [c for c in classes if expires_for(c, 0) is not None]
+    kinds = {kind_for_class(c) for c in classes}
+    return tuple(t for t in _TABLES if t[1] in kinds)
+
+
 def _newest(conn, scope, flt, now, after, limit, *, never_recalled: bool = False) -> list[tuple[int, dict]]:
     found: list[tuple[int, dict]] = []
-    for table, kind, key, columns, time_col in _TABLES:
+    for table, kind, key, columns, time_col in _tables(flt):
         where, params = _where(scope, flt, now, kind)
         if after is not None:
             where += f" AND (m.{time_col}, m.{key}) < (?, ?)"
@@ -144,7 +158,7 @@ def _newest(conn, scope, flt, now, after, limit, *, never_recalled: bool = False
 
 def _recalled(conn, scope, flt, now, after, limit, column: str) -> list[tuple[int, dict]]:
     found: list[tuple[int, dict]] = []
-    for table, kind, key, columns, _ in _TABLES:
+    for table, kind, key, columns, _ in _tables(flt):
         where, params = _where(scope, flt, now, kind)
         if after is not None:
             where += f" AND (s.{column}, s.item_id) < (?, ?)"
@@ -224,16 +238,10 @@ def search(conn: apsw.Connection, scope: Scope, now: int, query: str, *, flt: Me
         return []
     limit = max(1, min(int(limit), MAX_PAGE))
     terms = query_terms(query)
-    lex: list[tuple[dict, float]] = []
-    if terms:
-        for table, kind, _, columns, _ in _TABLES:
-            where, params = _where(scope, flt, now, kind)
-            for r in rows(conn, f"SELECT {columns()}, -bm25({table}_fts, 10.0, 1.0, 5.0, 3.0) AS lexical"
-                                f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
-                                f" WHERE {table}_fts MATCH ? AND {where} ORDER BY lexical DESC LIMIT ?",
-                          (fts_match(terms), *params, limit)):
-                lex.append((r, r.pop("lexical")))
-        lex.sort(key=lambda rs: -rs[1])
+    lex = _lexical(conn, scope, flt, now, " AND ".join(fts_match([t]) for t in terms), limit) if terms else []
+    if terms and len(terms) > 1 and len(lex) < limit:
+        seen = {r["id"] for r, _ in lex}
+        lex += [(r, s) for r, s in _lexical(conn, scope, flt, now, fts_match(terms), limit) if r["id"] not in seen]
     vec, query_vec = [], None
     if embedder is not None and vectors is not None:
         query_vec = np.asarray(embedder.embed_queries([query])[0], dtype=np.float32)
@@ -244,6 +252,20 @@ def search(conn: apsw.Connection, scope: Scope, now: int, query: str, *, flt: Me
     return annotate(conn, items)
 
 
+def _lexical(conn, scope, flt, now, match: str, limit: int) -> list[tuple[dict, float]]:
+    """Visible, filtered memories matching an FTS5 expression, best bm25 first."""
+    found: list[tuple[dict, float]] = []
+    for table, kind, _, columns, _ in _tables(flt):
+        where, params = _where(scope, flt, now, kind)
+        for r in rows(conn, f"SELECT {columns()}, -bm25({table}_fts, {BM25_WEIGHTS}) AS lexical"
+                            f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
+                            f" WHERE {table}_fts MATCH ? AND {where} ORDER BY lexical DESC LIMIT ?",
+                      (match, *params, limit)):
+            found.append((r, r.pop("lexical")))
+    found.sort(key=lambda rs: -rs[1])
+    return found[:limit]
+
+
 def _vector_hits(conn, scope, flt, now, vectors, query_vec, floor) -> list[tuple[dict, float]]:
     places = None if scope.any_boundary else [(a, b) for a in scope.readable_audiences
                                                for b in scope.readable_boundaries]
@@ -251,7 +273,7 @@ def _vector_hits(conn, scope, flt, now, vectors, query_vec, floor) -> list[tuple
     if floor is not None:
         hits = [(i, c) for i, c in hits if c >= floor]
     found: dict[str, dict] = {}
-    for table, kind, key, columns, _ in _TABLES:
+    for table, kind, key, columns, _ in _tables(flt):
         wanted = [i for i, _ in hits if i.startswith(kind[:3] + "-")]
         if not wanted:
             continue

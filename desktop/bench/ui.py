@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from keepmind.engine import Relation, open_engine
+from keepmind.engine.clock import DAY_MS, FakeClock
 from keepmind.engine.settings import defaults
 from keepmind.webui.app import create_app
 
@@ -33,12 +34,14 @@ def register(bsub) -> None:
     p = bsub.add_parser("ui", help="server time p50/p95 of each browser page and fragment over N memories")
     p.add_argument("--memories", type=int, default=100_000)
     p.add_argument("--requests", type=int, default=40, help="timed requests per page (default 40)")
+    p.add_argument("--store", metavar="DIR", help="build the store in DIR and keep it (reused when DIR holds one)")
     p.add_argument("--json", dest="json_out", help="write results as JSON to this file")
     p.set_defaults(func=run)
 
 
-def build(engine, n: int, rng: random.Random) -> dict:
-    """A store of `n` memories; returns ids the pages are timed on."""
+def build(engine, n: int, rng: random.Random, clock) -> dict:
+    """A store of `n` memories formed over about four months (so some evidence has expired and
+    "today" holds a day's worth); returns ids the pages are timed on."""
     scopes = {}
     for b in BOUNDARIES:
         for aud in ("personal", "team"):
@@ -60,7 +63,9 @@ def build(engine, n: int, rng: random.Random) -> dict:
                                   relations=relations, source=rng.choice(("observer", "tool", "import")),
                                   provenance={"session_id": scope.session_id, "turns": [rng.randint(1, 6)]}))
         made += 1
-        if len(batch) == 2000:
+        if made % 100 == 0:
+            clock.advance(120 * DAY_MS // max(1, n // 100))
+        if len(batch) == 2000 or made % 100 == 0:
             engine.insert_drafts(batch, notify=False)
             batch = []
     if batch:
@@ -74,7 +79,7 @@ def build(engine, n: int, rng: random.Random) -> dict:
     for _ in range(150):
         last = engine.recall(personal_work, " ".join(rng.choice(WORDS) for _ in range(4))).receipt_id
     viewer = engine.viewer(engine.get_token("local"))
-    for item in engine.browse(viewer, limit=100).items[10:60]:
+    for item in [i for i in engine.browse(viewer, limit=100).items if i.id != doc][10:60]:
         engine.update(viewer, item.id, delete=True, source="ui")
     engine.explain(last)  # receipts are written off the recall path: wait for the last one
     return {"doc": doc}
@@ -121,62 +126,41 @@ def time_pages(client, pages: list[tuple[str, str, bool]], requests: int) -> dic
     return out
 
 
-def run(args) -> int:
-    from flask.testing import FlaskClient
-
-    rng = random.Random(13)
+def open_store(folder: Path, n: int, rng: random.Random):
+    """The engine over a built store in `folder` (built now unless bench.json says it was)."""
     settings = defaults().with_overrides(memory__embeddings__enabled=False, memory__embeddings__auto_download=False)
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = open_engine(Path(tmp), settings=settings, start_workers=False)
+    marker = folder / "bench-ui.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        if info["memories"] == n:
+            clock = FakeClock(info["now"])
+            return open_engine(folder, settings=settings, clock=clock, start_workers=False), info
+    clock = FakeClock(int(time.time() * 1000) - 120 * DAY_MS)  # formed over the four months up to now
+    engine = open_engine(folder, settings=settings, clock=clock, start_workers=False)
+    t0 = time.perf_counter()
+    info = {"memories": n, "secret": engine.ensure_token(None).secret, **build(engine, n, rng, clock)}
+    info["now"] = clock()
+    print(f"built {n:,} memories in {time.perf_counter() - t0:.0f} s", flush=True)
+    marker.write_text(json.dumps(info))
+    return engine, info
+
+
+def run(args) -> int:
+    rng = random.Random(13)
+    if args.store:
+        Path(args.store).mkdir(parents=True, exist_ok=True)
+        engine, info = open_store(Path(args.store), args.memories, rng)
         try:
-            secret = engine.ensure_token(None).secret
-            t0 = time.perf_counter()
-            ids = build(engine, args.memories, rng)
-            print(f"built {args.memories:,} memories in {time.perf_counter() - t0:.0f} s", flush=True)
-            app = create_app(engine, {"port": 8765})
-
-            class Loopback(FlaskClient):
-                def open(self, *a, **kw):
-                    kw.setdefault("base_url", "http://127.0.0.1:8765")
-                    return super().open(*a, **kw)
-
-            app.test_client_class = Loopback
-            client = app.test_client()
-            sign_in(client, secret)
-            scope = engine.viewer(engine.get_token("local"))
-            anna = engine.anchors(scope, query="anna 1", limit=1)[0].id
-            receipt = engine.receipts(limit=1)[0]["receipt_id"]
-            some = engine.browse(scope, limit=1, cursor=None).items[0].id
-            deep = deep_cursor(client, 40)
-            pages = [
-                ("overview", "/", False),
-                ("memories", "/memories", False),
-                ("memories (fragment)", "/memories", True),
-                ("memories page 41 (fragment)", f"/memories?cursor={deep}", True),
-                ("memories class=evidence", "/memories?class=evidence", True),
-                ("memories boundary=oss audience=team", "/memories?boundary=oss&audience=team", True),
-                ("memories source=imported", "/memories?source=imported", True),
-                ("memories expired", "/memories?state=expired", True),
-                ("memories most recalled", "/memories?sort=most_recalled", True),
-                ("memories last recalled", "/memories?sort=last_recalled", True),
-                ("memories search", "/memories?q=flight+airport+sister", False),
-                ("memories search (fragment)", "/memories?q=garden+coffee", True),
-                ("memory", f"/memories/{ids['doc']}", False),
-                ("memory (another)", f"/memories/{some}", False),
-                ("memory diff (fragment)", f"/memories/{ids['doc']}/diff?a=1&b=4", True),
-                ("memory edit (fragment)", f"/memories/{ids['doc']}/edit", True),
-                ("deleted", "/memories?deleted=1", False),
-                ("anchors", "/anchors", False),
-                ("anchors search (fragment)", "/anchors?q=anna", True),
-                ("anchor", f"/anchors/{anna}", False),
-                ("anchor as of", f"/anchors/{anna}?as_of=2020-01-01", False),
-                ("anchor graph depth 2 (fragment)", f"/anchors/{anna}/graph?depth=2", True),
-                ("recall receipt", f"/recalls/{receipt}", False),
-                ("new memory form", "/memories/new", False),
-            ]
-            results = time_pages(client, pages, args.requests)
+            results = measure(engine, info, args.requests)
         finally:
             engine.close()
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            engine, info = open_store(Path(tmp), args.memories, rng)
+            try:
+                results = measure(engine, info, args.requests)
+            finally:
+                engine.close()
     worst = 0.0
     print(f"server time per page over {args.memories:,} memories ({args.requests} requests each):")
     for name, r in results.items():
@@ -187,3 +171,51 @@ def run(args) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"memories": args.memories, "pages": results}, indent=2))
     return 0
+
+
+def measure(engine, info: dict, requests: int) -> dict:
+    from flask.testing import FlaskClient
+
+    app = create_app(engine, {"port": 8765})
+
+    class Loopback(FlaskClient):
+        def open(self, *a, **kw):
+            kw.setdefault("base_url", "http://127.0.0.1:8765")
+            return super().open(*a, **kw)
+
+    app.test_client_class = Loopback
+    client = app.test_client()
+    sign_in(client, info["secret"])
+    scope = engine.viewer(engine.get_token("local"))
+    anna = engine.anchors(scope, query="anna 1", limit=1)[0].id
+    receipt = engine.receipts(limit=1)[0]["receipt_id"]
+    some = engine.browse(scope, limit=1, cursor=None).items[0].id
+    deep = deep_cursor(client, 40)
+    doc = info["doc"]
+    pages = [
+        ("overview", "/", False),
+        ("memories", "/memories", False),
+        ("memories (fragment)", "/memories", True),
+        ("memories page 41 (fragment)", f"/memories?cursor={deep}", True),
+        ("memories class=evidence", "/memories?class=evidence", True),
+        ("memories boundary=oss audience=team", "/memories?boundary=oss&audience=team", True),
+        ("memories source=imported", "/memories?source=imported", True),
+        ("memories expired", "/memories?state=expired", True),
+        ("memories most recalled", "/memories?sort=most_recalled", True),
+        ("memories last recalled", "/memories?sort=last_recalled", True),
+        ("memories search", "/memories?q=flight+airport+sister", False),
+        ("memories search (fragment)", "/memories?q=garden+coffee", True),
+        ("memory", f"/memories/{doc}", False),
+        ("memory (another)", f"/memories/{some}", False),
+        ("memory diff (fragment)", f"/memories/{doc}/diff?a=1&b=4", True),
+        ("memory edit (fragment)", f"/memories/{doc}/edit", True),
+        ("deleted", "/memories?deleted=1", False),
+        ("anchors", "/anchors", False),
+        ("anchors search (fragment)", "/anchors?q=anna", True),
+        ("anchor", f"/anchors/{anna}", False),
+        ("anchor as of", f"/anchors/{anna}?as_of=2020-01-01", False),
+        ("anchor graph depth 2 (fragment)", f"/anchors/{anna}/graph?depth=2", True),
+        ("recall receipt", f"/recalls/{receipt}", False),
+        ("new memory form", "/memories/new", False),
+    ]
+    return time_pages(client, pages, requests)

@@ -110,3 +110,14 @@ def test_search_finds_meaning_with_the_offline_embedder(make_engine, offline_mod
     found = engine.search_memories(viewer, "which dog breed")
     assert [i.title for i in found][:1] == ["Pet"]
     assert engine.search_memories(viewer, "Volvo")[0].title == "Car"
+
+
+def test_search_puts_memories_with_every_word_first_and_fills_with_any_word(engine):
+    sid = engine.open_session("personal", "work")
+    both = engine.store(sid, "Trip", "Flight to Lisbon on Friday.").id
+    one = engine.store(sid, "Other", "A flight was delayed.").id
+    other = engine.store(sid, "City", "Lisbon has trams.").id
+    viewer = engine.viewer(engine.create_token("me", "personal").token)
+    found = [i.id for i in engine.search_memories(viewer, "flight lisbon")]
+    assert found[0] == both and set(found) == {both, one, other}
+    assert [i.id for i in engine.search_memories(viewer, "flight lisbon", limit=1)] == [both]

@@ -3,6 +3,8 @@ and one recall's receipt (`/recalls/<id>`): why it injected what it did."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask import Blueprint
 
 from ..context import engine
@@ -28,4 +30,9 @@ def overview():
 @bp.get("/recalls/<receipt_id>")
 def recall(receipt_id: str):
     receipt = engine().explain(receipt_id, token=viewer_token())
-    return page("recall.html", receipt=receipt)
+    titles = {c.get("id"): c.get("title") for c in receipt.get("considered", [])}
+    try:
+        at = int(datetime.fromisoformat(str(receipt.get("created_at")).replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        at = None
+    return page("recall.html", receipt=receipt, titles=titles, at=at)
