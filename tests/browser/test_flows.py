@@ -245,3 +245,25 @@ def test_hostile_memory_text_renders_as_text_and_cross_site_requests_are_refused
     assert eng.find(sid, "hostile marker")[0].id == doc  # still there
     foreign = httpx.get(live.url + "/", headers={"Host": "evil.example"})
     assert foreign.status_code == 403
+
+
+def test_several_memories_at_once_are_made_personal_or_deleted_as_wrong(page, live):
+    eng = live.engine
+    team = eng.open_session("team", "work")
+    ids = {t: eng.store(team, t, f"{t} is a shared team note.").id for t in ("Alpha", "Beta", "Gamma")}
+    sign_in(page, live)
+    page.goto(live.url + "/memories")
+    page.get_by_label("Select Alpha").check()
+    page.get_by_role("button", name="Make personal").click()
+    hx_settle(page)
+    assert page.get_by_text("1 now visible to personal sessions only.").is_visible()
+    assert eng.memory(eng.viewer(eng.get_token("local")), ids["Alpha"]).audience == "personal"
+    page.get_by_label("Select Beta").check()
+    page.get_by_label("Select Gamma").check()
+    page.get_by_role("button", name="Delete as wrong…").click()
+    dialog = page.get_by_role("dialog")
+    assert "Delete 2 memories as wrong?" in dialog.inner_text()
+    dialog.get_by_role("button", name="Delete as wrong").click()
+    dialog.wait_for(state="detached")
+    assert page.get_by_text("Deleted 2 as wrong.").is_visible()
+    assert [i.title for i in eng.browse(eng.viewer(eng.get_token("local"))).items] == ["Alpha"]
