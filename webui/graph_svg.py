@@ -47,6 +47,22 @@ def _short(name: str) -> str:
     return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
 
 
+def view_box(nodes: list[Node], margin_x: float = 90.0, margin_y: float = 50.0,
+             min_w: float = 640.0, min_h: float = 380.0) -> str:
+    """The SVG viewBox around the drawn nodes (with room for labels), so a small neighbourhood
+    fills the picture instead of sitting small in the middle of an empty one."""
+    if not nodes:
+        return f"0 0 {WIDTH} {HEIGHT}"
+    xs, ys = [n.x for n in nodes], [n.y for n in nodes]
+    x0, x1 = min(xs) - margin_x, max(xs) + margin_x
+    y0, y1 = min(ys) - margin_y, max(ys) + margin_y
+    if x1 - x0 < min_w:
+        x0, x1 = (x0 + x1 - min_w) / 2, (x0 + x1 + min_w) / 2
+    if y1 - y0 < min_h:
+        y0, y1 = (y0 + y1 - min_h) / 2, (y0 + y1 + min_h) / 2
+    return f"{x0:.0f} {y0:.0f} {x1 - x0:.0f} {y1 - y0:.0f}"
+
+
 def layout(center_id: str, anchors: list, edges: list) -> tuple[list[Node], list[Line]]:
     """Positions for the anchors (Anchor values) and the edges (Edge values) between them."""
     by_id = {a.id: a for a in anchors}
@@ -101,4 +117,4 @@ def layout(center_id: str, anchors: list, edges: list) -> tuple[list[Node], list
     return nodes, lines
 
 
-__all__ = ["HEIGHT", "WIDTH", "Line", "Node", "layout"]
+__all__ = ["HEIGHT", "WIDTH", "Line", "Node", "layout", "view_box"]

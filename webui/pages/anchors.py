@@ -54,7 +54,7 @@ def graph_context(anchor_id: str, as_of: int | None) -> dict:
     nodes, edges, truncated = engine().neighbourhood(viewer_scope(), anchor_id, depth=depth, limit=limit, as_of=as_of)
     placed, lines = graph_svg.layout(anchor_id, nodes, edges)
     return {"nodes": placed, "lines": lines, "truncated": truncated, "depth": depth, "more": limit == GRAPH_MORE,
-            "width": graph_svg.WIDTH, "height": graph_svg.HEIGHT, "center_id": anchor_id}
+            "view_box": graph_svg.view_box(placed), "center_id": anchor_id}
 
 
 @bp.get("/anchors/<anchor_id>")
