@@ -29,8 +29,10 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path):
+    """One chromium per test module. Not per session: playwright's sync API keeps an event loop
+    running on the main thread while it is open, which the asyncio tests after these would meet."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

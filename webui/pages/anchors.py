@@ -86,10 +86,10 @@ def anchor(anchor_id: str):
 
 @bp.get("/anchors/<anchor_id>/graph")
 def graph(anchor_id: str):
-    engine().anchor(viewer_scope(), anchor_id)
+    found = engine().anchor(viewer_scope(), anchor_id)
     as_of_text = text(request.args.get("as_of"))
-    return page("anchor_graph.html", "_graph.html", as_of_text=as_of_text or "",
-                anchor=engine().anchor(viewer_scope(), anchor_id), **graph_context(anchor_id, day_end_ms(as_of_text)))
+    return page("anchor_graph.html", "_graph.html", as_of_text=as_of_text or "", anchor=found,
+                **graph_context(anchor_id, day_end_ms(as_of_text)))
 
 
 @bp.post("/anchors/<anchor_id>/rename")
