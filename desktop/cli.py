@@ -10,10 +10,10 @@ import sys
 from keepmind import version
 from keepmind.engine import EngineError
 
-from .commands import bench, doctor, memories, models, pause, recall, serve, store, writepath
+from .commands import bench, doctor, memories, models, pause, recall, serve, store, ui, writepath
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMANDS = (store, memories, bench, models, doctor, serve, pause, recall,
+COMMANDS = (store, memories, bench, models, doctor, serve, ui, pause, recall,
             writepath)  # writepath last: it joins an `eval` group another module may create
 
 
