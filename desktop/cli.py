@@ -28,7 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+    # stderr shows warnings (everything with -v); serve and the tray also log INFO to a file, so the
+    # level sits on the handler, not on the loggers.
+    stderr = logging.StreamHandler()
+    stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[stderr],
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()

@@ -4,31 +4,46 @@ from __future__ import annotations
 
 import json
 
-from keepmind.engine import open_engine
-from keepmind.engine.doctor import run_checks
+from keepmind.engine import Check, EngineError, open_engine
 
-from ..paths import home_of, home_option
+from ..paths import home_of, home_option, load_home_settings
+from ..process.health import check_server_of
+from ..process.logs import log_path
 
 MARK = {"pass": "ok  ", "warning": "WARN", "error": "FAIL"}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="check the database, queue, models and embeddings")
+    p = sub.add_parser("doctor", help="check the database, disk, queue, models, embeddings, gate and server")
     home_option(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--wait", type=float, default=30.0, help="seconds to wait for models to load (default 30)")
     p.set_defaults(func=cmd_doctor)
 
 
+def engine_checks(home, wait_s: float) -> list[Check]:
+    """The engine's checks; a store that cannot even be opened is itself the finding."""
+    try:
+        engine = open_engine(home, settings=load_home_settings(home))
+    except EngineError:
+        raise  # written for a person already (a bad setting, say): the CLI prints it
+    except Exception as exc:  # noqa: BLE001 - doctor reports what is wrong instead of a stack trace
+        return [Check("Database", "error", f"cannot open the store in {home} ({type(exc).__name__}: "
+                                           f"{' '.join(str(exc).split())[:200]}): stop Keepmind, copy keepmind.db "
+                                           "aside, and restore from your last `keepmind export`")]
+    with engine:
+        if engine.models is not None:
+            engine.models.wait_ready(wait_s)
+        return engine.doctor()
+
+
 def cmd_doctor(args) -> int:
-    with open_engine(home_of(args)) as engine:
-        models = engine.models
-        if models is not None:
-            models.wait_ready(args.wait)
-        checks = run_checks(engine)
+    home = home_of(args)
+    checks = engine_checks(home, args.wait) + [check_server_of(home)]
     if args.json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:
         for c in checks:
             print(f"[{MARK[c.level]}] {c.name}: {c.message}")
+        print(f"logs: {log_path(home)}")
     return 2 if any(c.level == "error" for c in checks) else 1 if any(c.level == "warning" for c in checks) else 0

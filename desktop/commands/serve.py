@@ -59,16 +59,19 @@ def register(sub) -> None:
 def cmd_serve(args) -> int:
 
     from ..process.daemon import Daemon
+    from ..process.logs import log_path, remove_file_log, setup_file_log
     from .writepath import llm_api_key
 
     home = home_of(args)
+    file_log = setup_file_log(home)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     settings = load_home_settings(home)
     daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
     try:
         daemon.start()
-        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)
+        print(f"keepmind serving on {daemon.url} (data dir {home}, logs in {log_path(home)}); Ctrl-C stops",
+              flush=True)
         while not stop.wait(0.5):
             if not daemon.server.running:
                 print("error: the HTTP server stopped unexpectedly", file=sys.stderr)
@@ -77,6 +80,7 @@ def cmd_serve(args) -> int:
         daemon.stop()
         for s, handler in previous.items():
             signal.signal(s, handler)
+        remove_file_log(file_log)
     print("keepmind stopped", flush=True)
     return 0
 

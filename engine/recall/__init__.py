@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .. import sessions
 from ..errors import InvalidInput
 from ..policy import Scope
-from . import receipts
+from . import doctor, receipts
 from .inject import Injected
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats
@@ -161,6 +161,7 @@ def attach(engine, *, start: bool = True) -> Recaller:
     """Create the engine's Recaller; the engine stops it (its thread pool) on close."""
     recaller = Recaller(engine)
     engine.add_worker(recaller, start=start)
+    engine.doctor_checks.append(doctor.check_gate)
     return recaller
 
 
