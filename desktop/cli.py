@@ -8,10 +8,10 @@ import sys
 
 from keepmind.engine import EngineError
 
-from .commands import bench, doctor, models, pause, recall, serve, store, writepath
+from .commands import autostart, bench, doctor, models, pause, recall, serve, store, writepath
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMANDS = (store, bench, models, doctor, serve, pause, recall,
+COMMANDS = (store, bench, models, doctor, serve, pause, autostart, recall,
             writepath)  # writepath last: it joins an `eval` group another module may create
 
 
