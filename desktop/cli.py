@@ -16,7 +16,9 @@ COMMANDS = (store, bench, models, doctor, serve, pause, autostart, recall,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="keepmind", description="Local long-term memory for LLM agents.")
+    parser = argparse.ArgumentParser(
+        prog="keepmind", description="Local long-term memory for LLM agents. Without a command: the tray app "
+                                     "(one per data dir; without a display it runs as `keepmind serve`).")
     parser.add_argument("--home", metavar="DIR", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -34,11 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[stderr],
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+    func = getattr(args, "func", None)
+    if func is None:  # `keepmind` alone is the desktop program: the tray (or serve without a display)
+        from .commands.tray import cmd_tray
+
+        func = cmd_tray
     try:
-        return int(args.func(args) or 0)
+        return int(func(args) or 0)
     except EngineError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
