@@ -23,7 +23,7 @@ from keepmind.engine import Check
 from ..process.health import check_server
 from ..process.logs import log_path
 from .autostart import Autostart
-from .backend import backend_name, enable_xorg_click, flatten
+from .backend import backend_name, flatten, icon_class_for
 from .icons import icon_file, icon_image
 from .links import open_url
 from .menu import TrayState, connection_details, doctor_summary, icon_state, menu_items, tooltip
@@ -52,11 +52,13 @@ class TrayApp:
         self.inline_actions = inline_actions  # tests run actions on the calling thread
         self.quitting = threading.Event()
         self._shown = False
+        self._in_loop = False
+        self._loop_done = threading.Event()
         self._images: dict[str, object] = {}
-        self.icon = pystray.Icon("keepmind", icon=None, title="Keepmind is starting",
-                                 menu=pystray.Menu(self._pystray_items))
-        self.backend = backend_name(self.icon)
-        self.clicks = enable_xorg_click(self.icon)  # X11 fallback: a left click opens the UI
+        self.backend = backend_name(pystray.Icon)
+        self.clicks = self.backend == "xorg"  # the X11 fallback: a left click opens the UI (backend.py)
+        self.icon = icon_class_for(pystray.Icon)("keepmind", icon=None, title="Keepmind is starting",
+                                                 menu=pystray.Menu(self._pystray_items))
         self.notify = notifier or Notifier(self.icon, icon_path=str(icon_file("healthy", 64)))
         can_notify = pystray_notifies(self.icon) or notify_command("", "") is not None
         self.state = TrayState(paused=daemon.engine.paused, url=daemon.url,
@@ -192,22 +194,37 @@ class TrayApp:
 
     def run(self) -> None:
         """Show the icon and handle its events until Quit (blocks; the main thread), then stop it all."""
+        self._in_loop = True
         try:
             self.icon.run(setup=self._setup)
         finally:
+            self._loop_done.set()
             self.shutdown()
 
     def quit(self) -> None:
-        """Quit, from the menu, a signal handler or any thread: ends `run()`, which then shuts down."""
+        """Quit, from the menu, a signal handler or any thread: everything stops, then `run()` returns."""
         if self.quitting.is_set():
             return
         self.quitting.set()
         log.info("tray_quit")
-        # pystray's stop waits for its loop; never from a signal handler on the loop's own thread
-        threading.Thread(target=self.icon.stop, name="keepmind-tray-quit", daemon=True).start()
+        # Never from a signal handler on the loop's own thread: pystray's stop waits for its loop.
+        threading.Thread(target=self._quit_now, name="keepmind-tray-quit", daemon=True).start()
+
+    def _quit_now(self) -> None:
+        self.shutdown()  # the memory is safe first: server, workers, writer, database, files
+        try:
+            self.icon.stop()
+        except Exception:  # noqa: BLE001 - the icon's loop may be gone already
+            log.exception("tray_icon_stop_failed")
+        if self._in_loop and not self._loop_done.wait(5.0):
+            # Everything is stopped and saved; a toolkit loop that does not return must not keep
+            # a dead Keepmind in the tray.
+            log.error("tray_loop_did_not_stop: exiting")
+            logging.shutdown()
+            os._exit(0)
 
     def shutdown(self) -> None:
-        """The watch, then the Daemon: server, workers, writer, database, server.json, lock."""
+        """The watch, then the Daemon: server, workers, writer, database, server.json, lock. Idempotent."""
         self.quitting.set()
         self.watch.stop()
         self.daemon.stop()

@@ -4,7 +4,7 @@ pystray picks its backend when it is imported: PYSTRAY_BACKEND if set, else on L
 (needs PyGObject and the AppIndicator typelib), then GTK, then X11 (python-xlib); Cocoa on macOS,
 win32 on Windows. The X11 fallback has no menu and no notifications, and in pystray 0.19.5 its
 icon window never asks the X server for button events, so its left-click handler never runs:
-`enable_xorg_click` adds ButtonPressMask, and a left click then runs the menu's default item
+`xorg_icon_class` adds ButtonPressMask, and a left click then runs the menu's default item
 (Open Keepmind). It also draws without alpha, so its image is flattened onto a background first.
 """
 
@@ -21,22 +21,46 @@ def load_pystray():
     return importlib.import_module("pystray")
 
 
-def backend_name(icon) -> str:
+def backend_name(icon_class) -> str:
     """xorg, appindicator, gtk, darwin, win32, or dummy (pystray's base Icon: it cannot show anything)."""
-    module = type(icon).__module__.rsplit(".", 1)[-1].lstrip("_")
+    module = icon_class.__module__.rsplit(".", 1)[-1].lstrip("_")
     return "dummy" if module == "base" else module
 
 
-def enable_xorg_click(icon) -> bool:
-    """Let pystray's X11 icon receive its left click (True when it was the X11 backend)."""
-    if backend_name(icon) != "xorg":
-        return False
-    import Xlib.X
+def icon_class_for(icon_class):
+    """The Icon class to use: pystray's own, or for X11 the subclass below."""
+    return xorg_icon_class(icon_class) if backend_name(icon_class) == "xorg" else icon_class
 
-    icon._window.change_attributes(event_mask=Xlib.X.ExposureMask | Xlib.X.StructureNotifyMask
-                                   | Xlib.X.ButtonPressMask)
-    icon._display.flush()
-    return True
+
+def xorg_icon_class(base):
+    """pystray's X11 icon, fixed where 0.19.5 falls short on a real tray (trayer, xfce, i3bar...)."""
+
+    class KeepmindXorgIcon(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            import Xlib.X
+
+            # Its window never selected button events, so its left-click handler never ran.
+            self._window.change_attributes(event_mask=Xlib.X.ExposureMask | Xlib.X.StructureNotifyMask
+                                           | Xlib.X.ButtonPressMask)
+            self._display.flush()
+
+        def _update_icon(self):
+            # pystray asks the tray to dock the window again on every image change; trayer then
+            # re-embeds it (at times 1 px wide). Docked already: just repaint.
+            if self._systray_manager is None:
+                return base._update_icon(self)
+            self._icon_data = None
+            self._draw()
+            self._icon_valid = True
+
+        def _update_title(self):
+            # WM_NAME is Latin-1: anything else would raise in the event loop.
+            self._title = self.title.encode("latin-1", "replace").decode("latin-1")
+            return base._update_title(self)
+
+    KeepmindXorgIcon.__module__ = base.__module__  # still the X11 backend, for backend_name
+    return KeepmindXorgIcon
 
 
 def flatten(image, background=DARK):
@@ -48,4 +72,4 @@ def flatten(image, background=DARK):
     return base
 
 
-__all__ = ["backend_name", "enable_xorg_click", "flatten", "load_pystray"]
+__all__ = ["backend_name", "flatten", "icon_class_for", "load_pystray", "xorg_icon_class"]

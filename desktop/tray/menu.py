@@ -59,7 +59,7 @@ def summary(state: TrayState) -> str:
 def tooltip(state: TrayState) -> str:
     """The icon's tooltip: the summary, and where a click is the only way in, that it opens the UI."""
     text = summary(state) + ("" if state.has_menu else " (click to open)")
-    return text if len(text) <= TOOLTIP_MAX else text[:TOOLTIP_MAX - 1] + "…"
+    return text if len(text) <= TOOLTIP_MAX else text[:TOOLTIP_MAX - 3] + "..."
 
 
 def icon_state(state: TrayState) -> str:
@@ -75,7 +75,7 @@ def menu_items(state: TrayState) -> tuple[Item, ...]:
     status_line = summary(state)
     items = [
         Item("Open Keepmind", "open", default=True),
-        Item(status_line if len(status_line) <= 80 else status_line[:79] + "…", enabled=False),
+        Item(status_line if len(status_line) <= 80 else status_line[:77] + "...", enabled=False),
         SEPARATOR,
         Item("Resume memory", "resume") if state.paused else Item("Pause memory", "pause"),
         Item("Run doctor" + (f" ({len(state.problems)} to look at)" if state.problems else ""), "doctor"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import stat
 import sys
+import time
 from types import SimpleNamespace
 
 import httpx
@@ -95,7 +96,7 @@ def test_the_icon_and_tooltip_show_healthy_degraded_or_paused_with_the_reason():
     assert icon_state(TrayState(health="degraded", paused=True)) == "paused"  # the person's choice wins
     assert tooltip(TrayState(health="healthy", has_menu=False)) == "Keepmind: memory is healthy (click to open)"
     long = tooltip(TrayState(health="degraded", reasons=("x" * 500,)))
-    assert len(long) == 127 and long.endswith("…")
+    assert len(long) == 127 and long.endswith("...")
 
 
 def test_connection_details_name_the_url_the_token_command_and_mcp():
@@ -184,7 +185,9 @@ def test_quit_stops_everything_and_leaves_no_lock_or_server_json(tray):
     assert (home / "keepmind.lock").exists() and read_server_json(home) is not None
     next(i for i in tray.icon.menu.items if i.text == "Quit Keepmind")(tray.icon)
     assert tray.quitting.is_set()
-    tray.shutdown()  # what run() does once the icon's loop has returned
+    deadline = time.monotonic() + 5
+    while not tray.live.engine.closed and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert tray.live.engine.closed and not tray.live.daemon.server.running
     assert not (home / "keepmind.lock").exists() and not (home / "server.json").exists()
 
