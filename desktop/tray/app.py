@@ -211,22 +211,26 @@ class TrayApp:
         threading.Thread(target=self._quit_now, name="keepmind-tray-quit", daemon=True).start()
 
     def _quit_now(self) -> None:
-        self.shutdown()  # the memory is safe first: server, workers, writer, database, files
+        """The icon first (DESIGN's order: tray, server, workers, writer, database): `run()` then
+        returns on the main thread and shuts the Daemon down."""
         try:
             self.icon.stop()
         except Exception:  # noqa: BLE001 - the icon's loop may be gone already
             log.exception("tray_icon_stop_failed")
-        if self._in_loop and not self._loop_done.wait(5.0):
-            # Everything is stopped and saved; a toolkit loop that does not return must not keep
-            # a dead Keepmind in the tray.
-            log.error("tray_loop_did_not_stop: exiting")
+        if not self._in_loop:
+            self.shutdown()  # no loop to return (never shown): stop here
+        elif not self._loop_done.wait(3.0):
+            # A toolkit loop that does not return must not keep a dead Keepmind in the tray: stop
+            # everything in order from here, then leave.
+            log.error("tray_loop_did_not_stop: stopping and exiting")
+            self.shutdown()
             logging.shutdown()
             os._exit(0)
 
     def shutdown(self) -> None:
         """The watch, then the Daemon: server, workers, writer, database, server.json, lock. Idempotent."""
         self.quitting.set()
-        self.watch.stop()
+        self.watch.stop(timeout_s=2.0)  # a doctor run in progress fails harmlessly once the engine closes
         self.daemon.stop()
 
     def install_signal_handlers(self) -> dict:

@@ -35,8 +35,13 @@ def icon_class_for(icon_class):
 def xorg_icon_class(base):
     """pystray's X11 icon, fixed where 0.19.5 falls short on a real tray (trayer, xfce, i3bar...)."""
 
+    import threading
+
     class KeepmindXorgIcon(base):
+        POLL_S = 0.05
+
         def __init__(self, *args, **kwargs):
+            self._quit = threading.Event()
             super().__init__(*args, **kwargs)
             import Xlib.X
 
@@ -53,6 +58,51 @@ def xorg_icon_class(base):
             self._icon_data = None
             self._draw()
             self._icon_valid = True
+
+        def stop(self):
+            # pystray stops by destroying the window and waiting for its DestroyNotify in a
+            # blocking next_event(); with python-xlib's threaded I/O that wake-up is lost now and
+            # then (measured: 1 stop in 3 hung with Keepmind's workers running). Ask the loop
+            # below, which polls, to finish instead.
+            self._quit.set()
+
+        def _mainloop(self):
+            import Xlib.X
+
+            try:
+                while not self._quit.is_set():
+                    if not self._display.pending_events():
+                        self._quit.wait(self.POLL_S)
+                        continue
+                    event = self._display.next_event()
+                    if event.type == Xlib.X.DestroyNotify and event.window == self._window:
+                        break
+                    self._message_handlers.get(event.type, lambda e: None)(event)
+            except Exception:  # noqa: BLE001 - as pystray's own loop: log, and end
+                self._log.error("An error occurred in the main loop", exc_info=True)
+            finally:
+                self._running = False
+                # Threads waiting for this loop to run their request (an icon update racing the
+                # quit) are answered, or they would wait forever.
+                for _ in range(4):
+                    self._queue.put(True)
+                try:
+                    self._window.destroy()  # leaves the tray
+                    self._display.flush()
+                except Exception:  # noqa: BLE001 - already gone
+                    pass
+
+        def _assert_icon_data(self, width, height):
+            # pystray stretches the image to the window (trayer's slots are 24x30): keep it round.
+            from PIL import Image
+
+            if self._icon_data and self._icon_data.size == (width, height):
+                return
+            side = max(1, min(width, height))
+            data = Image.new("RGB", (width, height), DARK)
+            data.paste(self._icon.resize((side, side), Image.LANCZOS), ((width - side) // 2, (height - side) // 2))
+            data.tostring = data.tobytes  # what python-xlib's put_pil_image calls
+            self._icon_data = data
 
         def _update_title(self):
             # WM_NAME is Latin-1: anything else would raise in the event loop.

@@ -128,18 +128,31 @@ def start(size: str = "640x120x24", tray: bool = True, wait_s: float = 15.0) -> 
             raise RuntimeError("Xvfb did not report a display number")
         display.name = f":{number}"
         if tray:
-            env = {**os.environ, "DISPLAY": display.name}
-            display.processes.append(subprocess.Popen(
-                ["trayer", "--edge", "top", "--align", "left", "--widthtype", "pixel", "--width", "200",
-                 "--heighttype", "pixel", "--height", "32", "--tint", "0x303030", "--transparent", "false",
-                 "--SetDockType", "true", "--expand", "true"],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            deadline = time.monotonic() + wait_s
-            while not display.tray_owner():
-                if time.monotonic() > deadline:
-                    raise RuntimeError("trayer did not take the system tray selection")
-                time.sleep(0.1)
+            _start_tray(display, wait_s)
     except BaseException:
         display.stop()
         raise
     return display
+
+
+def _start_tray(display: XDisplay, wait_s: float) -> None:
+    """trayer, docked at the top left; now and then it never takes the tray selection (1 start in
+    5 here, silently): give each start 3 s, and start it again."""
+    env = {**os.environ, "DISPLAY": display.name}
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        trayer = subprocess.Popen(
+            ["trayer", "--edge", "top", "--align", "left", "--widthtype", "pixel", "--width", "200",
+             "--heighttype", "pixel", "--height", "32", "--transparent", "false", "--SetDockType", "true",
+             "--expand", "true"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        display.processes.append(trayer)
+        attempt = time.monotonic() + 3.0
+        while time.monotonic() < attempt:
+            if display.tray_owner():
+                return
+            time.sleep(0.05)
+        trayer.kill()
+        trayer.wait(5)
+        display.processes.remove(trayer)
+    raise RuntimeError("trayer did not take the system tray selection")
