@@ -148,7 +148,13 @@ class TrayApp:
         self.watch.run_once(doctor=False)
 
     def doctor(self) -> list[Check]:
-        """The engine's checks and the desktop's: does our own server answer?"""
+        """The engine's checks and the desktop's: does our own server answer?
+
+        The models load in the background at start: doctor waits for that (up to 30 s) so a model
+        that is merely still loading never raises an alert."""
+        models = getattr(self.daemon.engine, "models", None)
+        if models is not None:
+            models.wait_ready(30.0)
         server = check_server(self.daemon.url, self.daemon.token, pid=os.getpid(), logs=log_path(self.daemon.home))
         return self.daemon.engine.doctor() + [server]
 
