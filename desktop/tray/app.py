@@ -65,8 +65,11 @@ class TrayApp:
                                autostart=autostart.enabled() if autostart is not None else None,
                                has_menu=bool(getattr(self.icon, "HAS_MENU", True)), has_notifications=can_notify)
         self.icon.icon = self._image(icon_state(self.state))
+        # The first doctor run waits a little: models load in the background at start, and one
+        # that is merely still loading must not raise an alert.
         self.watch = Watch(daemon.engine.status, self.doctor, on_reading=self.apply,
-                           status_every_s=status_every_s, doctor_every_s=doctor_every_s)
+                           status_every_s=status_every_s, doctor_every_s=doctor_every_s,
+                           first_doctor_s=min(30.0, doctor_every_s))
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -148,13 +151,7 @@ class TrayApp:
         self.watch.run_once(doctor=False)
 
     def doctor(self) -> list[Check]:
-        """The engine's checks and the desktop's: does our own server answer?
-
-        The models load in the background at start: doctor waits for that (up to 30 s) so a model
-        that is merely still loading never raises an alert."""
-        models = getattr(self.daemon.engine, "models", None)
-        if models is not None:
-            models.wait_ready(30.0)
+        """The engine's checks and the desktop's: does our own server answer?"""
         server = check_server(self.daemon.url, self.daemon.token, pid=os.getpid(), logs=log_path(self.daemon.home))
         return self.daemon.engine.doctor() + [server]
 

@@ -33,15 +33,25 @@ def icon_class_for(icon_class):
 
 
 def xorg_icon_class(base):
-    """pystray's X11 icon, fixed where 0.19.5 falls short on a real tray (trayer, xfce, i3bar...)."""
+    """pystray's X11 icon, fixed where 0.19.5 falls short on a real tray (trayer, Xfce, i3bar...).
 
+    Every X request runs on the icon's loop thread. pystray sends other threads' requests through
+    the X server (a ClientMessage to itself) and lets those threads flush the shared connection;
+    with python-xlib's threaded I/O a wake-up is then lost now and then, and the loop hangs in a
+    reply wait or in next_event() (measured here: 1 start in 12 never painted, 1 stop in 3 never
+    returned). Here other threads queue a call and wait for the loop, which polls X and the queue.
+    """
+    import queue
     import threading
 
     class KeepmindXorgIcon(base):
-        POLL_S = 0.05
+        POLL_S = 0.05  # how often the loop looks at X and at the queued calls
+        CALL_TIMEOUT_S = 5.0
 
         def __init__(self, *args, **kwargs):
             self._quit = threading.Event()
+            self._calls: queue.Queue = queue.Queue()
+            self._thread = None
             super().__init__(*args, **kwargs)
             import Xlib.X
 
@@ -49,6 +59,36 @@ def xorg_icon_class(base):
             self._window.change_attributes(event_mask=Xlib.X.ExposureMask | Xlib.X.StructureNotifyMask
                                            | Xlib.X.ButtonPressMask)
             self._display.flush()
+            # Replace pystray's X-message dispatchers with the queue (see the class docstring).
+            for name in ("_show", "_hide", "_update_icon", "_update_title"):
+                setattr(self, name, self._on_loop(getattr(type(self), name).__get__(self)))
+
+        def _on_loop(self, method):
+            def call():
+                if self._thread is None or threading.current_thread() is self._thread:
+                    return method()
+                if self._quit.is_set():
+                    return None  # the loop is gone: nothing left to draw on
+                done, box = threading.Event(), {}
+                self._calls.put((method, done, box))
+                done.wait(self.CALL_TIMEOUT_S)
+                if "error" in box:
+                    raise box["error"]
+                return None
+            return call
+
+        def _run_calls(self) -> None:
+            while True:
+                try:
+                    method, done, box = self._calls.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    method()
+                except Exception as exc:  # noqa: BLE001 - handed to the calling thread
+                    box["error"] = exc
+                finally:
+                    done.set()
 
         def _update_icon(self):
             # pystray asks the tray to dock the window again on every image change; trayer then
@@ -60,10 +100,7 @@ def xorg_icon_class(base):
             self._icon_valid = True
 
         def stop(self):
-            # pystray stops by destroying the window and waiting for its DestroyNotify in a
-            # blocking next_event(); with python-xlib's threaded I/O that wake-up is lost now and
-            # then (measured: 1 stop in 3 hung with Keepmind's workers running). Ask the loop
-            # below, which polls, to finish instead.
+            """End the loop (it destroys the window on its way out); safe from any thread."""
             self._quit.set()
 
         def _mainloop(self):
@@ -71,6 +108,7 @@ def xorg_icon_class(base):
 
             try:
                 while not self._quit.is_set():
+                    self._run_calls()
                     if not self._display.pending_events():
                         self._quit.wait(self.POLL_S)
                         continue
@@ -82,10 +120,11 @@ def xorg_icon_class(base):
                 self._log.error("An error occurred in the main loop", exc_info=True)
             finally:
                 self._running = False
-                # Threads waiting for this loop to run their request (an icon update racing the
-                # quit) are answered, or they would wait forever.
-                for _ in range(4):
-                    self._queue.put(True)
+                while True:  # callers still waiting are let go
+                    try:
+                        self._calls.get_nowait()[1].set()
+                    except queue.Empty:
+                        break
                 try:
                     self._window.destroy()  # leaves the tray
                     self._display.flush()
@@ -108,6 +147,12 @@ def xorg_icon_class(base):
             # WM_NAME is Latin-1: anything else would raise in the event loop.
             self._title = self.title.encode("latin-1", "replace").decode("latin-1")
             return base._update_title(self)
+
+        def __del__(self):
+            try:
+                self._display.close()
+            except Exception:  # noqa: BLE001 - the connection may be gone with the server
+                pass
 
     KeepmindXorgIcon.__module__ = base.__module__  # still the X11 backend, for backend_name
     return KeepmindXorgIcon

@@ -58,7 +58,8 @@ class Watch:
 
     def __init__(self, status: Callable[[], dict], doctor: Callable[[], list[Check]], *,
                  on_reading: Callable[[Reading], None] | None = None, status_every_s: float = 5.0,
-                 doctor_every_s: float = 120.0, monotonic: Callable[[], float] = time.monotonic):
+                 doctor_every_s: float = 120.0, first_doctor_s: float = 0.0,
+                 monotonic: Callable[[], float] = time.monotonic):
         self._status = status
         self._doctor = doctor
         self._on_reading = on_reading
@@ -67,7 +68,8 @@ class Watch:
         self._monotonic = monotonic
         self._seen: frozenset = frozenset()
         self._problems: tuple[Check, ...] = ()
-        self._doctor_at: float | None = None
+        # the first run is due `first_doctor_s` from now (0: at the first poll)
+        self._doctor_at: float | None = monotonic() - doctor_every_s + first_doctor_s if first_doctor_s else None
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -108,19 +110,22 @@ class Watch:
     # -- the loop ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="keepmind-tray-watch", daemon=True)
-            self._thread.start()
+        with self._lock:  # a Quit may be stopping the watch as it starts
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._run, name="keepmind-tray-watch", daemon=True)
+                self._thread.start()
 
     def poke(self) -> None:
         """Read again now (after a pause, a resume, a doctor run)."""
         self._wake.set()
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout_s)
+        with self._lock:
+            self._stop.set()
+            self._wake.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
 
     def _run(self) -> None:
         while not self._stop.is_set():
