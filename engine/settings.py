@@ -193,6 +193,12 @@ KEYS: list[Key] = [
         _audience),
     Key("mcp.boundary", "default",
         "Boundary of the session `keepmind mcp` opens; --boundary overrides.", _boundary),
+    Key("tray.status_seconds", 5,
+        "How often the tray reads memory status (healthy, degraded, paused) for its icon, in seconds.",
+        _int(1, 3600)),
+    Key("tray.doctor_seconds", 120,
+        "How often the tray runs doctor (a new warning or error raises one notification), in seconds.",
+        _int(10, 86_400)),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 

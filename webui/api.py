@@ -9,6 +9,7 @@ the session's audience and boundary on every call, whoever opened the session.
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from flask import current_app, jsonify, request
 
@@ -314,5 +315,6 @@ def sign_in_link():
             raise ScopeError(f"token {target.name!r} is wider than the calling token: sign in with a token "
                              "at least as wide")
     code = signins().issue_code(target.id)
-    return reply(url=f"http://{request.host}/signin?code={code}", expires_in=int(CODE_TTL_S),
+    landing = f"&next={quote(data['next'], safe='/')}" if data.get("next") else ""
+    return reply(url=f"http://{request.host}/signin?code={code}{landing}", expires_in=int(CODE_TTL_S),
                  token=target.as_dict())

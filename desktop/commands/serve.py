@@ -62,18 +62,36 @@ def register(sub) -> None:
 
 
 def cmd_serve(args) -> int:
+    return run_headless(home_of(args, create=True), args.port)
 
+
+def run_headless(home, port: int | None = None) -> int:
+    """`keepmind serve`: the Daemon without a tray, until SIGTERM or SIGINT (also the tray's
+    fallback where there is no display)."""
     from ..process.daemon import Daemon
+    from ..process.logs import remove_file_log, setup_file_log
     from .writepath import llm_api_key
 
-    home = home_of(args, create=True)
+    file_log = setup_file_log(home)
+    try:
+        settings = load_home_settings(home)
+        daemon = Daemon(home, port=port, settings=settings, llm_api_key=llm_api_key(settings))
+        return serve_until_signal(daemon, start=True)
+    finally:
+        remove_file_log(file_log)
+
+
+def serve_until_signal(daemon, *, start: bool) -> int:
+    """Run `daemon` (starting it if asked) until SIGTERM or SIGINT, then stop it in order."""
+    from ..process.logs import log_path
+
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    settings = load_home_settings(home)
-    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
     try:
-        daemon.start()
-        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)
+        if start:
+            daemon.start()
+        print(f"keepmind serving on {daemon.url} (data dir {daemon.home}, logs in {log_path(daemon.home)}); "
+              "Ctrl-C stops", flush=True)
         while not stop.wait(0.5):
             if not daemon.server.running:
                 print("error: the HTTP server stopped unexpectedly", file=sys.stderr)

@@ -80,7 +80,7 @@ def sign_in_link():
     if token_id is None:
         return _login_page("This sign-in link was used already, has expired (links last 60 seconds) or is "
                            "not one Keepmind made. Run `keepmind open` for a new one.", 403)
-    return _signed_in(token_id, "/")
+    return _signed_in(token_id, request.args.get("next"))
 
 
 @bp.post("/signout")
