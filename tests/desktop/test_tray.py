@@ -114,9 +114,10 @@ def test_the_pystray_menu_is_built_from_the_menu_function_and_each_item_runs_its
         x.label for x in menu_items(tray.state) if x != SEPARATOR]
     assert items[0].default and items[0].text == "Open Keepmind"
     items[0](tray.icon)  # what pystray does on a click
-    assert tray.opened == [tray.live.url + "/"]
+    signin = tray.live.url + "/signin?code="
+    assert len(tray.opened) == 1 and tray.opened[0].startswith(signin)  # signed in by a one-time link
     tray.icon.menu(tray.icon)  # what a click on the icon runs (Icon.__call__): the default item, Open
-    assert tray.opened == [tray.live.url + "/"] * 2
+    assert len(tray.opened) == 2 and tray.opened[1].startswith(signin) and tray.opened[0] != tray.opened[1]
 
 
 def test_pause_and_resume_switch_the_same_state_as_the_api_and_show_it(tray):
@@ -147,7 +148,8 @@ def test_run_doctor_shows_the_result_and_opens_the_doctor_page_when_something_is
     tray.perform("doctor")
     title, text = tray.notes.calls[-1]
     assert title == "Keepmind doctor: 1 warning" and "Checkpoint backlog: 26 checkpoints waiting" in text
-    assert tray.opened == [tray.live.url + "/doctor"]
+    (opened,) = tray.opened
+    assert opened.startswith(tray.live.url + "/signin?code=") and opened.endswith("&next=/doctor")
     assert tray.state.health == "degraded" and tray.icon.icon is tray._image("degraded")
 
 
