@@ -10,15 +10,31 @@ import sys
 from keepmind import version
 from keepmind.engine import EngineError
 
-from .commands import bench, doctor, imports, lifecycle, memories, models, pause, recall, serve, store, writepath
+from .commands import (
+    autostart,
+    bench,
+    doctor,
+    imports,
+    lifecycle,
+    memories,
+    models,
+    pause,
+    recall,
+    serve,
+    store,
+    ui,
+    writepath,
+)
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
-COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, pause, recall,
+COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, ui, pause, autostart, recall,
             writepath)  # writepath last: it joins an `eval` group another module may create
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="keepmind", description="Local long-term memory for LLM agents.")
+    parser = argparse.ArgumentParser(
+        prog="keepmind", description="Local long-term memory for LLM agents. Without a command: the tray app "
+                                     "(one per data dir; without a display it runs as `keepmind serve`).")
     parser.add_argument("--home", metavar="DIR", help="data dir (default: $KEEPMIND_HOME, else the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     parser.add_argument("--version", action="version", version=f"keepmind {version()}")
@@ -31,13 +47,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+    # stderr shows warnings (everything with -v); serve and the tray also log INFO to a file, so the
+    # level sits on the handler, not on the loggers.
+    stderr = logging.StreamHandler()
+    stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[stderr],
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+    func = getattr(args, "func", None)
+    if func is None:  # `keepmind` alone is the desktop program: the tray (or serve without a display)
+        from .commands.tray import cmd_tray
+
+        func = cmd_tray
     try:
-        return int(args.func(args) or 0)
+        return int(func(args) or 0)
     except EngineError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

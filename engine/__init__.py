@@ -4,10 +4,12 @@ Imports no web or GUI library; `open_engine(home)` is the one way in, and the na
 what the outer layers (webui, desktop) may use of it.
 """
 
+from .browse import SORTS, SOURCE_GROUPS, MemoryFilter, Page
 from .checks import Check
 from .engine import DB_NAME, SETTINGS_NAME, Engine, open_engine
 from .errors import EngineError, InvalidInput, NotFound, ScopeError
 from .graph import Anchor, Edge
+from .history import DiffPart
 from .jobs import Job
 from .policy import AUDIENCES, Scope
 from .private import make_private_dir, open_private, write_private
@@ -17,7 +19,8 @@ from .store import Relation
 from .tokens import CreatedToken, Token
 
 __all__ = [
-    "AUDIENCES", "DB_NAME", "MAX_TURN_CHARS", "SETTINGS_NAME", "Anchor", "Check", "CreatedToken", "Edge", "Engine",
-    "EngineError", "InvalidInput", "Job", "NotFound", "Relation", "Scope", "ScopeError", "StoreResult", "Token",
-    "UpdateResult", "make_private_dir", "open_engine", "open_private", "write_private",
+    "AUDIENCES", "DB_NAME", "MAX_TURN_CHARS", "SETTINGS_NAME", "SORTS", "SOURCE_GROUPS", "Anchor", "Check",
+    "CreatedToken", "DiffPart", "Edge", "Engine", "EngineError", "InvalidInput", "Job", "MemoryFilter", "NotFound",
+    "Page", "Relation", "Scope", "ScopeError", "StoreResult", "Token", "UpdateResult", "make_private_dir",
+    "open_engine", "open_private", "write_private",
 ]

@@ -1,89 +1,97 @@
-"""Doctor: checks a person can act on (database, data dir permissions, checkpoint backlog, models,
-embeddings)."""
+"""Doctor: checks a person can act on, each saying what is wrong and what to do about it.
+
+This module runs them and owns the store's own: the database (integrity, size, write-ahead
+log), who may read the data dir (private.py) and the disk it lives on. Each subsystem adds its
+checks when it attaches (engine.doctor_checks): the models (embeddings, model files), recall (the
+relevance gate) and the write path (checkpoint backlog, curation LLM). The desktop adds one of its
+own: whether the server answers.
+"""
 
 from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import apsw
 
 from .checks import LEVELS, Check
 from .db import scalar
 from .private import check_privacy
-from .recall.gate import lexical_calibration
+from .writepath.doctor import BACKLOG_WARN
 
-BACKLOG_WARN = 25
+log = logging.getLogger("keepmind.doctor")
+MB = 1_048_576
+DATABASE_WARN_BYTES = 4096 * MB  # a store this big is slow to back up, export and check
+WAL_WARN_BYTES = 256 * MB  # the log is folded back into the database unless a reader holds it open
+DISK_FREE_MIN_BYTES = 1024 * MB  # below this, SQLite can fail a write: the memory would be lost
 
 
-def check_database(engine) -> Check:
-    with engine.db.snapshot() as conn:
-        result = scalar(conn, "PRAGMA quick_check")
-        pages = scalar(conn, "PRAGMA page_count") * scalar(conn, "PRAGMA page_size")
-    size_mb = pages / 1_048_576
+def check_database(engine, *, size_warn: int = DATABASE_WARN_BYTES, wal_warn: int = WAL_WARN_BYTES) -> Check:
+    """Integrity (PRAGMA quick_check), size, and the size of the write-ahead log."""
+    path = Path(engine.db.path)
+    try:
+        with engine.db.snapshot() as conn:
+            result = scalar(conn, "PRAGMA quick_check")
+            size = scalar(conn, "PRAGMA page_count") * scalar(conn, "PRAGMA page_size")
+    except apsw.Error as exc:
+        result, size = f"{type(exc).__name__}: {exc}", _file_size(path)
+    wal = _file_size(path.with_name(path.name + "-wal"))
+    sizes = f"{size / MB:.1f} MB, write-ahead log {wal / MB:.1f} MB"
     if result != "ok":
-        return Check("Database", "error", f"integrity check failed: {result}; restore from an export")
-    return Check("Database", "pass", f"integrity ok, {size_mb:.1f} MB")
+        return Check("Database", "error",
+                     f"integrity check failed ({' '.join(str(result).split())[:300]}): stop Keepmind, copy "
+                     f"{path.name} aside, and restore from your last `keepmind export` (`keepmind import FILE` "
+                     "into a fresh data dir)")
+    if wal > wal_warn:
+        return Check("Database", "warning",
+                     f"integrity ok, {sizes}: the write-ahead log is not being folded back into the database "
+                     "(a reader holds it open); quit Keepmind and start it again, and stop other programs "
+                     f"that have {path.name} open")
+    if size > size_warn:
+        return Check("Database", "warning",
+                     f"integrity ok, {sizes}: the store is large; `keepmind stats` shows what it holds, "
+                     "lower memory.recall.receipt_retention_days to keep fewer recall receipts, or "
+                     "`keepmind export` and import into a fresh data dir to compact it")
+    return Check("Database", "pass", f"integrity ok, {sizes}")
 
 
-def check_backlog(engine) -> Check:
-    overview = engine.checkpoint_overview(limit=1)
-    counts = overview["counts"]
-    pending = counts["pending"] + counts["leased"]
-    dead = counts["dead"]
-    if pending > BACKLOG_WARN:
-        return Check("Checkpoint backlog", "warning",
-                     f"{pending} checkpoints waiting (more than {BACKLOG_WARN}): curation is falling behind; "
-                     "see `keepmind status` and the logs")
-    if dead:
-        return Check("Checkpoint backlog", "warning",
-                     f"{dead} dead-lettered checkpoints: inspect them and retry with `keepmind checkpoints retry`")
-    return Check("Checkpoint backlog", "pass", f"{pending} pending, {counts['completed']} completed")
+def check_disk(engine, *, min_free: int = DISK_FREE_MIN_BYTES) -> Check:
+    """Free space where the data dir lives: SQLite needs room for its log and new pages."""
+    try:
+        free = shutil.disk_usage(engine.home).free
+    except OSError as exc:
+        return Check("Disk space", "warning", f"cannot read the free space of {engine.home} ({exc})")
+    text = f"{free / (1024 * MB):.1f} GB free where the data dir lives ({engine.home})"
+    if free < min_free:
+        return Check("Disk space", "error",
+                     f"only {text}; under {min_free / (1024 * MB):.1f} GB new memories may fail to be "
+                     "written: free some space on that disk, or move the data dir (--home, KEEPMIND_HOME) "
+                     "to a disk with more room")
+    return Check("Disk space", "pass", text)
 
 
-def check_embeddings(engine) -> Check:
-    if not engine.settings["memory.embeddings.enabled"]:
-        return Check("Embeddings", "pass", "disabled by settings: recall is lexical-only")
-    info = engine.models.details()["embeddings"]
-    if info["model_id"] is None:
-        level = "warning" if engine.settings["memory.embeddings.auto_download"] else "error"
-        return Check("Embeddings", level, f"no embedder is ready ({info['reason']}): recall is lexical-only")
-    parts = [f"model {info['model_id']}", f"{info['embedded_current']}/{info['live']} memories embedded"
-             f" at their current text", f"queryPrefix={info['query_prefix']}"]
-    if info["floor"] is None:
-        return Check("Embeddings", "warning", ", ".join(parts) + ": the model is uncalibrated, so recall "
-                     "stays lexical; run `keepmind eval calibrate` or set memory.recall.min_cosine")
-    parts.append(f"floor={info['floor']:.3f} (source={info['floor_source']})")
-    if info["other_model_items"]:
-        parts.append(f"{info['other_model_items']} items also have vectors of other models (run "
-                     "`keepmind memory backfill-embeddings --force` after switching models)")
-    if info["embedded_current"] < info["live"]:
-        return Check("Embeddings", "warning", ", ".join(parts) + ": gap repair has not caught up "
-                     "(`keepmind memory backfill-embeddings`)")
-    return Check("Embeddings", "pass", ", ".join(parts))
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
-def check_gate(engine) -> Check:
-    if engine.settings["memory.recall.gate.enabled"] is False:
-        return Check("Relevance gate", "pass", "off (setting): the floor's output is injected")
-    info = engine.models.details()["gate"]
-    lexical = ("without a query vector the lexical gate decides" if lexical_calibration()
-               else "the lexical gate's calibration is missing: recall without a query vector injects the "
-                    "floor's output")
-    if info["model_id"] is not None:
-        return Check("Relevance gate", "pass", f"{info['model_id']}, threshold {info['threshold']:.3f} "
-                     f"(source={info['threshold_source']}); {lexical}")
-    if engine.models.offline_gate_ready():
-        return Check("Relevance gate", "pass",
-                     f"no cross-encoder ({info['reason']}); the offline feature gate calibrated for "
-                     f"{engine.models.embedder().model_id} decides; {lexical}")
-    level = "pass" if not engine.models.embeddings_enabled and lexical_calibration() else "warning"
-    why = ("embeddings are off" if not engine.models.embeddings_enabled
-           else "no cross-encoder and no calibrated embedder loaded (see Embeddings)")
-    return Check("Relevance gate", level, f"{why}: recall is lexical; {lexical}")
+def _guarded(check, engine) -> Check:
+    """A check that crashes is itself a finding, never the end of the doctor run."""
+    try:
+        return check(engine)
+    except Exception as exc:  # noqa: BLE001 - reported as an error check, with the log holding the trace
+        log.exception("doctor_check_failed check=%s", getattr(check, "__name__", check))
+        name = getattr(check, "__name__", "check").removeprefix("check_").replace("_", " ").capitalize()
+        return Check(name, "error", f"the check itself failed ({type(exc).__name__}: {exc}); see the logs")
 
 
 def run_checks(engine) -> list[Check]:
-    checks = [check_database(engine), check_privacy(engine), check_backlog(engine), check_embeddings(engine),
-              check_gate(engine)]
-    for extra in engine.doctor_checks:
-        checks.append(extra(engine))
+    checks = [_guarded(check_database, engine), _guarded(check_privacy, engine), _guarded(check_disk, engine)]
+    checks += [_guarded(extra, engine) for extra in engine.doctor_checks]
     return checks
 
 
-__all__ = ["BACKLOG_WARN", "Check", "LEVELS", "run_checks"]
+__all__ = ["BACKLOG_WARN", "Check", "LEVELS", "check_database", "check_disk", "run_checks"]

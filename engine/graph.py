@@ -115,8 +115,10 @@ def anchors(conn: apsw.Connection, scope: Scope, now: int, *, query: str | None 
     where, params = scope_sql("a", scope)
     clauses = ["a.status = 'active'", where]
     if query:
-        clauses.append("a.normalized_name LIKE ? ESCAPE '\\'")
-        params.append("%" + _like(query.strip().lower()) + "%")
+        clauses.append("(a.normalized_name LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM anchor_aliases l"
+                       " WHERE l.anchor_id = a.anchor_id AND l.normalized_name LIKE ? ESCAPE '\\'))")
+        pattern = "%" + _like(query.strip().lower()) + "%"
+        params += [pattern, pattern]
     if anchor_type:
         clauses.append("a.anchor_type = ?")
         params.append(anchor_type)
@@ -131,7 +133,8 @@ def anchors(conn: apsw.Connection, scope: Scope, now: int, *, query: str | None 
 
 def anchor(conn: apsw.Connection, scope: Scope, anchor_id: str, now: int) -> Anchor:
     where, params = scope_sql("a", scope)
-    row = one(conn, f"SELECT a.* FROM memory_anchors a WHERE a.anchor_id=? AND {where}", (anchor_id, *params))
+    row = one(conn, f"SELECT a.* FROM memory_anchors a WHERE a.anchor_id=? AND a.status='active' AND {where}",
+              (anchor_id, *params))
     if row is None:
         raise NotFound(f"no anchor {anchor_id!r} that you can see")
     return _anchor(row, _counts(conn, scope, [anchor_id], now)[anchor_id])

@@ -149,13 +149,19 @@ FIELDS = {
     "tombstone": {"tombstone_id": ident("tomb"), "fingerprint": hex64, "audience": one_of(AUDIENCES),
                   "boundary": boundary, "memory_id": nullable(ident("(?:doc|rec)")),
                   "model_id": nullable(text(64)), "reason": nullable(text(MAX_SHORT_CHARS, required=False)),
-                  "created_at": TIME},
+                  "source": nullable(one_of(SOURCES)), "lifted_at": nullable(TIME), "created_at": TIME},
+    "anchor_alias": {"alias": text(MAX_TITLE_CHARS), "normalized_name": text(MAX_TITLE_CHARS, required=False),
+                     "anchor_id": ident("anc"), "audience": one_of(AUDIENCES), "boundary": boundary,
+                     "created_at": TIME},
+    "anchor_merge": {"merge_id": ident("merge"), "from_anchor_id": ident("anc"), "from_name": text(MAX_TITLE_CHARS),
+                     "into_anchor_id": ident("anc"), "into_name": text(MAX_TITLE_CHARS), "memories_moved": whole,
+                     "edges_moved": whole, "source": one_of(SOURCES), "created_at": TIME},
 }
 # Columns with a default: a row may leave them out (an export from an older schema).
 OPTIONAL = {"aliases", "facets", "update_semantics", "sensitivity", "recall_mode", "confidence", "provenance_json",
             "revision", "is_tombstone", "status", "anchor_type", "normalized_name", "anchor_id", "session_id",
             "expires_at", "deleted_at", "deactivated_reason", "supersedes_record_id", "reason", "asserted_by",
-            "valid_to", "memory_id", "model_id"}
+            "valid_to", "memory_id", "model_id", "source", "lifted_at"}
 
 
 def check_row(kind: str, obj: dict) -> dict:
@@ -178,6 +184,8 @@ def check_row(kind: str, obj: dict) -> dict:
         row["content_hash"], row["fingerprint"] = content_hash(row["title"], row["body"]), fingerprint(row["body"])
     if kind == "anchor":
         row["normalized_name"] = normalize_text(row["canonical_name"])
+    if kind == "anchor_alias":
+        row["normalized_name"] = normalize_text(row["alias"])
     return row
 
 
@@ -198,15 +206,19 @@ def check_lines(entries: list[tuple[int, str, dict]]) -> tuple[list[tuple[int, s
 
 TABLES = {"anchor": ("memory_anchors", "anchor_id"), "document": ("memory_documents", "document_id"),
           "revision": ("memory_revisions", None), "record": ("memory_records", "record_id"),
-          "edge": ("memory_edges", "edge_id"), "tombstone": ("tombstones", "tombstone_id")}
+          "edge": ("memory_edges", "edge_id"), "tombstone": ("tombstones", "tombstone_id"),
+          "anchor_alias": ("anchor_aliases", None), "anchor_merge": ("anchor_merges", "merge_id")}
 NEVER_CHANGED = "an import never changes a stored memory"
 
 
 def _stored(conn: apsw.Connection, kind: str, row: dict) -> bool:
     table, key = TABLES[kind]
-    if key is None:
+    if kind == "revision":
         return one(conn, "SELECT 1 AS x FROM memory_revisions WHERE document_id=? AND revision=?",
                    (row["document_id"], row["revision"])) is not None
+    if kind == "anchor_alias":
+        return one(conn, "SELECT 1 AS x FROM anchor_aliases WHERE audience=? AND boundary=? AND normalized_name=?",
+                   (row["audience"], row["boundary"], row["normalized_name"])) is not None
     return one(conn, f"SELECT 1 AS x FROM {table} WHERE {key}=?", (row[key],)) is not None
 
 
@@ -231,10 +243,11 @@ def _link_problem(kind: str, row: dict, in_file: dict, new: dict) -> str | None:
             return f"it would supersede {target}, which is stored: {NEVER_CHANGED}"
         if target not in in_file["record"]:
             return f"supersedes_record_id {target} is not a record of this file"
-    if kind == "edge":
-        for end in ("from_anchor_id", "to_anchor_id"):
-            if row[end] not in in_file["anchor"]:
-                return f"{end} {row[end]} is not an anchor of this file"
+    ends = {"edge": ("from_anchor_id", "to_anchor_id"), "anchor_merge": ("from_anchor_id", "into_anchor_id"),
+            "anchor_alias": ("anchor_id",)}
+    for end in ends.get(kind, ()):
+        if row[end] not in in_file["anchor"]:
+            return f"{end} {row[end]} is not an anchor of this file"
     for field in ("asserted_by", "memory_id"):
         if kind in ("edge", "tombstone") and row.get(field) and row[field] not in memories:
             return f"{field} {row[field]} is not a memory of this file"

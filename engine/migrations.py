@@ -329,11 +329,101 @@ def _m003_documents_fts_single_update_trigger(conn: apsw.Connection) -> None:
     )
 
 
-def _m004_app_state(conn: apsw.Connection) -> None:
+def _m004_browser_ui(conn: apsw.Connection) -> None:
+    """What the browser UI reads and changes, kept fast at 100,000 memories.
+
+    - Keyset paging: each table ordered by its own time with its id as the tiebreak; records by
+      anchor (the anchor page and its counts).
+    - Recall history: one row per memory a recall injected (pruned with its receipt), and per
+      memory the all-time count and the last time (for "last recalled" and "most recalled").
+    - Deleted as wrong: who deleted (the source) and when a person restored it (the tombstone is
+      lifted, never erased, so a restore is never silent either).
+    - The graph: anchor aliases (an old name after a rename or a merge resolves to the anchor it
+      became) and one row per merge.
+    - Records stay append-only in their content; their anchor (a merge moves it) and audience (a
+      person narrows it) may change, as those say where a record is shown, not what it says.
+    """
+    conn.execute(
+        """
+        CREATE INDEX memory_documents_updated ON memory_documents (updated_at, document_id);
+        CREATE INDEX memory_documents_created ON memory_documents (created_at);
+        CREATE INDEX memory_records_created ON memory_records (created_at, record_id);
+        CREATE INDEX memory_records_anchor ON memory_records (anchor_id, created_at);
+
+        CREATE TABLE recall_injections (
+            receipt_id TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (item_id, created_at, receipt_id)
+        );
+        CREATE INDEX recall_injections_receipt ON recall_injections (receipt_id);
+        CREATE INDEX recall_injections_created ON recall_injections (created_at);
+
+        CREATE TABLE memory_recall_stats (
+            item_id TEXT PRIMARY KEY,
+            recalled_count INTEGER NOT NULL,
+            last_recalled_at INTEGER NOT NULL
+        );
+        CREATE INDEX memory_recall_stats_last ON memory_recall_stats (last_recalled_at, item_id);
+        CREATE INDEX memory_recall_stats_count ON memory_recall_stats (recalled_count, item_id);
+
+        ALTER TABLE tombstones ADD COLUMN source TEXT;
+        ALTER TABLE tombstones ADD COLUMN lifted_at INTEGER;
+        CREATE INDEX tombstones_created ON tombstones (created_at, tombstone_id);
+
+        CREATE TABLE anchor_aliases (
+            alias TEXT NOT NULL,
+            normalized_name TEXT NOT NULL,
+            anchor_id TEXT NOT NULL REFERENCES memory_anchors(anchor_id),
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (audience, boundary, normalized_name)
+        );
+        CREATE INDEX anchor_aliases_anchor ON anchor_aliases (anchor_id);
+
+        CREATE TABLE anchor_merges (
+            merge_id TEXT PRIMARY KEY,
+            from_anchor_id TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            into_anchor_id TEXT NOT NULL,
+            into_name TEXT NOT NULL,
+            memories_moved INTEGER NOT NULL,
+            edges_moved INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE INDEX anchor_merges_into ON anchor_merges (into_anchor_id, created_at);
+
+        DROP TRIGGER IF EXISTS memory_records_no_update;
+        CREATE TRIGGER memory_records_no_update BEFORE UPDATE OF
+            record_id, memory_class, title, body, aliases, facets, update_semantics, supersedes_record_id,
+            is_tombstone, boundary, author_audience, sensitivity, recall_mode, confidence, source,
+            session_id, provenance_json, authored_at, created_at, freshness_at, expires_at, content_hash,
+            fingerprint
+        ON memory_records BEGIN
+            SELECT RAISE(ABORT, 'memory_records is append-only: supersede instead');
+        END;
+        """
+    )
+    # Recall history of the receipts already kept.
+    conn.execute(
+        """
+        INSERT OR IGNORE INTO recall_injections(receipt_id, item_id, created_at)
+            SELECT e.receipt_id, json_extract(j.value, '$.id'), e.created_at
+            FROM recall_events e, json_each(e.receipt_json, '$.injected') j
+            WHERE e.injected_count > 0 AND json_extract(j.value, '$.id') IS NOT NULL;
+        INSERT INTO memory_recall_stats(item_id, recalled_count, last_recalled_at)
+            SELECT item_id, COUNT(*), MAX(created_at) FROM recall_injections GROUP BY item_id;
+        """
+    )
+
+
+def _m005_app_state(conn: apsw.Connection) -> None:
     """Small durable switches the person sets (memory paused), kept across restarts."""
     conn.execute(
         """
-        CREATE TABLE app_state (
+        CREATE TABLE IF NOT EXISTS app_state (
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL,
             updated_at INTEGER NOT NULL
@@ -346,7 +436,8 @@ MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
     ("003_documents_fts_single_update_trigger", _m003_documents_fts_single_update_trigger),
-    ("004_app_state", _m004_app_state),
+    ("004_browser_ui", _m004_browser_ui),
+    ("005_app_state", _m005_app_state),
 ]
 
 

@@ -13,7 +13,8 @@ import json
 import apsw
 
 from .db import rows, scalar
-from .policy import permitted_sql
+from .graph import scope_sql
+from .policy import permitted_sql, visible_sql
 
 CHECKPOINT_STATES = ("pending", "leased", "completed", "dead")
 MAX_LIMIT = 500
@@ -51,6 +52,31 @@ def due_checkpoints(conn: apsw.Connection, now: int) -> int:
     """Checkpoints curation would work on now: pending and due, or leased."""
     return scalar(conn, "SELECT COUNT(*) FROM memory_checkpoints WHERE (status='pending' AND available_at<=?)"
                         " OR status='leased'", (now,))
+
+
+def visible_counts(conn: apsw.Connection, scope, now: int, since: int) -> dict:
+    """What a viewer may see, counted: anchors, live documents and records, current edges, and
+    the memories formed and recalls that injected something since `since` (e.g. today)."""
+    out = {}
+    a_where, a_params = scope_sql("a", scope)
+    out["anchors"] = scalar(conn, f"SELECT COUNT(*) FROM memory_anchors a WHERE a.status='active' AND {a_where}",
+                            a_params)
+    formed = 0
+    for key, table, kind, time_col in (("documents", "memory_documents", "document", "created_at"),
+                                       ("records", "memory_records", "record", "created_at")):
+        where, params = visible_sql("m", scope, now, kind=kind, include_trace=True)
+        out[key] = scalar(conn, f"SELECT COUNT(*) FROM {table} m WHERE {where}", params)
+        formed += scalar(conn, f"SELECT COUNT(*) FROM {table} m WHERE m.{time_col} >= ? AND {where}",
+                         (since, *params))
+    e_where, e_params = scope_sql("e", scope)
+    out["edges"] = scalar(conn, f"SELECT COUNT(*) FROM memory_edges e WHERE e.valid_to IS NULL AND {e_where}",
+                          e_params)
+    out["formed_today"] = formed
+    s_where, s_params = permitted_sql("s", scope.audience, None if scope.any_boundary else scope.readable_boundaries)
+    out["recalled_today"] = scalar(
+        conn, "SELECT COALESCE(SUM(e.injected_count), 0) FROM recall_events e JOIN sessions s"
+              f" ON s.session_id = e.session_id WHERE e.created_at >= ? AND {s_where}", (since, *s_params))
+    return out
 
 
 def checkpoint_overview(conn: apsw.Connection, *, limit: int = 50, ceiling: str = "personal",
@@ -188,4 +214,4 @@ def curation_events(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[st
 
 
 __all__ = ["CHECKPOINT_STATES", "checkpoint", "checkpoint_overview", "curation_events", "receipts", "sessions",
-           "stats", "tombstones", "turns"]
+           "stats", "tombstones", "turns", "visible_counts"]

@@ -197,6 +197,12 @@ KEYS: list[Key] = [
         "A Keepmind that `keepmind mcp` started in the background stops itself after this many minutes "
         "without a request (and with nothing left to curate or distil); the next tool call starts it "
         "again. 0: it runs until `keepmind stop`.", _int(0, 10_080)),
+    Key("tray.status_seconds", 5,
+        "How often the tray reads memory status (healthy, degraded, paused) for its icon, in seconds.",
+        _int(1, 3600)),
+    Key("tray.doctor_seconds", 120,
+        "How often the tray runs doctor (a new warning or error raises one notification), in seconds.",
+        _int(10, 86_400)),
 ]
 KEY_INDEX = {k.name: k for k in KEYS}
 

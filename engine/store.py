@@ -122,6 +122,16 @@ def upsert_anchor(conn: apsw.Connection, name: str, anchor_type: str, audience: 
     normalized = normalize_text(name or "")
     if not normalized:
         return None
+    # A former name (after a rename or a merge) files the mention under the anchor it became.
+    alias = one(
+        conn,
+        "SELECT l.anchor_id FROM anchor_aliases l JOIN memory_anchors a ON a.anchor_id = l.anchor_id"
+        " WHERE l.audience=? AND l.boundary=? AND l.normalized_name=? AND a.status='active'",
+        (audience, boundary, normalized),
+    )
+    if alias:
+        conn.execute("UPDATE memory_anchors SET updated_at=? WHERE anchor_id=?", (now, alias["anchor_id"]))
+        return alias["anchor_id"]
     found = one(
         conn,
         "SELECT anchor_id, status FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?",
@@ -339,9 +349,9 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
     if as_wrong:
         conn.execute(
             "INSERT INTO tombstones(tombstone_id, fingerprint, audience, boundary, memory_id, reason,"
-            " created_at) VALUES (?,?,?,?,?,?,?)",
+            " source, created_at) VALUES (?,?,?,?,?,?,?,?)",
             (new_id("tomb"), fingerprint(row["body"]), row["audience"], row["boundary"], row["id"],
-             reason, now),
+             reason, source, now),
         )
 
 
@@ -349,7 +359,8 @@ def is_tombstoned(conn: apsw.Connection, body: str, audience: str, boundary: str
     """True when a person deleted this claim (same normalized fingerprint) in this scope."""
     return bool(scalar(
         conn,
-        "SELECT 1 FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=? LIMIT 1",
+        "SELECT 1 FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=? AND lifted_at IS NULL"
+        " LIMIT 1",
         (fingerprint(body), boundary, audience),
     ))
 

@@ -28,10 +28,12 @@ VERSION = 1
 TABLES = (
     ("memory_anchors", "anchor", "anchor_id"),
     ("memory_documents", "document", "document_id"),
-    ("memory_revisions", "revision", None),
+    ("memory_revisions", "revision", ("document_id", "revision")),
     ("memory_records", "record", "record_id"),
     ("memory_edges", "edge", "edge_id"),
     ("tombstones", "tombstone", "tombstone_id"),
+    ("anchor_aliases", "anchor_alias", ("audience", "boundary", "normalized_name")),
+    ("anchor_merges", "anchor_merge", "merge_id"),
 )
 TYPE_TABLE = {t: (table, key) for table, t, key in TABLES}
 

@@ -1,7 +1,8 @@
 """Render the tray icons (PNG) from the same geometry as their SVG sources, with no dependencies.
 
 Run `python icons/render.py` after changing a colour or the geometry; it rewrites both the SVG
-sources and the PNGs (64 px and 22 px) so they never drift apart.
+sources and the PNGs (16, 22, 32 and 64 px: tray sizes on every platform, 64 for notifications and
+the app) so they never drift apart.
 """
 
 import struct
@@ -13,6 +14,7 @@ STATES = {"healthy": (46, 157, 91), "degraded": (224, 161, 0), "paused": (138, 1
 # Geometry on a 64-unit canvas: an outer disc in the state's colour, a white ring of three
 # "memory" dots around a centre dot.
 OUTER = (32, 32, 30)
+SIZES = (16, 22, 32, 64)
 DOTS = [(32, 32, 7), (32, 14, 5), (47.6, 41, 5), (16.4, 41, 5)]
 
 
@@ -57,7 +59,7 @@ def png(color, size: int) -> bytes:
 def main(target: Path = HERE) -> None:
     for state, color in STATES.items():
         (target / f"keepmind-{state}.svg").write_text(svg(color), encoding="utf-8")
-        for size in (64, 22):
+        for size in SIZES:
             (target / f"keepmind-{state}-{size}.png").write_bytes(png(color, size))
 
 

@@ -68,9 +68,17 @@ def app(engine):
 
 @pytest.fixture
 def client(app):
-    """Flask's test client, sending the Host header the server's allowlist expects."""
+    """Flask's test client, sending the Host header the server's allowlist expects (127.0.0.1:8765)."""
+    from flask.testing import FlaskClient
+
+    class LoopbackClient(FlaskClient):
+        def open(self, *args, **kwargs):
+            if not (args and not isinstance(args[0], str)):  # an EnvironBuilder or environ carries its own host
+                kwargs.setdefault("base_url", "http://127.0.0.1:8765")
+            return super().open(*args, **kwargs)
+
+    app.test_client_class = LoopbackClient
     with app.test_client() as c:
-        c.environ_base["HTTP_HOST"] = "127.0.0.1:8765"
         yield c
 
 

@@ -13,7 +13,7 @@ def test_icons_for_every_state_match_what_render_produces(tmp_path):
     render.main(tmp_path)
     made = sorted(p.name for p in tmp_path.iterdir())
     assert made == sorted(f"keepmind-{s}{suffix}" for s in ("healthy", "degraded", "paused")
-                          for suffix in (".svg", "-64.png", "-22.png"))
+                          for suffix in (".svg", "-16.png", "-22.png", "-32.png", "-64.png"))
     for name in made:
         assert (ICONS / name).read_bytes() == (tmp_path / name).read_bytes(), f"{name} is stale: run icons/render.py"
         if name.endswith(".png"):

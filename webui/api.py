@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from urllib.parse import quote
 
 from flask import current_app, jsonify, request
 
@@ -19,7 +20,8 @@ from keepmind.engine import InvalidInput, NotFound, ScopeError
 from . import openapi, schemas
 from .context import engine
 from .registry import Registry
-from .security import current_token, instance_proof, session_scope
+from .security import current_token, instance_proof, session_scope, signins
+from .signin import CODE_TTL_S
 
 registry = Registry("api_v1", __name__)
 api = registry.blueprint
@@ -303,3 +305,30 @@ def create_token():
 def revoke_token(token_id):
     body("Empty")
     return reply(token=engine().revoke_token(token_id, by=current_token()).as_dict())
+
+
+# -- the browser pages ----------------------------------------------------------------------------
+
+
+@route("POST", "/ui/links", summary="A one-time link that signs a browser in to the pages (60 s, single use)",
+       request_schema="SignInLink", response="SignInLinkCreated", tag="ui", body_required=False)
+def sign_in_link():
+    """`keepmind open` calls this: the code is made here, in the server that will redeem it.
+
+    The pages act with the calling token, or with `as` (a token's name or id) when that token is
+    no wider than the caller: a team token cannot open a personal view.
+    """
+    data = body("SignInLink")
+    caller = current_token()
+    target = caller
+    if data.get("as"):
+        target = engine().get_token(data["as"])
+        if target.revoked_at is not None:
+            raise ScopeError(f"token {target.name!r} is revoked: choose a live token (`keepmind token list`)")
+        if not caller.covers(target):
+            raise ScopeError(f"token {target.name!r} is wider than the calling token: sign in with a token "
+                             "at least as wide")
+    code = signins().issue_code(target.id)
+    landing = f"&next={quote(data['next'], safe='/')}" if data.get("next") else ""
+    return reply(url=f"http://{request.host}/signin?code={code}{landing}", expires_in=int(CODE_TTL_S),
+                 token=target.as_dict())

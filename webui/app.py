@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import secrets
+
 from flask import Flask
 
 from keepmind.engine import Engine
 
-from . import errors, security
+from . import errors, pages, security
 from .api import api
 from .context import EXTENSION
 
@@ -15,19 +17,24 @@ def create_app(engine: Engine, config: dict | None = None) -> Flask:
     """The WSGI app serving `engine`.
 
     `config` may set `port` (the port the server is bound to, for the Host allowlist; the server
-    sets it again with `security.bind_port` once the socket is bound) and `max_body_bytes`
-    (defaults to the engine's `server.max_body_bytes` setting). Other keys go into app.config.
+    sets it again with `security.bind_port` once the socket is bound), `max_body_bytes`
+    (defaults to the engine's `server.max_body_bytes` setting) and `signin_clock` (the monotonic
+    clock sign-in codes and browser sessions expire by; tests pass a fake). Other keys go into
+    app.config.
     """
     config = dict(config or {})
     app = Flask("keepmind.webui")
     app.config["MAX_CONTENT_LENGTH"] = int(config.pop("max_body_bytes", engine.settings["server.max_body_bytes"]))
     app.json.sort_keys = False  # keep "ok" first, as written
     security.bind_port(app, config.pop("port", engine.settings["server.port"]))
+    signin_clock = config.pop("signin_clock", None)
+    app.config["KEEPMIND_PAGE_KEY"] = secrets.token_bytes(32)  # signs the login form's CSRF; dies with the process
     app.config.update(config)
     app.extensions[EXTENSION] = engine
     errors.install(app)
-    security.install(app)
+    security.install(app, signin_clock)
 
-    # JSON API; HTML blueprints register beside it, never under /api.
+    # JSON API; the HTML pages' blueprints beside it, never under /api.
     app.register_blueprint(api)
+    pages.install(app)
     return app

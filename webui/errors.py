@@ -56,8 +56,12 @@ def envelope(message: str, status: int):
 
 
 def page(message: str, status: int):
-    """The HTML error page (never a stack trace; the message is escaped by the template)."""
-    return make_response(render_template("error.html", message=message, status=status), status)
+    """The HTML error page (never a stack trace; the message is escaped by the template); for an
+    htmx request, just the message, which static/app.js shows in the page's status line."""
+    template = "_error.html" if request.headers.get("HX-Request") == "true" else "error.html"
+    response = make_response(render_template(template, message=message, status=status), status)
+    response.headers["Vary"] = "HX-Request"
+    return response
 
 
 def is_api() -> bool:

@@ -9,23 +9,39 @@ requests, DNS rebinding) and from every local process, so each request passes, i
    route declared public (only /api/v1/hello: the instance proof below).
 The session-scope check (a token never acts through a session wider than its ceiling) is
 `session_scope`, called by every session route; the rule itself is Engine.scope's.
+
+The pages a person opens pass 1-3 too, then:
+5. a browser session (an HttpOnly, SameSite=Strict cookie made by a one-time sign-in link or a
+   pasted token; signin.py), unless the view is marked `public` (the sign-in pages);
+6. on state-changing methods, the session's CSRF token, sent by htmx in the X-CSRF-Token header
+   (static/app.js reads it from a meta tag) or by a plain form as the `csrf_token` field.
+Every answer carries a Content-Security-Policy that allows only this server's own scripts and
+styles (no inline script or style), and is never framed, cached or sent on to another site as a referrer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from urllib.parse import quote
 
-from flask import Flask, current_app, g, request
+from flask import Flask, current_app, g, make_response, redirect, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from keepmind.engine import Scope, Token
+from keepmind.engine import NotFound, Scope, Token
 
 from .context import engine
 from .errors import Forbidden, Unauthorized
+from .signin import BrowserSession, SignIns
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_SITE_FETCH = frozenset({"same-origin", "none"})
+SIGNINS = "keepmind.signins"
+SESSION_COOKIE = "km_session"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
 
 def bind_port(app: Flask, port: int) -> None:
@@ -105,7 +121,80 @@ def authenticate() -> Token:
     return token
 
 
-def install(app: Flask) -> None:
+# -- the pages: browser sessions and CSRF ---------------------------------------------------------
+
+
+def public(view):
+    """Mark a page view as open without signing in (the sign-in pages themselves)."""
+    view.public = True
+    return view
+
+
+def signins() -> SignIns:
+    return current_app.extensions[SIGNINS]
+
+
+def browser_viewer() -> tuple[Token, BrowserSession] | None:
+    """The token and browser session of this request's cookie, if it is live (and its token too)."""
+    session = signins().session(request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        return None
+    try:
+        token = engine().get_token(session.token_id)
+    except NotFound:
+        return None
+    if token.revoked_at is not None:  # revoking a token signs its pages out
+        signins().close(request.cookies.get(SESSION_COOKIE))
+        return None
+    return token, session
+
+
+def check_csrf(session: BrowserSession) -> None:
+    sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD) or ""
+    if not hmac.compare_digest(sent.encode("utf-8", "replace"), session.csrf.encode()):
+        raise Forbidden("this form has expired or did not come from Keepmind's own page: reload the page and "
+                        "try again")
+
+
+def _sign_in_first():
+    """Send a person who is not signed in to the login page (htmx: a full-page redirect)."""
+    target = "/login?next=" + quote(request.full_path.rstrip("?"), safe="/") if request.method == "GET" else "/login"
+    if request.headers.get("HX-Request") == "true":
+        response = make_response("", 200)
+        response.headers["HX-Redirect"] = target
+        return response
+    if request.method != "GET":
+        raise Unauthorized("sign in first: `keepmind open` opens Keepmind in your browser, signed in")
+    return redirect(target, 303)
+
+
+def guard_page():
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    if request.endpoint == "static" or view is None:
+        return None  # static files, and unknown pages (404)
+    found = browser_viewer()
+    g.viewer_token, g.browser_session = found if found else (None, None)
+    if getattr(view, "public", False):
+        return None
+    if found is None:
+        return _sign_in_first()
+    if request.method not in SAFE_METHODS:
+        check_csrf(found[1])
+    return None
+
+
+def viewer_token() -> Token:
+    return g.viewer_token
+
+
+def viewer_scope() -> Scope:
+    """What the signed-in person may see: the ceiling's tiers in the token's boundaries."""
+    return engine().viewer(g.viewer_token)
+
+
+def install(app: Flask, signin_clock=None) -> None:
+    app.extensions[SIGNINS] = SignIns(signin_clock) if signin_clock else SignIns()
+
     @app.before_request
     def guard():
         check_host()
@@ -115,12 +204,17 @@ def install(app: Flask) -> None:
             view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
             if not getattr(view, "public", False):
                 g.token = authenticate()
+            return None
+        return guard_page()
 
     @app.after_request
     def harden(response):
         # Answers may hold memories or a new token's secret: never cached, never sniffed as HTML.
         response.headers.setdefault("Cache-Control", "no-store")
         response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would send `Origin: null` on our own posts
+        response.headers["X-Frame-Options"] = "DENY"
         return response
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..bench import api, find, models, recall
+from ..bench import api, find, models, recall, ui
 
 # Each module exposes register(bench_subparsers).
-BENCHES = (find, models, api, recall)
+BENCHES = (find, models, api, recall, ui)
 
 
 def register(sub) -> None:

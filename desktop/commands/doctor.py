@@ -5,30 +5,46 @@ from __future__ import annotations
 import json
 import logging
 
-from keepmind.engine import open_engine
+from keepmind.engine import Check, EngineError, open_engine
 
-from ..paths import home_of, home_option
+from ..paths import home_of, home_option, load_home_settings
+from ..process.health import check_server_of
+from ..process.logs import log_path
 
 MARK = {"pass": "ok  ", "warning": "WARN", "error": "FAIL"}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="check the database, queue, models and embeddings")
+    p = sub.add_parser("doctor", help="check the database, disk, queue, models, embeddings, gate and server")
     home_option(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_doctor)
 
 
+def engine_checks(home) -> list[Check]:
+    """The engine's checks on what is installed and stored (doctor never downloads: no hub call on
+    any run); a store that cannot even be opened is itself the finding."""
+    try:
+        engine = open_engine(home, settings=load_home_settings(home), start_workers=False)
+    except EngineError:
+        raise  # written for a person already (a bad setting, say): the CLI prints it
+    except Exception as exc:  # noqa: BLE001 - doctor reports what is wrong instead of a stack trace
+        return [Check("Database", "error", f"cannot open the store in {home} ({type(exc).__name__}: "
+                                           f"{' '.join(str(exc).split())[:200]}): stop Keepmind, copy keepmind.db "
+                                           "aside, and restore from your last `keepmind export`")]
+    with engine:
+        engine.models.load(download=False, repair=False)
+        return engine.doctor()
+
+
 def cmd_doctor(args) -> int:
+    home = home_of(args)
     logger = logging.getLogger("keepmind")
     level = logger.level
     if not getattr(args, "verbose", False):
         logger.setLevel(logging.ERROR)  # doctor reports what it finds itself, not as log lines
     try:
-        with open_engine(home_of(args), start_workers=False) as engine:
-            # What is installed, loaded from disk: doctor never downloads (no hub call on any run).
-            engine.models.load(download=False, repair=False)
-            checks = engine.doctor()
+        checks = engine_checks(home) + [check_server_of(home)]
     finally:
         logger.setLevel(level)
     if args.json:
@@ -36,4 +52,5 @@ def cmd_doctor(args) -> int:
     else:
         for c in checks:
             print(f"[{MARK[c.level]}] {c.name}: {c.message}")
+        print(f"logs: {log_path(home)}")
     return 2 if any(c.level == "error" for c in checks) else 1 if any(c.level == "warning" for c in checks) else 0

@@ -65,20 +65,40 @@ def register(sub) -> None:
 
 
 def cmd_serve(args) -> int:
+    return run_headless(home_of(args, create=True), args.port, idle_stop_minutes=args.stop_after_idle)
 
+
+def run_headless(home, port: int | None = None, *, idle_stop_minutes: float | None = None) -> int:
+    """`keepmind serve`: the Daemon without a tray, until SIGTERM, SIGINT or `keepmind stop` (also
+    the tray's fallback where there is no display); with `idle_stop_minutes`, until idle that long."""
     from ..process.daemon import Daemon
+    from ..process.logs import remove_file_log, setup_file_log
     from .writepath import llm_api_key
 
-    home = home_of(args, create=True)
+    file_log = setup_file_log(home)
+    try:
+        settings = load_home_settings(home)
+        idle = idle_stop_minutes if idle_stop_minutes and idle_stop_minutes > 0 else None
+        daemon = Daemon(home, port=port, settings=settings, llm_api_key=llm_api_key(settings),
+                        idle_stop_minutes=idle)
+        return serve_until_signal(daemon, start=True)
+    finally:
+        remove_file_log(file_log)
+
+
+def serve_until_signal(daemon, *, start: bool) -> int:
+    """Run `daemon` (starting it if asked) until SIGTERM or SIGINT, then stop it in order."""
+    from ..process.logs import log_path
+
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
-    settings = load_home_settings(home)
-    idle = args.stop_after_idle if args.stop_after_idle and args.stop_after_idle > 0 else None
-    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings),
-                    idle_stop_minutes=idle, on_shutdown_request=stop.set)
+    daemon.on_shutdown_request = stop.set  # POST /shutdown (`keepmind stop`) ends this loop too
+    idle = daemon.idle_stop_minutes
     try:
-        daemon.start()
-        print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C or `keepmind stop` stops it"
+        if start:
+            daemon.start()
+        print(f"keepmind serving on {daemon.url} (data dir {daemon.home}, logs in {log_path(daemon.home)}); "
+              "Ctrl-C or `keepmind stop` stops it"
               + (f"; it stops by itself after {idle:g} idle minutes" if idle else ""), flush=True)
         while not stop.wait(0.5):
             if not daemon.server.running:

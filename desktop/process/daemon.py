@@ -76,7 +76,7 @@ class Daemon:
                  idle_stop_minutes: float | None = None, on_shutdown_request: Callable[[], None] | None = None):
         self.home = Path(home)
         self.idle_stop_minutes = idle_stop_minutes or None
-        self._on_shutdown_request = on_shutdown_request
+        self.on_shutdown_request = on_shutdown_request  # the host's way to stop (see request_shutdown)
         self.shutdown_requested = threading.Event()
         self.activity: ActivityMeter | None = None
         self._llm_api_key = llm_api_key
@@ -134,8 +134,8 @@ class Daemon:
         raised in its own process, which it must handle anyway (logout, `kill`), so it stops cleanly.
         """
         self.shutdown_requested.set()
-        if self._on_shutdown_request is not None:
-            self._on_shutdown_request()
+        if self.on_shutdown_request is not None:
+            self.on_shutdown_request()
         else:  # pragma: no cover - hosts other than `keepmind serve` (the tray) pass their own
             signal.raise_signal(signal.SIGTERM)
 

@@ -1,7 +1,7 @@
 """One Keepmind per data dir: an exclusive OS lock on `<home>/keepmind.lock`.
 
 The OS releases it when the process dies, so a crash never leaves the data dir locked; the lock
-file holds the pid of the process that holds it.
+file holds the pid of the process that holds it, and a clean stop removes it.
 """
 
 from __future__ import annotations
@@ -28,18 +28,22 @@ class DataDirLock:
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # owner-only from its first byte
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)
-        fh = os.fdopen(fd, "r+")
-        try:
-            _lock(fh)
-        except OSError:
-            fh.close()
-            info = read_server_json(self.path.parent)
-            where = f" at {info['url']} (pid {info.get('pid')})" if info else ""
-            raise AlreadyRunning(f"Keepmind is already running for this data dir{where}: stop it first, "
-                                 "or use another --home") from None
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # owner-only from its first byte
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)
+            fh = os.fdopen(fd, "r+")
+            try:
+                _lock(fh)
+            except OSError:
+                fh.close()
+                info = read_server_json(self.path.parent)
+                where = f" at {info['url']} (pid {info.get('pid')})" if info else ""
+                raise AlreadyRunning(f"Keepmind is already running for this data dir{where}: stop it first, "
+                                     "or use another --home") from None
+            if _same_file(fh, self.path):
+                break
+            fh.close()  # the holder removed the file as we locked it: lock the one at the path now
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
@@ -47,12 +51,28 @@ class DataDirLock:
         self._fh = fh
 
     def release(self) -> None:
+        """Remove the lock file (while still holding it: a starter that opened it before then sees a
+        different file at the path and tries again), then unlock."""
         if self._fh is not None:
             try:
+                if sys.platform != "win32":
+                    self.path.unlink(missing_ok=True)
                 _unlock(self._fh)
             finally:
                 self._fh.close()
                 self._fh = None
+                if sys.platform == "win32":  # pragma: no cover - an open file cannot be removed there
+                    try:
+                        self.path.unlink(missing_ok=True)
+                    except OSError:
+                        pass  # another instance holds it already
+
+
+def _same_file(fh, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fh.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only

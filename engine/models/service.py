@@ -23,11 +23,12 @@ from typing import Callable
 import numpy as np
 
 from ..memory import content_hash
+from . import doctor
 from . import manifest as manifests
 from . import vectors as vec
 from .manifest import DEFAULT_DOWNLOAD, DEFAULT_EMBEDDERS, DEFAULT_GATE, Manifest, ModelError
 from .runtime import Embedder, Gate
-from .verify import Verification, model_dir, verify_installed
+from .verify import HashCache, Verification, model_dir, verify_installed
 
 log = logging.getLogger("keepmind.models")
 KEEP_WARM_SECONDS = 300
@@ -83,6 +84,7 @@ class ModelRuntime:
         self._load_lock = threading.Lock()
         self.last_repair: RepairResult | None = None
         self._marks: tuple[int, int] | None = None  # rowids seen by the last gap look (vectors.watermarks)
+        self.hashes = HashCache()  # loading verifies the files; doctor re-checks them without re-reading
 
     # -- the contract -------------------------------------------------------------------------
 
@@ -137,7 +139,7 @@ class ModelRuntime:
         found = manifests.find(self.models_dir, model_id)
         if found is None:
             return Verification(model_id, False, (f"{model_id} has no manifest",), missing=True)
-        return verify_installed(self.models_dir, found)
+        return verify_installed(self.models_dir, found, self.hashes)
 
     # -- loading ----------------------------------------------------------------------------------
 
@@ -473,6 +475,7 @@ def attach(engine, *, start: bool) -> ModelRuntime:
     runtime = ModelRuntime(engine)
     engine.on_write(runtime.on_written)
     engine.add_status_hook(runtime.status_reasons)
+    engine.doctor_checks.extend((doctor.check_embeddings, doctor.check_model_files))
     engine.add_worker(runtime, start=start)
     return runtime
 

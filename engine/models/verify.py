@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -44,7 +45,30 @@ def sha256_file(path: Path) -> str:
         return sha256_stream(fh)
 
 
-def check_file(path: Path, spec: ModelFile, label: str | None = None) -> str | None:
+class HashCache:
+    """SHA-256 of files remembered by (path, size, mtime): a model file is hashed again only after
+    it changed, so doctor (which the tray runs on an interval) stays fast with 100 MB models."""
+
+    def __init__(self):
+        self._known: dict[tuple[str, int, int], str] = {}
+        self._lock = threading.Lock()
+        self.hashed = 0  # files actually read (what the cache saves is visible in tests)
+
+    def sha256(self, path: Path) -> str:
+        st = Path(path).stat()
+        key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+        with self._lock:
+            found = self._known.get(key)
+        if found is not None:
+            return found
+        digest = sha256_file(path)
+        with self._lock:
+            self._known[key] = digest
+            self.hashed += 1
+        return digest
+
+
+def check_file(path: Path, spec: ModelFile, label: str | None = None, hashes: HashCache | None = None) -> str | None:
     """None when `path` matches the spec, else a sentence naming the file and what differs."""
     label = label or spec.name
     path = Path(path)
@@ -53,7 +77,7 @@ def check_file(path: Path, spec: ModelFile, label: str | None = None) -> str | N
     size = path.stat().st_size
     if spec.size is not None and size != spec.size:
         return f"{label} has {size:,} bytes, expected {spec.size:,}"
-    digest = sha256_file(path)
+    digest = hashes.sha256(path) if hashes is not None else sha256_file(path)
     if digest != spec.sha256:
         return f"{label} has sha256 {digest[:16]}…, expected {spec.sha256[:16]}…"
     return None
@@ -63,13 +87,13 @@ def model_dir(models_dir: Path, model_id: str) -> Path:
     return Path(models_dir) / model_id
 
 
-def verify_installed(models_dir: Path, manifest: Manifest) -> Verification:
-    """Check every file of an installed model against its manifest."""
+def verify_installed(models_dir: Path, manifest: Manifest, hashes: HashCache | None = None) -> Verification:
+    """Check every file of an installed model against its manifest (`hashes`: remembered digests)."""
     folder = model_dir(models_dir, manifest.id)
     present = [f for f in manifest.files if (folder / f.name).is_file()]
     if not present:
         return Verification(manifest.id, False, (f"{manifest.id} is not installed",), missing=True)
-    problems = tuple(p for f in manifest.files if (p := check_file(folder / f.name, f)) is not None)
+    problems = tuple(p for f in manifest.files if (p := check_file(folder / f.name, f, hashes=hashes)) is not None)
     return Verification(manifest.id, not problems, problems)
 
 

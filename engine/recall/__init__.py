@@ -15,7 +15,7 @@ from .. import sessions
 from ..errors import InvalidInput
 from ..policy import Scope
 from ..secretfilter import MARKER, redact_text
-from . import receipts
+from . import doctor, receipts
 from .inject import Injected
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats
@@ -167,6 +167,7 @@ def attach(engine, *, start: bool = True) -> Recaller:
     """Create the engine's Recaller; the engine stops it (its thread pool) on close."""
     recaller = Recaller(engine)
     engine.add_worker(recaller, start=start)
+    engine.doctor_checks.append(doctor.check_gate)
     return recaller
 
 

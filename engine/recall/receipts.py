@@ -87,16 +87,30 @@ def insert_receipt(conn, body: dict, created_at: int, retention_days: int | None
         (body["receipt"], body.get("session_id"), body["query"], json.dumps(body), len(body["injected"]),
          1 if body["degraded"] else 0, body["timings_ms"].get("total_ms"), created_at),
     )
+    record_injections(conn, body["receipt"], [i["id"] for i in body["injected"]], created_at)
     if retention_days is not None:
         prune(conn, created_at, retention_days)
     return body["receipt"]
 
 
+def record_injections(conn, receipt_id: str, ids: list[str], created_at: int) -> None:
+    """A memory's recall history: one row per injection, and its all-time count and last time."""
+    for item_id in dict.fromkeys(ids):
+        conn.execute("INSERT OR IGNORE INTO recall_injections(receipt_id, item_id, created_at) VALUES (?,?,?)",
+                     (receipt_id, item_id, created_at))
+        conn.execute(
+            "INSERT INTO memory_recall_stats(item_id, recalled_count, last_recalled_at) VALUES (?, 1, ?)"
+            " ON CONFLICT(item_id) DO UPDATE SET recalled_count = recalled_count + 1,"
+            " last_recalled_at = MAX(last_recalled_at, excluded.last_recalled_at)", (item_id, created_at))
+
+
 def prune(conn, now: int, retention_days: int) -> int:
-    """Delete receipts older than the retention; returns how many went."""
+    """Delete receipts older than the retention (and their history rows; the counts stay)."""
     cutoff = now - retention_days * DAY_MS
     conn.execute("DELETE FROM recall_events WHERE created_at < ?", (cutoff,))
-    return conn.changes()
+    pruned = conn.changes()
+    conn.execute("DELETE FROM recall_injections WHERE created_at < ?", (cutoff,))
+    return pruned
 
 
 def load(conn, receipt_id: str) -> dict:

@@ -46,7 +46,7 @@ def attach(engine, *, llm_api_key: str | None = None, start: bool = False) -> Wr
     engine.writepath = writepath
     engine.add_worker(writepath, start=start)
     engine.add_status_hook(writepath.status_reasons)
-    engine.doctor_checks.append(doctor.check_llm)
+    engine.doctor_checks.extend((doctor.check_backlog, doctor.check_llm))
     return writepath
 
 

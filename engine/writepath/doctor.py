@@ -1,7 +1,7 @@
-"""The write path's doctor check: is the configured LLM provider answering?
+"""The write path's doctor checks: is the checkpoint queue keeping up, and is the LLM answering?
 
-Read from what the database recorded (observer runs and checkpoint errors of the last 24 hours),
-so `keepmind doctor` in its own process sees what the running Keepmind saw.
+Read from what the database recorded (the queue, observer runs and checkpoint errors of the last
+24 hours), so `keepmind doctor` in its own process sees what the running Keepmind saw.
 """
 
 from __future__ import annotations
@@ -9,6 +9,26 @@ from __future__ import annotations
 from ..checks import Check
 from ..clock import DAY_MS
 from ..db import one, scalar
+
+BACKLOG_WARN = 25
+
+
+def check_backlog(engine) -> Check:
+    """More than 25 checkpoints waiting, or any dead letter, needs a person."""
+    counts = engine.checkpoint_overview(limit=1)["counts"]
+    pending = counts["pending"] + counts["leased"]
+    dead = counts["dead"]
+    if dead:
+        return Check("Checkpoint backlog", "warning",
+                     f"{dead} dead-lettered checkpoint{'s' if dead != 1 else ''} (curation gave up after 5 tries): "
+                     "`keepmind checkpoints list --status dead` shows why; fix the cause (often the Curation "
+                     "LLM below), then `keepmind checkpoints retry ID`")
+    if pending > BACKLOG_WARN:
+        return Check("Checkpoint backlog", "warning",
+                     f"{pending} checkpoints waiting (more than {BACKLOG_WARN}): curation is falling behind; "
+                     "check the Curation LLM below and the logs, and keep Keepmind running so the queue drains "
+                     "(`keepmind checkpoints drain` curates it now)")
+    return Check("Checkpoint backlog", "pass", f"{pending} pending, {counts['completed']} completed")
 
 
 def check_llm(engine):

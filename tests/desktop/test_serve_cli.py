@@ -58,6 +58,8 @@ def test_serve_answers_then_stops_cleanly_on_a_signal(tmp_path, signum, start_li
     assert process.returncode == 0, err
     assert "keepmind stopped" in out
     assert not (home / "server.json").exists()
+    log = (home / "logs" / "keepmind.log").read_text()  # the named events, in the data dir's log file
+    assert "keepmind_serving url=" in log and "keepmind_stopped" in log and "memory_" not in err
     assert not (home / "keepmind.db-wal").exists() or (home / "keepmind.db-wal").stat().st_size == 0
     # the turn was committed before the acknowledgement and survives the restart
     live = start_live(home)

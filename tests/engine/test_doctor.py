@@ -24,6 +24,7 @@ def test_backlog_above_threshold_warns(engine):
     engine.write(fill)
     check = by_name(engine)["Checkpoint backlog"]
     assert check.level == "warning" and f"{BACKLOG_WARN + 1} checkpoints waiting" in check.message
+    assert "check the Curation LLM below and the logs" in check.message
 
 
 def test_embeddings_disabled_passes_and_missing_model_warns(home, clock):

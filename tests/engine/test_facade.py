@@ -124,8 +124,8 @@ def test_a_backfill_job_reports_its_failure_in_words(engine):
 
 def test_doctor_runs_every_check_including_the_write_paths(engine):
     names = [c.name for c in engine.doctor()]
-    assert names[:5] == ["Database", "Data dir permissions", "Checkpoint backlog", "Embeddings", "Relevance gate"]
-    assert "Curation LLM" in names
+    assert names == ["Database", "Data dir permissions", "Disk space", "Embeddings", "Model files",
+                     "Relevance gate", "Checkpoint backlog", "Curation LLM"]
 
 
 def test_a_receipt_of_a_session_beyond_the_token_is_not_found_and_its_session_is_not_named(engine):

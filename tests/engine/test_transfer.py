@@ -125,3 +125,24 @@ def test_import_of_missing_path_is_a_clear_error(tmp_path, engine):
     from keepmind.engine.errors import InvalidInput
     with pytest.raises(InvalidInput, match="does not exist"):
         transfer.import_path(engine, tmp_path / "nope.jsonl")
+
+
+def test_a_merged_and_renamed_graph_survives_export_and_import(tmp_path, make_engine):
+    from keepmind.engine import transfer
+
+    src = make_engine(tmp_path / "src")
+    sid = src.open_session("personal", "work")
+    src.store(sid, "Anna", "Anna is the user's sister.", anchor="Anna", anchor_type="person")
+    src.store(sid, "Annie", "Annie plays the cello.", anchor="Annie", anchor_type="person")
+    scope = src.scope(sid)
+    by_name = {a.name: a.id for a in src.anchors(scope)}
+    src.merge_anchors(scope, by_name["Annie"], by_name["Anna"])
+    out = tmp_path / "all.jsonl"
+    transfer.export(src, out)
+    dst = make_engine(tmp_path / "dst")
+    report = transfer.import_path(dst, out)
+    assert report["errors"] == [] and report["imported"] == 2
+    dscope = dst.scope(dst.open_session("personal", "work"))
+    (anna,) = [a for a in dst.anchors(dscope) if a.name == "Anna"]
+    assert anna.memories == 2
+    assert [a.name for a in dst.anchors(dscope, query="annie")] == ["Anna"]  # the old name is an alias

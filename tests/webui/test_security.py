@@ -97,7 +97,7 @@ OTHER_BODIES = {"status": None, "open_session": {"audience": "team", "boundary":
                 "checkpoints": None, "list_tokens": None, "openapi_json": None,
                 "create_token": {"name": "team-child", "audience_ceiling": "team"},
                 "revoke_token": {}, "pause": {}, "resume": {}, "checkpoint": None, "stats": None,
-                "shutdown": {}}
+                "shutdown": {}, "sign_in_link": {"as": "local"}}
 
 
 def test_the_other_routes_list_is_complete():
@@ -118,7 +118,7 @@ def test_no_other_route_shows_a_team_token_anything_personal(world, operation_id
     assert SECRET_WORD not in r.text and "quuxbonus" not in r.text and world["personal_sid"] not in r.text
     if world.get("queued"):
         assert world["queued"] not in r.text
-    if operation_id in ("revoke_token", "pause", "resume", "stats", "shutdown"):
+    if operation_id in ("revoke_token", "pause", "resume", "stats", "sign_in_link", "shutdown"):
         assert r.status_code == 403  # the local token is wider than the team token; only it pauses or stops
     if operation_id == "checkpoint":
         assert r.status_code == 404  # a personal checkpoint does not exist for a team token

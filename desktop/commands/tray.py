@@ -1,0 +1,113 @@
+"""`keepmind` with no command: the tray app, the composition root of the desktop program.
+
+One instance per data dir: a second launch opens the running instance's UI in the browser, says
+so and exits 0. Without a display (no DISPLAY and no WAYLAND_DISPLAY on Linux) or without any
+tray backend, it says so and runs as `keepmind serve`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+import webbrowser
+from pathlib import Path
+
+from ..paths import home_of, load_home_settings
+
+
+def no_display_reason(platform: str, environ) -> str | None:
+    """Why this session cannot show a tray icon, or None when it may (macOS and Windows always may)."""
+    if platform in ("darwin", "win32") or platform.startswith("cygwin"):
+        return None
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+
+
+def wait_for_server(home: Path, wait_s: float = 15.0) -> dict | None:
+    """The running instance's server.json, waiting while it is still starting."""
+    from ..process.files import read_server_json
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        info = read_server_json(home)
+        if info is not None or time.monotonic() >= deadline:
+            return info
+        time.sleep(0.2)
+
+
+def open_running(home: Path, message: str) -> int:
+    """A second launch: open the running instance in the browser and say so."""
+    from ..tray.links import open_url
+
+    info = wait_for_server(home)
+    if info is None:
+        print(f"{message} (it has not said where it serves yet: try again in a moment)", flush=True)
+        return 0
+    url = open_url(home, info["url"])
+    opened = webbrowser.open(url)
+    print(f"Keepmind is already running for {home} at {info['url']}: "
+          + ("opened it in your browser" if opened else f"open {url} in your browser"), flush=True)
+    return 0
+
+
+def cmd_tray(args) -> int:
+    from ..process.daemon import Daemon
+    from ..process.lock import AlreadyRunning
+    from ..process.logs import log_path, remove_file_log, setup_file_log
+    from .autostart import login_entry
+    from .serve import run_headless, serve_until_signal
+    from .writepath import llm_api_key
+
+    home = home_of(args)
+    why = no_display_reason(sys.platform, os.environ)
+    if why is not None:
+        print(f"{why}: running as `keepmind serve`, without a tray icon", flush=True)
+        return run_headless(home)
+    file_log = setup_file_log(home)
+    try:
+        settings = load_home_settings(home)
+        daemon = Daemon(home, settings=settings, llm_api_key=llm_api_key(settings))
+        try:
+            daemon.start()
+        except AlreadyRunning as exc:
+            return open_running(home, exc.message)
+        try:
+            from ..tray.backend import load_pystray
+
+            pystray = load_pystray()
+        except Exception as exc:  # noqa: BLE001 - ImportError, or a display that refuses us (Xlib)
+            print(f"no system tray is available ({' '.join(str(exc).split())[:200]}): running as "
+                  "`keepmind serve`, without a tray icon", flush=True)
+            return serve_until_signal(daemon, start=False)
+        app = make_app(daemon, pystray, args, settings, login_entry)
+        app.install_signal_handlers()
+        print(f"keepmind running in the tray ({app.backend}) on {daemon.url} (data dir {home}, logs in "
+              f"{log_path(home)}); Quit from its menu, or Ctrl-C", flush=True)
+        app.run()  # blocks until Quit, SIGTERM or SIGINT; then stops everything in order
+        print("keepmind stopped", flush=True)
+        return 0
+    finally:
+        remove_file_log(file_log)
+
+
+def make_app(daemon, pystray, args, settings, login_entry):
+    """The TrayApp with this desktop's clipboard, login entry and the commands it tells agents."""
+    from ..tray.app import TrayApp
+    from ..tray.system import clipboard_command
+
+    explicit = getattr(args, "home", None)
+    frozen = bool(getattr(sys, "frozen", False))
+    try:
+        autostart = login_entry(explicit)
+    except Exception:  # noqa: BLE001 - no login entry on this platform: the menu leaves it out
+        autostart = None
+    return TrayApp(
+        daemon, pystray=pystray, autostart=autostart,
+        clipboard=clipboard_command(wayland=bool(os.environ.get("WAYLAND_DISPLAY"))),
+        home_flag=f" --home {shlex.quote(str(Path(explicit).expanduser()))}" if explicit else "",
+        command=shlex.quote(sys.executable) if frozen else "keepmind",
+        status_every_s=settings["tray.status_seconds"], doctor_every_s=settings["tray.doctor_seconds"],
+    )

@@ -1,0 +1,130 @@
+"""A person's corrections: revert to a revision, restore what was deleted, narrow an audience.
+
+Write functions (conn first, run on the writer thread, never commit). None of them rewrites
+history: a revert is a new revision; a restore lifts the tombstone (its row stays, with when it
+was lifted) and brings the memory back (a document undeleted, a record re-appended after its
+tombstone); narrowing moves a memory, and the graph it asserted, to a more private audience.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from .db import one, rows, scalar
+from .errors import InvalidInput, NotFound, ScopeError
+from .policy import PRIVACY_RANK, Scope, permitted_sql
+from .store import load_visible, revise_document, supersede_record, upsert_anchor
+
+
+def revert(conn: apsw.Connection, scope: Scope, memory_id: str, revision: int, now: int, *,
+           source: str = "ui") -> int:
+    """Make the body and title of `revision` the document's newest revision; returns its number."""
+    row = load_visible(conn, scope, memory_id, now)
+    if row["kind"] != "document":
+        raise InvalidInput("only living documents have revisions; a record is corrected by superseding it")
+    old = one(conn, "SELECT title, body FROM memory_revisions WHERE document_id=? AND revision=?",
+              (row["document_id"], revision))
+    if old is None:
+        raise NotFound(f"{memory_id} has no revision {revision}")
+    if revision == row["revision"]:
+        raise InvalidInput(f"revision {revision} is already the current one")
+    return revise_document(conn, row, old["title"], old["body"], now, source=source,
+                           reason=f"revert to {revision}")
+
+
+def tombstone_row(conn: apsw.Connection, tombstone_id: str, ceiling: str,
+                  boundaries: tuple[str, ...] | None) -> dict:
+    """A tombstone the caller's permission covers and that still stands (NotFound otherwise)."""
+    where, params = permitted_sql("t", ceiling, boundaries)
+    found = one(conn, f"SELECT t.* FROM tombstones t WHERE t.tombstone_id=? AND t.lifted_at IS NULL AND {where}",
+                (tombstone_id, *params))
+    if found is None:
+        raise NotFound("no such deletion to undo: it was restored already, or it is not yours to see")
+    return found
+
+
+def restore(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
+            boundaries: tuple[str, ...] | None, source: str = "ui") -> str:
+    """Lift a tombstone and bring its memory back; returns the id that now holds it."""
+    tomb = tombstone_row(conn, tombstone_id, ceiling, boundaries)
+    memory_id = tomb["memory_id"]
+    restored = memory_id
+    if memory_id and memory_id.startswith("doc-"):
+        conn.execute("UPDATE memory_documents SET deleted_at=NULL, deactivated_reason=NULL,"
+                     " update_semantics='merge-document', updated_at=? WHERE document_id=? AND deleted_at IS NOT NULL",
+                     (now, memory_id))
+    elif memory_id and memory_id.startswith("rec-"):
+        original = one(conn, "SELECT * FROM memory_records WHERE record_id=?", (memory_id,))
+        head = one(conn, "SELECT * FROM memory_records WHERE supersedes_record_id=?", (memory_id,))
+        if original is not None and head is not None and head["is_tombstone"]:
+            restored = supersede_record(conn, head, original["title"], original["body"], now, source=source)
+    conn.execute("UPDATE tombstones SET lifted_at=? WHERE tombstone_id=?", (now, tombstone_id))
+    return restored
+
+
+def deleted_page(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...] | None,
+                 cursor: tuple[int, str] | None = None, limit: int = 50) -> list[dict]:
+    """Tombstones still standing, newest first (keyset on created_at and id), with what was deleted."""
+    where, params = permitted_sql("t", ceiling, boundaries)
+    if cursor is not None:
+        where += " AND (t.created_at, t.tombstone_id) < (?, ?)"
+        params += [cursor[0], cursor[1]]
+    return rows(
+        conn,
+        "SELECT t.tombstone_id, t.memory_id, t.audience, t.boundary, t.reason, t.source, t.created_at,"
+        " COALESCE(d.title, r.title) AS title, COALESCE(d.body, r.body) AS body,"
+        " COALESCE(d.memory_class, r.memory_class) AS memory_class FROM tombstones t"
+        " LEFT JOIN memory_documents d ON d.document_id = t.memory_id"
+        " LEFT JOIN memory_records r ON r.record_id = t.memory_id"
+        f" WHERE t.lifted_at IS NULL AND {where} ORDER BY t.created_at DESC, t.tombstone_id DESC LIMIT ?",
+        (*params, max(1, min(int(limit), 200))))
+
+
+def narrow_audience(conn: apsw.Connection, scope: Scope, memory_id: str, audience: str, now: int) -> str:
+    """Move a memory to a more private audience, with the anchor and edges it asserted.
+
+    The memory moves to the anchor of the same name in the new audience (made if needed), and
+    the edges it asserted move with it, so the wider audience no longer sees them; an anchor left
+    with no memory and no edge in the old audience is retired.
+    """
+    row = load_visible(conn, scope, memory_id, now)
+    if audience not in PRIVACY_RANK or audience == "public":
+        raise InvalidInput("choose personal or team")
+    if PRIVACY_RANK[audience] < PRIVACY_RANK[row["audience"]]:
+        raise ScopeError(f"a {row['audience']} memory can only be narrowed, never widened to {audience}")
+    if audience == row["audience"]:
+        return row["id"]
+    key, table = ("document_id", "memory_documents") if row["kind"] == "document" else ("record_id", "memory_records")
+    old_anchor = row["anchor_id"]
+    new_anchor = _anchor_in(conn, old_anchor, audience, now) if old_anchor else None
+    conn.execute(f"UPDATE {table} SET audience=?, anchor_id=? WHERE {key}=?", (audience, new_anchor, row[key]))
+    for edge in rows(conn, "SELECT * FROM memory_edges WHERE asserted_by=?", (row[key],)):
+        conn.execute("UPDATE memory_edges SET audience=?, from_anchor_id=?, to_anchor_id=? WHERE edge_id=?",
+                     (audience, _anchor_in(conn, edge["from_anchor_id"], audience, now),
+                      _anchor_in(conn, edge["to_anchor_id"], audience, now), edge["edge_id"]))
+        for end in (edge["from_anchor_id"], edge["to_anchor_id"]):
+            retire_if_empty(conn, end)
+    if old_anchor:
+        retire_if_empty(conn, old_anchor)
+    return row["id"]
+
+
+def _anchor_in(conn, anchor_id: str, audience: str, now: int) -> str:
+    """The anchor with this one's name in `audience` (the same boundary), made if needed."""
+    a = one(conn, "SELECT * FROM memory_anchors WHERE anchor_id=?", (anchor_id,))
+    if a is None or a["audience"] == audience:
+        return anchor_id
+    return upsert_anchor(conn, a["canonical_name"], a["anchor_type"], audience, a["boundary"], now)
+
+
+def retire_if_empty(conn, anchor_id: str) -> None:
+    """An anchor no memory and no edge points to any more leaves the graph (status tombstoned)."""
+    used = scalar(conn, "SELECT EXISTS (SELECT 1 FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL)"
+                        " OR EXISTS (SELECT 1 FROM memory_records WHERE anchor_id=?)"
+                        " OR EXISTS (SELECT 1 FROM memory_edges WHERE from_anchor_id=? OR to_anchor_id=?)",
+                  (anchor_id, anchor_id, anchor_id, anchor_id))
+    if not used:
+        conn.execute("UPDATE memory_anchors SET status='tombstoned' WHERE anchor_id=?", (anchor_id,))
+
+
+__all__ = ["deleted_page", "narrow_audience", "restore", "revert", "retire_if_empty"]

@@ -1,0 +1,120 @@
+"""A person's corrections to the knowledge graph: rename an anchor, merge two that are one thing.
+
+Write functions (conn first, on the writer thread, never commit). An old name is never lost: a
+rename and a merge keep it as an alias of the anchor it became (`anchor_aliases`), so the write
+path files a later mention of it under that anchor (`store.upsert_anchor` reads aliases first),
+and a merge is recorded (`anchor_merges`) with how much it moved.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from .db import one, rows
+from .errors import InvalidInput, NotFound
+from .graph import scope_sql
+from .memory import new_id, normalize_text
+from .policy import Scope
+
+MAX_NAME_CHARS = 200
+
+
+def visible_anchor(conn: apsw.Connection, scope: Scope, anchor_id: str) -> dict:
+    where, params = scope_sql("a", scope)
+    row = one(conn, f"SELECT a.* FROM memory_anchors a WHERE a.anchor_id=? AND a.status='active' AND {where}",
+              (anchor_id, *params))
+    if row is None:
+        raise NotFound(f"no anchor {anchor_id!r} that you can see")
+    return row
+
+
+def add_alias(conn: apsw.Connection, anchor: dict, name: str, now: int, *, current: str | None = None) -> None:
+    """Keep `name` as a former name of `anchor` (unless it is the name it has: `current`)."""
+    normalized = normalize_text(name)
+    if not normalized or normalized == (current if current is not None else anchor["normalized_name"]):
+        return
+    conn.execute("INSERT OR REPLACE INTO anchor_aliases(alias, normalized_name, anchor_id, audience, boundary,"
+                 " created_at) VALUES (?,?,?,?,?,?)",
+                 (name.strip(), normalized, anchor["anchor_id"], anchor["audience"], anchor["boundary"], now))
+
+
+def rename(conn: apsw.Connection, scope: Scope, anchor_id: str, name: str, now: int) -> str:
+    """Give an anchor a new name; the old one stays as its alias. Returns the new name."""
+    anchor = visible_anchor(conn, scope, anchor_id)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("the new name is empty: type the name the anchor should have")
+    name = name.strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(f"the name is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
+    normalized = normalize_text(name)
+    if not normalized:
+        raise InvalidInput("the new name needs a letter or a digit")
+    if normalized != anchor["normalized_name"]:
+        clash = one(conn, "SELECT anchor_id, canonical_name, status FROM memory_anchors WHERE audience=?"
+                          " AND boundary=? AND normalized_name=?",
+                    (anchor["audience"], anchor["boundary"], normalized))
+        if clash is not None:
+            raise InvalidInput(f"an anchor named {clash['canonical_name']!r} already exists here: "
+                               "if they are the same thing, merge them instead")
+        taken = one(conn, "SELECT anchor_id FROM anchor_aliases WHERE audience=? AND boundary=? AND normalized_name=?",
+                    (anchor["audience"], anchor["boundary"], normalized))
+        if taken is not None and taken["anchor_id"] != anchor_id:
+            raise InvalidInput(f"{name!r} is already another anchor's former name: merge them instead")
+        conn.execute("DELETE FROM anchor_aliases WHERE anchor_id=? AND normalized_name=?", (anchor_id, normalized))
+        add_alias(conn, anchor, anchor["canonical_name"], now, current=normalized)
+    conn.execute("UPDATE memory_anchors SET canonical_name=?, normalized_name=?, updated_at=? WHERE anchor_id=?",
+                 (name, normalized, now, anchor_id))
+    return name
+
+
+def merge(conn: apsw.Connection, scope: Scope, from_id: str, into_id: str, now: int, *,
+          source: str = "ui") -> dict:
+    """Fold anchor `from_id` into `into_id`: its memories, edges and aliases move, its name
+    becomes an alias, and the merge is recorded. Returns the merge row."""
+    if from_id == into_id:
+        raise InvalidInput("choose another anchor to merge with: an anchor cannot merge into itself")
+    old, into = visible_anchor(conn, scope, from_id), visible_anchor(conn, scope, into_id)
+    if (old["audience"], old["boundary"]) != (into["audience"], into["boundary"]):
+        raise InvalidInput(f"{old['canonical_name']!r} ({old['audience']}, {old['boundary']}) and "
+                           f"{into['canonical_name']!r} ({into['audience']}, {into['boundary']}) are in different "
+                           "audiences or boundaries: only anchors in the same one can be merged")
+    conn.execute("UPDATE memory_documents SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
+    moved = conn.changes()
+    conn.execute("UPDATE memory_records SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
+    moved += conn.changes()
+    conn.execute("UPDATE memory_edges SET from_anchor_id=? WHERE from_anchor_id=?", (into_id, from_id))
+    edges = conn.changes()
+    conn.execute("UPDATE memory_edges SET to_anchor_id=? WHERE to_anchor_id=?", (into_id, from_id))
+    edges += conn.changes()
+    # An edge between the two is now a loop on one anchor: it stops holding.
+    conn.execute("UPDATE memory_edges SET valid_to=? WHERE from_anchor_id=? AND to_anchor_id=? AND valid_to IS NULL",
+                 (now, into_id, into_id))
+    conn.execute("UPDATE anchor_aliases SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
+    add_alias(conn, into, old["canonical_name"], now)
+    conn.execute("UPDATE memory_anchors SET status='tombstoned', updated_at=? WHERE anchor_id=?", (now, from_id))
+    conn.execute("UPDATE memory_anchors SET updated_at=? WHERE anchor_id=?", (now, into_id))
+    merge_row = {"merge_id": new_id("merge"), "from_anchor_id": from_id, "from_name": old["canonical_name"],
+                 "into_anchor_id": into_id, "into_name": into["canonical_name"], "memories_moved": moved,
+                 "edges_moved": edges, "source": source, "created_at": now}
+    conn.execute(f"INSERT INTO anchor_merges({','.join(merge_row)}) VALUES ({','.join('?' * len(merge_row))})",
+                 tuple(merge_row.values()))
+    return merge_row
+
+
+def aliases(conn: apsw.Connection, anchor_id: str) -> list[str]:
+    return [r["alias"] for r in rows(conn, "SELECT alias FROM anchor_aliases WHERE anchor_id=? ORDER BY alias",
+                                     (anchor_id,))]
+
+
+def merges(conn: apsw.Connection, anchor_id: str) -> list[dict]:
+    """The merges that folded other anchors into this one, newest first."""
+    return rows(conn, "SELECT * FROM anchor_merges WHERE into_anchor_id=? ORDER BY created_at DESC", (anchor_id,))
+
+
+def merged_into(conn: apsw.Connection, anchor_id: str) -> dict | None:
+    """Where a merged-away anchor went (so an old link can point on)."""
+    return one(conn, "SELECT * FROM anchor_merges WHERE from_anchor_id=? ORDER BY created_at DESC LIMIT 1",
+               (anchor_id,))
+
+
+__all__ = ["aliases", "merge", "merged_into", "merges", "rename"]

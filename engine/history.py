@@ -1,0 +1,104 @@
+"""A memory's past, for the person looking at it: the diff between two revisions, where it came
+from (the session's conversation with its source turns, or the imported file and line), and
+each recall that injected it (with the message that asked).
+
+Read functions (a snapshot connection first). Sessions and receipts are read through the
+caller's permission (`permitted_sql`): a memory a token may see can come from a session it may
+not, and then only that the session exists is said, never what was in it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import apsw
+
+from .db import one, rows
+from .memory import MemoryItem
+from .overview import turns as session_turns
+from .policy import permitted_sql
+
+_TOKENS = re.compile(r"\s+|\w+|[^\w\s]")  # spaces, words, single punctuation marks
+MAX_TURNS = 200
+
+
+@dataclass(frozen=True)
+class DiffPart:
+    op: str  # "equal" | "insert" | "delete"
+    text: str
+
+
+def diff_words(old: str, new: str) -> list[DiffPart]:
+    """Word by word, what `new` deleted from and inserted into `old` (whitespace kept)."""
+    a, b = _TOKENS.findall(old or ""), _TOKENS.findall(new or "")
+    out: list[DiffPart] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(DiffPart("equal", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(DiffPart("delete", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(DiffPart("insert", "".join(b[j1:j2])))
+    return out
+
+
+def provenance(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,
+               boundaries: tuple[str, ...] | None) -> dict:
+    """Where a memory came from: {"session", "turns" (each with `source`), "files", "hidden"}."""
+    prov = item.provenance or {}
+    session_id = prov.get("session_id")
+    marked = {t for t in (prov.get("turns") or []) if isinstance(t, int)}
+    files = [e for e in (prov.get("external") or []) if isinstance(e, dict) and e.get("kind") == "file"]
+    out = {"session": None, "turns": [], "files": files, "hidden": False, "source_turns": sorted(marked)}
+    if not session_id:
+        return out
+    where, params = permitted_sql("s", ceiling, boundaries)
+    session = one(conn, f"SELECT s.* FROM sessions s WHERE s.session_id=? AND {where}", (session_id, *params))
+    if session is None:
+        out["hidden"] = True
+        return out
+    turns = session_turns(conn, session_id)
+    if len(turns) > MAX_TURNS and marked:  # a long session: the source turns with some context
+        keep = {i for t in marked for i in range(t - 3, t + 4)}
+        turns = [t for t in turns if t["turn_index"] in keep]
+    for t in turns[:MAX_TURNS]:
+        t["source"] = t["turn_index"] in marked
+        out["turns"].append(t)
+    out["session"] = session
+    return out
+
+
+def chain_ids(conn: apsw.Connection, item: MemoryItem) -> list[str]:
+    """The item's id and, for a record, every earlier record its chain superseded."""
+    if item.kind != "record":
+        return [item.id]
+    return [r[0] for r in conn.execute(
+        "WITH RECURSIVE chain(id, older) AS ("
+        " SELECT record_id, supersedes_record_id FROM memory_records WHERE record_id = ?"
+        " UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
+        " JOIN chain ON r.record_id = chain.older)"
+        " SELECT id FROM chain", (item.id,))]
+
+
+def recall_history(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,
+                   boundaries: tuple[str, ...] | None, limit: int = 50) -> dict:
+    """The recalls that injected this memory (newest first, receipts still kept) and its totals."""
+    ids = chain_ids(conn, item)
+    marks = ",".join("?" * len(ids))
+    where, params = permitted_sql("s", ceiling, boundaries)
+    found = rows(
+        conn,
+        "SELECT e.receipt_id, e.session_id, e.query, e.created_at, s.title AS session_title"
+        " FROM recall_injections i JOIN recall_events e ON e.receipt_id = i.receipt_id"
+        " JOIN sessions s ON s.session_id = e.session_id"
+        f" WHERE i.item_id IN ({marks}) AND {where} ORDER BY i.created_at DESC LIMIT ?",
+        (*ids, *params, max(1, min(int(limit), 200))))
+    stats = one(conn, f"SELECT SUM(recalled_count) AS n, MAX(last_recalled_at) AS last FROM memory_recall_stats"
+                      f" WHERE item_id IN ({marks})", ids) or {}
+    return {"receipts": found, "count": stats.get("n") or 0, "last": stats.get("last")}
+
+
+__all__ = ["DiffPart", "chain_ids", "diff_words", "provenance", "recall_history"]

@@ -1,0 +1,48 @@
+"""`keepmind doctor` adds the desktop's check (does the server answer?) and says where the logs are."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+from keepmind.desktop.cli import main
+from keepmind.desktop.process.files import write_server_json, write_token_file
+from keepmind.desktop.process.health import check_server, check_server_of
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_server_that_does_not_answer_is_an_error_that_says_to_restart_it(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    url = f"http://127.0.0.1:{_closed_port()}"
+    write_token_file(home, "not-a-real-token")
+    write_server_json(home, url, os.getpid(), "n" * 32)  # a live process that serves nothing: a hung Keepmind
+    check = check_server_of(home, timeout=1.0)
+    assert check.level == "error" and f"Keepmind at {url} (pid {os.getpid()}) does not answer" in check.message
+    assert "start it again with `keepmind`" in check.message and "keepmind.log" in check.message
+    gone = check_server(url, "x", pid=2**22 + 12345, timeout=1.0)  # above Linux's pid_max: never a process
+    assert gone.level == "error" and "is gone" in gone.message and "start it again with `keepmind`" in gone.message
+
+
+def test_a_running_server_passes_and_none_running_is_not_a_problem(tmp_path, live):
+    assert check_server_of(tmp_path / "nothing-here").level == "pass"
+    check = check_server_of(live.daemon.home)
+    assert check.level == "pass" and check.message == f"answering at {live.url}"
+
+
+def test_doctor_prints_every_check_with_the_server_and_the_log_file(tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(json.dumps({"memory.embeddings.enabled": False}))
+    (home / "keepmind.json").chmod(0o600)  # owner-only, as Keepmind keeps it (else doctor warns, rightly)
+    code = main(["doctor", "--home", str(home)])
+    out = capsys.readouterr().out
+    assert "[ok  ] Database: integrity ok" in out and "[ok  ] Server: not running" in out
+    assert f"logs: {home / 'logs' / 'keepmind.log'}" in out
+    assert code == 0, out

@@ -1,0 +1,154 @@
+"""A person's corrections never rewrite history: revert is a new revision, restore lifts a
+tombstone, narrowing takes the graph along, a rename or merge keeps the old name as an alias."""
+
+from __future__ import annotations
+
+import pytest
+
+from keepmind.engine import InvalidInput, NotFound, Relation, ScopeError
+from keepmind.engine.clock import DAY_MS
+
+
+@pytest.fixture
+def me(engine):
+    return engine.create_token("me", "personal").token
+
+
+def test_revert_makes_a_new_revision_and_the_diff_shows_it(engine, me):
+    sid = engine.open_session("personal", "work")
+    doc = engine.store(sid, "Airport", "My home airport is Lisbon.").id
+    engine.update(sid, doc, old_text="Lisbon", new_text="Porto")
+    viewer = engine.viewer(me)
+    assert [(p.op, p.text) for p in engine.diff(viewer, doc, 1, 2) if p.op != "equal"] == [
+        ("delete", "Lisbon"), ("insert", "Porto")]
+    result = engine.revert(viewer, doc, 1)
+    assert result.revision == 3
+    assert engine.memory(viewer, doc).body == "My home airport is Lisbon."
+    revs = engine.revisions(viewer, doc)
+    assert [(r["revision"], r["reason"]) for r in revs] == [(3, "revert to 1"), (2, "replace"), (1, "created")]
+    assert [(p.op, p.text) for p in engine.diff(viewer, doc, 2, 3) if p.op != "equal"] == [
+        ("delete", "Porto"), ("insert", "Lisbon")]
+    with pytest.raises(InvalidInput, match="already the current"):
+        engine.revert(viewer, doc, 3)
+    with pytest.raises(NotFound):
+        engine.diff(viewer, doc, 1, 9)
+
+
+def test_restore_lifts_the_tombstone_and_the_fact_can_be_learnt_again(engine, me, clock):
+    sid = engine.open_session("personal", "work")
+    doc = engine.store(sid, "Sky", "The sky is green.").id
+    rec = engine.store(sid, "Seen", "A green sky was seen.", memory_class="evidence").id
+    engine.update(sid, doc, delete=True, source="ui")
+    clock.advance(1000)
+    engine.update(sid, rec, delete=True)
+    deleted, cursor = engine.deleted(token=me)
+    assert [(d["memory_id"], d["title"], d["source"]) for d in deleted] == [(rec, "Seen", "tool"), (doc, "Sky", "ui")]
+    assert cursor is None
+    assert engine.find(sid, "green") == []
+    for d in deleted:
+        engine.restore(d["tombstone_id"], token=me)
+    assert engine.deleted(token=me) == ([], None)
+    assert {i.title for i in engine.find(sid, "green")} == {"Sky", "Seen"}
+    assert engine.get(sid, [rec]).items[0].body == "A green sky was seen."  # the old id resolves
+    with pytest.raises(NotFound):
+        engine.restore(deleted[0]["tombstone_id"], token=me)
+
+
+def test_deleted_pages_and_is_cut_to_the_token(engine, me):
+    sid = engine.open_session("personal", "work")
+    for n in range(5):
+        engine.update(sid, engine.store(sid, f"Wrong {n}", f"Wrong claim {n}.").id, delete=True)
+    first, cursor = engine.deleted(token=me, limit=3)
+    rest, end = engine.deleted(token=me, cursor=cursor, limit=3)
+    assert len(first) == 3 and len(rest) == 2 and end is None
+    assert len({d["tombstone_id"] for d in first + rest}) == 5
+    team = engine.create_token("t", "team").token
+    assert engine.deleted(token=team) == ([], None)
+    with pytest.raises(NotFound):
+        engine.restore(first[0]["tombstone_id"], token=team)
+
+
+def test_narrowing_a_memory_takes_its_edges_away_from_the_wider_audience(engine, me):
+    sid = engine.open_session("team", "work")
+    doc = engine.store(sid, "Anna", "Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                       relations=[Relation("lives_in", "Lisbon", "place")]).id
+    team = engine.viewer(engine.create_token("t", "team").token)
+    assert [a.name for a in engine.anchors(team)] == ["Anna", "Lisbon"]
+    engine.narrow_audience(engine.viewer(me), [doc], "personal", token=me)
+    assert engine.browse(team).items == [] and engine.anchors(team) == []
+    mine = engine.viewer(me)
+    item = engine.memory(mine, doc)
+    assert item.audience == "personal" and item.extra["anchor_name"] == "Anna"
+    anna = next(a for a in engine.anchors(mine) if a.name == "Anna" and a.audience == "personal")
+    assert [(e.relation, e.to_name) for e in engine.edges(mine, anna.id)] == [("lives_in", "Lisbon")]
+    with pytest.raises(ScopeError):
+        engine.narrow_audience(mine, [doc], "team", token=me)
+    with pytest.raises(ScopeError):  # a team token cannot make anything personal
+        engine.narrow_audience(team, [engine.store(sid, "T", "Team note.").id], "personal",
+                               token=engine.get_token("t"))
+
+
+def test_rename_and_merge_keep_the_old_names_as_aliases(engine, me, clock):
+    sid = engine.open_session("personal", "work")
+    a = engine.store(sid, "Bob", "Bob likes tea.", anchor="Bob", anchor_type="person",
+                     relations=[Relation("works_at", "Acme", "org")]).id
+    b = engine.store(sid, "Robert", "Robert Smith plays chess.", anchor="Robert Smith", anchor_type="person").id
+    viewer = engine.viewer(me)
+    names = {x.name: x.id for x in engine.anchors(viewer)}
+    with pytest.raises(InvalidInput, match="merge them instead"):
+        engine.rename_anchor(viewer, names["Bob"], "robert smith")
+    assert engine.rename_anchor(viewer, names["Bob"], "Bobby") == "Bobby"
+    clock.advance(DAY_MS)
+    merged = engine.merge_anchors(viewer, names["Bob"], names["Robert Smith"])
+    assert (merged["from_name"], merged["memories_moved"], merged["edges_moved"]) == ("Bobby", 1, 1)
+    robert = engine.anchor(viewer, names["Robert Smith"])
+    assert robert.memories == 2 and robert.edges == 1
+    assert {i.id for i in engine.browse(viewer, flt=_anchor(robert.id)).items} == {a, b}
+    assert engine.anchor_history(viewer, robert.id)["aliases"] == ["Bob", "Bobby"]
+    assert [m["from_name"] for m in engine.anchor_history(viewer, robert.id)["merges"]] == ["Bobby"]
+    assert engine.merged_into(viewer, names["Bob"]) == robert.id
+    with pytest.raises(NotFound):
+        engine.anchor(viewer, names["Bob"])
+    # A later mention of a former name lands on the anchor it became.
+    later = engine.store(sid, "Bob again", "Bob moved to Leeds.", anchor="bob").id
+    assert engine.memory(viewer, later).anchor_id == robert.id
+    assert [x.name for x in engine.anchors(viewer, query="bobby")] == ["Robert Smith"]
+
+
+def test_merging_across_audiences_is_refused(engine, me):
+    engine.store(engine.open_session("personal", "work"), "P", "Personal.", anchor="Alpha")
+    engine.store(engine.open_session("team", "work"), "T", "Team.", anchor="Beta")
+    viewer = engine.viewer(me)
+    names = {x.name: x.id for x in engine.anchors(viewer)}
+    with pytest.raises(InvalidInput, match="different"):
+        engine.merge_anchors(viewer, names["Alpha"], names["Beta"])
+
+
+def test_provenance_shows_the_session_turns_or_the_file_and_line(engine, me, tmp_path):
+    sid = engine.open_session("personal", "work", title="chat")
+    engine.add_turn(sid, user="Hello there.", assistant="Hi!")
+    engine.add_turn(sid, user="My cat is called Miso.", assistant="Noted.")
+    doc = engine.store(sid, "Cat", "The user's cat is called Miso.", provenance={"session_id": sid, "turns": [2]}).id
+    viewer = engine.viewer(me)
+    prov = engine.provenance(viewer, doc, token=me)
+    assert prov["session"]["title"] == "chat"
+    assert [(t["turn_index"], t["source"]) for t in prov["turns"]] == [(1, False), (2, True)]
+    notes = tmp_path / "MEMORY.md"
+    notes.write_text("# Memory\n\n## Tools\n\nI use vim for everything.\n", encoding="utf-8")
+    from keepmind.engine.transfer import import_path
+
+    import_path(engine, notes, audience="personal", boundary="work")
+    imported = engine.search_memories(viewer, "vim")[0]
+    prov = engine.provenance(viewer, imported.id, token=me)
+    assert prov["session"] is None and prov["files"] == [{"kind": "file", "ref": "MEMORY.md", "line": 5}]
+    team = engine.create_token("t", "team").token
+    team_doc = engine.store(engine.open_session("team", "work"), "Shared", "Shared.",
+                            provenance={"session_id": sid, "turns": [1]}).id
+    hidden = engine.provenance(engine.viewer(team), team_doc, token=team)
+    assert hidden["hidden"] and hidden["turns"] == []
+
+
+def _anchor(anchor_id):
+    from keepmind.engine import MemoryFilter
+
+    return MemoryFilter(anchor_id=anchor_id)

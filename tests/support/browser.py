@@ -1,0 +1,52 @@
+"""Helpers of the browser tests (tests/browser/): sign in, wait for htmx, axe-core, screenshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / ".cache" / "screenshots"
+LAPTOP = {"width": 1366, "height": 800}
+NARROW = {"width": 390, "height": 844}
+
+
+def sign_in(page, live, as_token: str | None = None) -> None:
+    """Open the one-time link `keepmind open` would open (made by the server, for the local token
+    or `as_token`)."""
+    with live.client() as api:
+        r = api.post("/ui/links", json={"as": as_token} if as_token else {})
+    assert r.status_code == 200, r.text
+    page.goto(r.json()["url"])
+    assert page.url == live.url + "/", page.url
+
+
+def hx_settle(page) -> None:
+    """Wait until htmx has no request in flight."""
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    page.wait_for_load_state("networkidle")
+
+
+def check_axe(page, where: str) -> None:
+    """No serious or critical accessibility violation (axe-core, bundled by axe-playwright-python)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    bad = [v for v in results.response["violations"] if v.get("impact") in ("serious", "critical")]
+    assert not bad, f"{where}: " + "; ".join(
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes'][:3]]}" for v in bad)
+
+
+def shoot(page, name: str) -> list[Path]:
+    """Screenshots of the current page: light and dark, laptop width and a narrow window."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    made = []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for label, size in (("laptop", LAPTOP), ("narrow", NARROW)):
+            page.set_viewport_size(size)
+            path = SHOTS / f"{name}-{scheme}-{label}.png"
+            page.screenshot(path=str(path), full_page=True)
+            made.append(path)
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size(LAPTOP)
+    return made

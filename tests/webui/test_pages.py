@@ -1,0 +1,178 @@
+"""The pages' defences and contracts, through Flask's test client: sign-in codes, the session
+cookie, CSRF, the Content-Security-Policy, full page or fragment from one URL, and that a GET
+never writes."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from keepmind.engine import Relation
+from keepmind.webui.app import create_app
+from keepmind.webui.security import CSP
+
+
+class Ticks:
+    """A monotonic clock for sign-in codes that moves only when told to."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def ticks():
+    return Ticks()
+
+
+@pytest.fixture
+def app(engine, ticks):
+    return create_app(engine, {"port": 8765, "signin_clock": ticks})
+
+
+@pytest.fixture
+def local(engine):
+    return engine.ensure_token(None)
+
+
+def link(client, secret, **body):
+    r = client.post("/api/v1/ui/links", json=body, headers={"Authorization": f"Bearer {secret}"})
+    assert r.status_code == 200, r.text
+    return r.get_json()["url"].split("127.0.0.1:8765")[1]
+
+
+def csrf_of(client) -> str:
+    return re.search(r'name="csrf-token" content="([^"]+)"', client.get("/").get_data(as_text=True)).group(1)
+
+
+def test_a_code_signs_in_once_within_60_seconds(client, app, local, ticks):
+    url = link(client, local.secret)
+    ticks.now += 61
+    assert client.get(url).status_code == 403  # expired
+    url = link(client, local.secret)
+    first = client.get(url)
+    assert first.status_code == 303 and first.headers["Location"] == "/"
+    cookie = first.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    assert client.get("/").status_code == 200
+    with app.test_client() as other:  # another browser, the same link
+        assert other.get(url).status_code == 403  # used already
+        assert other.get("/").status_code == 303
+
+
+def test_a_link_acts_as_a_named_token_only_if_the_caller_covers_it(client, engine, local):
+    team = engine.create_token("teamview", "team", ["work"])
+    client.get(link(client, local.secret, **{"as": "teamview"}))
+    assert "teamview" in client.get("/").get_data(as_text=True)
+    r = client.post("/api/v1/ui/links", json={"as": "local"}, headers={"Authorization": f"Bearer {team.secret}"})
+    assert r.status_code == 403
+
+
+def test_signed_out_pages_send_people_to_the_login_page(client):
+    r = client.get("/memories?q=x")
+    assert r.status_code == 303 and r.headers["Location"] == "/login?next=/memories%3Fq%3Dx"
+    r = client.get("/memories", headers={"HX-Request": "true"})
+    assert r.headers["HX-Redirect"].startswith("/login")
+    assert client.post("/memories/bulk").status_code == 401
+    assert client.get("/login").status_code == 200
+
+
+def test_every_answer_carries_a_strict_csp_and_pages_vary_on_htmx(client, local, personal, engine):
+    doc = engine.store(personal, "Note", "A note.").id
+    client.get(link(client, local.secret))
+    for path in ("/", "/memories", f"/memories/{doc}", "/anchors", "/login", "/static/app.css"):
+        with client.get(path) as r:
+            assert r.headers["Content-Security-Policy"] == CSP
+        assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP and "style-src 'self'" in CSP
+    full = client.get("/memories")
+    fragment = client.get("/memories", headers={"HX-Request": "true"})
+    assert full.headers["Vary"] == fragment.headers["Vary"] == "HX-Request"
+    assert b"<html" in full.data and b"<html" not in fragment.data and b"A note." in fragment.data
+    page = client.get(f"/memories/{doc}").get_data(as_text=True)
+    assert "<script>" not in page and ' style="' not in page  # no inline script or style
+
+
+def test_a_change_needs_the_pages_csrf_token(client, local, personal, engine):
+    doc = engine.store(personal, "Note", "A note.").id
+    client.get(link(client, local.secret))
+    assert client.post(f"/memories/{doc}/delete").status_code == 403
+    assert client.post(f"/memories/{doc}/delete", headers={"X-CSRF-Token": "guess"}).status_code == 403
+    assert engine.find(personal, "note")
+    token = csrf_of(client)
+    r = client.post(f"/memories/{doc}/delete", headers={"X-CSRF-Token": token, "HX-Request": "true"})
+    assert r.status_code == 200 and r.headers["HX-Redirect"] == "/memories?deleted=1"
+    assert engine.find(personal, "note") == []
+
+
+def test_a_cross_site_post_is_refused_even_with_the_token(client, local, personal, engine):
+    doc = engine.store(personal, "Note", "A note.").id
+    client.get(link(client, local.secret))
+    token = csrf_of(client)
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Sec-Fetch-Site": "same-site"}):
+        r = client.post(f"/memories/{doc}/delete", data={"csrf_token": token}, headers=headers)
+        assert r.status_code == 403
+    assert engine.find(personal, "note")
+
+
+def test_revoking_the_token_signs_its_pages_out(client, engine, local):
+    team = engine.create_token("t", "team")
+    client.get(link(client, team.secret))
+    assert client.get("/").status_code == 200
+    engine.revoke_token("t")
+    assert client.get("/").status_code == 303
+
+
+def database_digest(engine) -> str:
+    digest = hashlib.sha256()
+    with engine.db.snapshot() as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        for table in tables:
+            for row in sorted(conn.execute(f"SELECT * FROM {table}"), key=repr):
+                digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+def test_no_page_a_get_reaches_writes_anything(client, engine, local, personal):
+    engine.add_turn(personal, user="Anna lives in Lisbon.", assistant="Noted.")
+    doc = engine.store(personal, "Anna", "Anna lives in Lisbon.", anchor="Anna",
+                       relations=[Relation("lives_in", "Lisbon", "place")],
+                       provenance={"session_id": personal, "turns": [1]}).id
+    engine.update(personal, doc, old_text="Lisbon", new_text="Porto")
+    gone = engine.store(personal, "Gone", "A wrong claim.").id
+    engine.update(personal, gone, delete=True)
+    receipt = engine.recall(personal, "where does Anna live").receipt_id
+    engine.explain(receipt)  # written off the recall path: wait for it
+    client.get(link(client, local.secret))
+    anchor = engine.anchors(engine.viewer(local.token))[0].id
+    engine.db.write(lambda conn: None)
+    before = database_digest(engine)
+    for path in ("/", "/memories", "/memories?q=anna", "/memories?sort=most_recalled", "/memories?deleted=1",
+                 f"/memories/{doc}", f"/memories/{doc}/diff?a=1&b=2", f"/memories/{doc}/edit",
+                 f"/memories/{doc}/delete", "/memories/new", "/anchors", f"/anchors/{anchor}",
+                 f"/anchors/{anchor}/graph?depth=2", f"/recalls/{receipt}"):
+        for headers in ({}, {"HX-Request": "true"}):
+            assert client.get(path, headers=headers).status_code == 200, path
+    engine.db.write(lambda conn: None)
+    assert database_digest(engine) == before
+
+
+def test_a_form_error_is_said_in_words_and_nothing_is_written(client, local, personal, engine):
+    doc = engine.store(personal, "Note", "A note.").id
+    client.get(link(client, local.secret))
+    token = csrf_of(client)
+    r = client.post(f"/memories/{doc}/edit", data={"csrf_token": token, "mode": "replace", "old_text": "absent",
+                                                   "new_text": "x"}, headers={"HX-Request": "true"})
+    assert r.status_code == 422 and b"was not found in the memory" in r.data
+    r = client.post("/memories", data={"csrf_token": token, "content": "A new one.", "audience": "team",
+                                       "boundary": " "})
+    assert r.status_code == 422 and b"choose a boundary" in r.data
+    r = client.post("/memories", data={"csrf_token": token, "title": "Written", "content": "Written here.",
+                                       "audience": "team", "boundary": "home"})
+    assert r.status_code == 303
+    written = engine.get(engine.viewer(local.token), [r.headers["Location"].rsplit("/", 1)[1]]).items[0]
+    assert (written.audience, written.boundary, written.source) == ("team", "home", "ui")

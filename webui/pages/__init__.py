@@ -1,0 +1,23 @@
+"""The HTML pages a person opens, one blueprint per area, apart from the JSON API.
+
+Views call the Engine facade and render templates (webui/templates/, partials named
+`_thing.html`); they hold no SQL and no policy. A GET never writes: not a revision, not a
+receipt, not a "last seen".
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from . import anchors, auth, memories, memory, overview, render
+
+BLUEPRINTS = (auth.bp, overview.bp, memories.bp, memory.bp, anchors.bp)
+
+
+def install(app: Flask) -> None:
+    render.install(app)
+    for bp in BLUEPRINTS:
+        app.register_blueprint(bp)
+
+
+__all__ = ["BLUEPRINTS", "install"]

@@ -1,0 +1,112 @@
+"""The knowledge graph: anchors (`/anchors`: search, type, counts) and one anchor
+(`/anchors/<id>`): its memories, its edges through time (an "as of" day), a picture of the graph
+around it, and rename and merge."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from keepmind.engine import EngineError, MemoryFilter, NotFound
+
+from .. import graph_svg
+from ..context import engine
+from ..security import viewer_scope
+from .render import day_end_ms, done, page, text
+
+bp = Blueprint("anchors", __name__)
+TYPES = ("person", "place", "project", "org", "tool", "preference", "workflow", "milestone", "concept")
+DEPTHS = (1, 2)
+GRAPH_LIMIT, GRAPH_MORE = 30, 120
+
+
+@bp.get("/anchors")
+def anchors():
+    q, anchor_type = text(request.args.get("q")), text(request.args.get("type"))
+    after = text(request.args.get("after"))
+    found = engine().anchors(viewer_scope(), query=q, anchor_type=anchor_type, limit=51, after=after)
+    more = len(found) > 50
+    found = found[:50]
+    return page("anchors.html", "_anchor_rows.html", anchors=found, q=q or "", type=anchor_type or "",
+                types=TYPES, after=after, next_after=found[-1].name.lower() if more and found else None)
+
+
+def retired_by(edges: list) -> dict[str, object]:
+    """For each retired edge, the current edge that replaced it (same relation, from the same anchor,
+    starting when it ended), to say "previously X, until <date>; now Y"."""
+    out = {}
+    for old in edges:
+        if old.current:
+            continue
+        for new in edges:
+            if (new.id != old.id and new.from_id == old.from_id and new.relation == old.relation
+                    and new.valid_from == old.valid_to):
+                out[old.id] = new
+    return out
+
+
+def graph_context(anchor_id: str, as_of: int | None) -> dict:
+    try:
+        depth = int(request.args.get("depth", "1"))
+    except ValueError:
+        depth = 1
+    depth = depth if depth in DEPTHS else 1
+    limit = GRAPH_MORE if request.args.get("more") else GRAPH_LIMIT
+    nodes, edges, truncated = engine().neighbourhood(viewer_scope(), anchor_id, depth=depth, limit=limit, as_of=as_of)
+    placed, lines = graph_svg.layout(anchor_id, nodes, edges)
+    return {"nodes": placed, "lines": lines, "truncated": truncated, "depth": depth, "more": limit == GRAPH_MORE,
+            "view_box": graph_svg.view_box(placed), "center_id": anchor_id}
+
+
+@bp.get("/anchors/<anchor_id>")
+def anchor(anchor_id: str):
+    eng, scope = engine(), viewer_scope()
+    try:
+        found = eng.anchor(scope, anchor_id)
+    except NotFound:
+        moved = eng.merged_into(scope, anchor_id)
+        if moved is None:
+            raise
+        return done(f"/anchors/{moved}")
+    as_of_text = text(request.args.get("as_of"))
+    as_of = day_end_ms(as_of_text)
+    edges = eng.edges(scope, anchor_id)
+    shown = eng.edges(scope, anchor_id, as_of=as_of) if as_of is not None else edges
+    candidates = [a for a in eng.anchors(scope, limit=500)
+                  if a.id != anchor_id and (a.audience, a.boundary) == (found.audience, found.boundary)]
+    return page(
+        "anchor.html", anchor=found, as_of=as_of, as_of_text=as_of_text or "",
+        current=[e for e in shown if (e.current if as_of is None else e.holds_at(as_of))],
+        retired=[e for e in edges if not e.current and (as_of is None or not e.holds_at(as_of))],
+        replaced=retired_by(edges),
+        memories=eng.browse(scope, flt=MemoryFilter(anchor_id=anchor_id, until=as_of), limit=50),
+        history=eng.anchor_history(scope, anchor_id), candidates=candidates, error=None,
+        **graph_context(anchor_id, as_of),
+    )
+
+
+@bp.get("/anchors/<anchor_id>/graph")
+def graph(anchor_id: str):
+    found = engine().anchor(viewer_scope(), anchor_id)
+    as_of_text = text(request.args.get("as_of"))
+    return page("anchor_graph.html", "_graph.html", as_of_text=as_of_text or "", anchor=found,
+                **graph_context(anchor_id, day_end_ms(as_of_text)))
+
+
+@bp.post("/anchors/<anchor_id>/rename")
+def rename(anchor_id: str):
+    try:
+        engine().rename_anchor(viewer_scope(), anchor_id, request.form.get("name", ""))
+    except EngineError as exc:
+        return page("form_error.html", "_form_error.html", http_status=422, message=exc.message)
+    return done(f"/anchors/{anchor_id}")
+
+
+@bp.post("/anchors/<anchor_id>/merge")
+def merge(anchor_id: str):
+    """Merge this anchor into the chosen one (its memories, edges and name move there)."""
+    into = request.form.get("into", "")
+    try:
+        engine().merge_anchors(viewer_scope(), anchor_id, into)
+    except EngineError as exc:
+        return page("form_error.html", "_form_error.html", http_status=422, message=exc.message)
+    return done(f"/anchors/{into}")

@@ -1,0 +1,138 @@
+"""The memories list (`/memories`): search, filters, sorts and keyset pages; what was deleted
+(`?deleted=1`) with restore; several at once (delete as wrong, narrow the audience); a new
+memory written by hand."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from keepmind.engine import AUDIENCES, SORTS, SOURCE_GROUPS, EngineError, MemoryFilter
+
+from ..context import engine
+from ..security import viewer_scope, viewer_token
+from .render import choice, dialog, done, page, text
+
+bp = Blueprint("memories", __name__)
+CLASSES = ("durable_fact", "evidence", "trace")
+SOURCE_LABELS = {"observed": "observed in a session", "agent": "stored by an agent", "imported": "imported",
+                 "ui": "written here"}
+SORT_LABELS = {"newest": "newest", "last_recalled": "last recalled", "most_recalled": "most recalled"}
+PAGE_SIZE = 50
+
+
+def read_filters(args) -> tuple[MemoryFilter, dict]:
+    """The filters in a query string (or form), and the same values to put back in the form."""
+    values = {
+        "q": (args.get("q") or "").strip(),
+        "class": choice(args.get("class"), CLASSES),
+        "audience": choice(args.get("audience"), AUDIENCES),
+        "boundary": text(args.get("boundary")),
+        "anchor": text(args.get("anchor")),
+        "source": choice(args.get("source"), SOURCE_GROUPS),
+        "state": "expired" if args.get("state") == "expired" else "live",
+        "sort": choice(args.get("sort"), SORTS) or "newest",
+    }
+    flt = MemoryFilter(memory_class=values["class"], audience=values["audience"], boundary=values["boundary"],
+                       anchor_id=values["anchor"], source=values["source"], state=values["state"])
+    return flt, values
+
+
+def results(flt: MemoryFilter, values: dict, cursor: str | None = None) -> dict:
+    """What the results fragment shows: a search's best matches, or one keyset page."""
+    eng, scope = engine(), viewer_scope()
+    anchor = None
+    if values["anchor"]:
+        try:
+            anchor = eng.anchor(scope, values["anchor"])
+        except EngineError:
+            anchor = None
+    if values["q"]:
+        return {"items": eng.search_memories(scope, values["q"], flt=flt), "next_cursor": None, "searched": True,
+                "anchor": anchor}
+    found = eng.browse(scope, flt=flt, sort=values["sort"], cursor=cursor, limit=PAGE_SIZE)
+    return {"items": found.items, "next_cursor": found.next_cursor, "searched": False, "anchor": anchor}
+
+
+def form_context(values: dict) -> dict:
+    """The filter form's choices, and the query string of these filters (for page links)."""
+    args = {k: v for k, v in values.items() if v}
+    if args.get("state") == "live":
+        del args["state"]
+    if args.get("sort") == "newest":
+        del args["sort"]
+    return {"values": values, "classes": CLASSES, "audiences": ("personal", "team"), "sources": SOURCE_LABELS,
+            "sorts": SORT_LABELS, "query_args": args}
+
+
+@bp.get("/memories")
+def memories():
+    if request.args.get("deleted"):
+        return deleted()
+    flt, values = read_filters(request.args)
+    cursor = request.args.get("cursor") or None
+    return page("memories.html", "_memory_results.html", **form_context(values),
+                **results(flt, values, cursor), cursor=cursor, message=None)
+
+
+def deleted():
+    found, next_cursor = engine().deleted(token=viewer_token(), cursor=request.args.get("cursor") or None)
+    return page("deleted.html", "_deleted_rows.html", tombstones=found, next_cursor=next_cursor,
+                cursor=request.args.get("cursor"))
+
+
+@bp.post("/memories/bulk")
+def bulk():
+    """Several memories at once: delete as wrong (after a confirmation) or narrow the audience."""
+    eng, scope = engine(), viewer_scope()
+    ids = [i for i in request.form.getlist("ids") if i]
+    action = request.form.get("action")
+    flt, values = read_filters(request.form)
+    if not ids:
+        message = "Select one or more memories first."
+    elif action == "delete" and request.form.get("confirmed") != "yes":
+        items = eng.get(scope, ids).items
+        return dialog("_confirm_delete.html", items=items, action_url="/memories/bulk", values=values)
+    elif action == "delete":
+        for memory_id in ids:
+            eng.update(scope, memory_id, delete=True, reason="deleted as wrong in the browser", source="ui")
+        message = f"Deleted {len(ids)} as wrong. They are listed under Deleted, where you can restore them."
+    elif action in ("personal", "team"):
+        eng.narrow_audience(scope, ids, action, token=viewer_token())
+        message = f"{len(ids)} now visible to {action} sessions only."
+    else:
+        message = "Choose what to do with the selected memories."
+    return page("memories.html", "_memory_results.html", **form_context(values), **results(flt, values),
+                cursor=None, message=message)
+
+
+@bp.post("/tombstones/<tombstone_id>/restore")
+def restore(tombstone_id: str):
+    memory_id = engine().restore(tombstone_id, token=viewer_token())
+    return done(f"/memories/{memory_id}")
+
+
+@bp.get("/memories/new")
+def new_memory():
+    return page("memory_new.html", form={}, error=None, boundaries=_boundaries())
+
+
+@bp.post("/memories")
+def create_memory():
+    eng, token = engine(), viewer_token()
+    form = {k: (request.form.get(k) or "").strip() for k in ("title", "content", "audience", "boundary",
+                                                             "memory_class", "anchor")}
+    try:
+        scope = eng.author_scope(token, form["audience"], form["boundary"])
+        result = eng.store(scope, form["title"], form["content"], memory_class=form["memory_class"] or "durable_fact",
+                           anchor=form["anchor"] or None, source="ui")
+    except EngineError as exc:
+        return page("memory_new.html", http_status=422, form=form, error=exc.message, boundaries=_boundaries())
+    if result.id is None:  # refused by the write path's checks (a secret, a deleted claim)
+        return page("memory_new.html", http_status=422, form=form, boundaries=_boundaries(),
+                    error=f"Not stored: {result.reason or result.action}.")
+    return done(f"/memories/{result.id}")
+
+
+def _boundaries() -> list[str]:
+    token = viewer_token()
+    return [] if token.any_boundary else list(token.boundaries)

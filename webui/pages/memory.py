@@ -1,0 +1,106 @@
+"""One memory (`/memories/<id>`): what it says and everything about it — provenance, revisions
+with a diff and revert, curation events, recall history — and its actions: edit (rewrite or
+find-and-replace; a record is superseded), narrow its audience, delete as wrong."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from keepmind.engine import EngineError
+
+from ..context import engine
+from ..security import viewer_scope, viewer_token
+from .render import dialog, done, page
+
+bp = Blueprint("memory", __name__)
+
+
+def _revision_pair(revisions: list[dict]) -> tuple[int | None, int | None]:
+    """The two revisions the diff compares: ?a=&b= when given, else the newest and the one before."""
+    numbers = [r["revision"] for r in revisions]
+    try:
+        a, b = int(request.args.get("a", "")), int(request.args.get("b", ""))
+        if a in numbers and b in numbers:
+            return a, b
+    except ValueError:
+        pass
+    return (numbers[1], numbers[0]) if len(numbers) > 1 else (None, None)
+
+
+@bp.get("/memories/<memory_id>")
+def memory(memory_id: str):
+    eng, scope, token = engine(), viewer_scope(), viewer_token()
+    item = eng.memory(scope, memory_id)
+    if item.id != memory_id:  # an old record id: show the record that replaced it
+        return done(f"/memories/{item.id}")
+    revisions = eng.revisions(scope, item.id)
+    a, b = _revision_pair(revisions)
+    return page(
+        "memory.html", item=item, revisions=revisions, a=a, b=b,
+        diff=eng.diff(scope, item.id, a, b) if a is not None else [],
+        provenance=eng.provenance(scope, item.id, token=token),
+        events=eng.curation_events(token=token, memory_id=item.id, limit=50),
+        recalls=eng.recall_history(scope, item.id, token=token),
+        narrower=[aud for aud in ("personal",) if item.audience == "team" and token.allows_audience(aud)],
+    )
+
+
+@bp.get("/memories/<memory_id>/diff")
+def diff(memory_id: str):
+    eng, scope = engine(), viewer_scope()
+    item = eng.memory(scope, memory_id)
+    revisions = eng.revisions(scope, item.id)
+    a, b = _revision_pair(revisions)
+    return page("memory_diff.html", "_diff.html", item=item, revisions=revisions, a=a, b=b,
+                diff=eng.diff(scope, item.id, a, b) if a is not None else [])
+
+
+@bp.get("/memories/<memory_id>/edit")
+def edit_form(memory_id: str):
+    item = engine().memory(viewer_scope(), memory_id)
+    mode = "replace" if request.args.get("mode") == "replace" else "rewrite"
+    return page("memory_edit.html", "_edit.html", item=item, mode=mode, form={}, error=None)
+
+
+@bp.post("/memories/<memory_id>/edit")
+def edit(memory_id: str):
+    eng, scope = engine(), viewer_scope()
+    item = eng.memory(scope, memory_id)
+    mode = "replace" if request.form.get("mode") == "replace" else "rewrite"
+    form = {k: request.form.get(k, "") for k in ("title", "content", "old_text", "new_text")}
+    try:
+        if mode == "replace":
+            result = eng.update(scope, item.id, old_text=form["old_text"], new_text=form["new_text"], source="ui")
+        else:
+            title = form["title"].strip()
+            result = eng.update(scope, item.id, new_content=form["content"],
+                                title=title if title and title != item.title else None, source="ui")
+    except EngineError as exc:
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error=exc.message)
+    return done(f"/memories/{result.new_id or item.id}")
+
+
+@bp.post("/memories/<memory_id>/revert")
+def revert(memory_id: str):
+    eng, scope = engine(), viewer_scope()
+    eng.revert(scope, memory_id, int(request.form.get("revision", "0") or 0))
+    return done(f"/memories/{memory_id}")
+
+
+@bp.route("/memories/<memory_id>/delete", methods=["GET", "POST"])
+def delete(memory_id: str):
+    """GET asks (a dialog that says what deleting as wrong means); POST deletes."""
+    eng, scope = engine(), viewer_scope()
+    item = eng.memory(scope, memory_id)
+    if request.method == "GET":
+        return dialog("_confirm_delete.html", items=[item], action_url=f"/memories/{item.id}/delete", values=None)
+    eng.update(scope, item.id, delete=True, reason="deleted as wrong in the browser", source="ui")
+    return done("/memories?deleted=1")
+
+
+@bp.post("/memories/<memory_id>/audience")
+def narrow(memory_id: str):
+    eng = engine()
+    eng.narrow_audience(viewer_scope(), [memory_id], request.form.get("audience", ""), token=viewer_token())
+    return done(f"/memories/{memory_id}")

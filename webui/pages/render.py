@@ -1,0 +1,121 @@
+"""How a page answers: the whole page, or its fragment when htmx asks (the same URL either way).
+
+A request with `HX-Request: true` (and not a history restore) gets the fragment template; any
+other request gets the full page, which includes the same fragment. Every answer says
+`Vary: HX-Request` so nothing caches one for the other. After a change, `done(url)` sends the
+browser on: a 303 for a plain form, `HX-Redirect` for htmx.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from flask import Flask, g, make_response, redirect, render_template, request
+
+from keepmind.engine import InvalidInput
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-History-Restore-Request") != "true"
+
+
+def page(template: str, fragment: str | None = None, http_status: int = 200, **context):
+    """The full `template`, or `fragment` for htmx; both get the same context."""
+    name = fragment if (fragment and is_htmx()) else template
+    response = make_response(render_template(name, **context), http_status)
+    response.headers["Vary"] = "HX-Request"
+    return response
+
+
+def done(url: str):
+    """After a change: go to `url` (303 for a plain form post; htmx loads it as a whole page)."""
+    if is_htmx():
+        response = make_response("", 200)
+        response.headers["HX-Redirect"] = url
+        return response
+    return redirect(url, 303)
+
+
+def dialog(template: str, **context):
+    """A confirmation: for htmx, swapped into the page's dialog slot; otherwise a whole page."""
+    if is_htmx():
+        response = make_response(render_template(template, **context))
+        response.headers["HX-Retarget"] = "#dialog-slot"
+        response.headers["HX-Reswap"] = "innerHTML"
+        response.headers["Vary"] = "HX-Request"
+        return response
+    return page("confirm.html", dialog_template=template, **context)
+
+
+# -- small readers of query strings and forms --------------------------------------------------
+
+
+def choice(value: str | None, allowed) -> str | None:
+    """A filter value from a query string: one of `allowed`, or None for "any"."""
+    value = (value or "").strip()
+    return value if value in allowed else None
+
+
+def text(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value or None
+
+
+def day_end_ms(value: str | None) -> int | None:
+    """The end of a day picked in a date field (local time), in epoch ms; None if empty."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        day = datetime.strptime(value, "%Y-%m-%d")
+    except ValueError:
+        raise InvalidInput("that date is not a date: pick one, like 2026-01-31") from None
+    return int((datetime.combine(day.date(), time()) + timedelta(days=1)).timestamp() * 1000) - 1
+
+
+def today_start_ms() -> int:
+    return int(datetime.combine(datetime.now().date(), time()).timestamp() * 1000)
+
+
+# -- template filters -----------------------------------------------------------------------------
+
+
+def when(ms: int | None) -> str:
+    """Epoch ms as local date and time (what a person reads)."""
+    if ms is None:
+        return "—"
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def day(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d")
+
+
+def iso(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return datetime.fromtimestamp(ms / 1000).astimezone().isoformat(timespec="seconds")
+
+
+def snippet(body: str, limit: int = 180) -> str:
+    body = " ".join((body or "").split())
+    return body if len(body) <= limit else body[: limit - 1].rstrip() + "…"
+
+
+def dict_without(values: dict, key: str) -> dict:
+    return {k: v for k, v in values.items() if k != key}
+
+
+def install(app: Flask) -> None:
+    app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without)
+    app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
+
+    @app.context_processor
+    def signed_in():
+        session = getattr(g, "browser_session", None)
+        return {"viewer": getattr(g, "viewer_token", None), "csrf_token": session.csrf if session else ""}
+
+
+__all__ = ["choice", "day_end_ms", "dialog", "done", "install", "is_htmx", "page", "text", "today_start_ms"]
