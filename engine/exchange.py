@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import tempfile
 import time
 import uuid
 import zipfile
@@ -246,9 +245,28 @@ def run_import(engine, target: Path, *, audience: str, boundary: str, dry_run: b
     return {**report, "preview": trial.added}
 
 
-def scratch_dir() -> tempfile.TemporaryDirectory:
-    """A private temporary folder for an export on its way to the browser."""
-    return tempfile.TemporaryDirectory(prefix="keepmind-export-")
+EXPORTS = "exports"
 
 
-__all__ = ["DryRun", "drop", "export_file", "run_import", "scratch_dir", "stage", "staged"]
+def scratch_dir(home: Path, now_s: float | None = None) -> Path:
+    """A private folder in the data dir for an export on its way to the browser (removed by
+    `drop_scratch` once sent; one a crash left behind goes at the next export)."""
+    root = make_private_dir(Path(home) / EXPORTS)
+    now_s = time.time() if now_s is None else now_s
+    for child in root.iterdir():
+        try:
+            if now_s - child.stat().st_mtime > STAGE_TTL_S:
+                shutil.rmtree(child, ignore_errors=True)
+        except OSError:
+            pass
+    return make_private_dir(root / uuid.uuid4().hex)
+
+
+def drop_scratch(home: Path, folder: Path) -> None:
+    """Remove an export folder made by `scratch_dir` (nothing outside it)."""
+    folder = Path(folder)
+    if folder.parent == Path(home) / EXPORTS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+__all__ = ["DryRun", "drop", "drop_scratch", "export_file", "run_import", "scratch_dir", "stage", "staged"]

@@ -62,6 +62,13 @@ class Operations:
         ceiling, bounds = permission(token)
         return self._read(review.queue, ceiling=ceiling, boundaries=bounds, limit=limit)
 
+    def review_waiting(self, *, token: Token | None = None) -> int:
+        """How many proposals wait for review (cheap: the page header shows it on every page)."""
+        from .writepath import review
+
+        ceiling, bounds = permission(token)
+        return self._read(review.waiting, ceiling=ceiling, boundaries=bounds)
+
     def keep_proposal(self, checkpoint_id: str, *, title: str | None = None, content: str | None = None,
                       token: Token | None = None) -> dict:
         """Send a proposal in review on to curation (edited when `title` or `content` is given)."""
@@ -208,6 +215,13 @@ class Operations:
         return configure.test_llm(self.settings, self.settings_path, self.writepath.api_key, clock=self.clock)
 
     # -- export and import ------------------------------------------------------------------------
+
+    def export_folder(self) -> Path:
+        """A private folder in the data dir for an export on its way out (`drop_export` after)."""
+        return exchange.scratch_dir(self.home)
+
+    def drop_export(self, folder: Path) -> None:
+        exchange.drop_scratch(self.home, folder)
 
     def export_file(self, folder: Path, fmt: str) -> tuple[Path, str]:
         """An export written into `folder` for download: (the file, its name)."""

@@ -70,7 +70,8 @@ def cmd_serve(args) -> int:
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     settings = load_home_settings(home)
-    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings))
+    daemon = Daemon(home, port=args.port, settings=settings, llm_api_key=llm_api_key(settings),
+                    on_shutdown_request=stop.set)
     try:
         daemon.start()
         print(f"keepmind serving on {daemon.url} (data dir {home}); Ctrl-C stops", flush=True)

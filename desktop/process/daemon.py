@@ -6,6 +6,10 @@ exists, serves the app on 127.0.0.1 (port 0 picks a free one), and writes `serve
 hand the token to another program listening on a stale server.json's port). `stop()` shuts
 down in order — server, workers, writer, database — removes server.json and releases the lock;
 it is idempotent and safe from a signal handler's thread.
+
+`request_shutdown` asks the host to stop it (the UI's Quit calls it through the app's
+`KEEPMIND_SHUTDOWN`): `keepmind serve` passes its stop event; a host that passes nothing gets
+SIGTERM raised in its own process, which it handles anyway.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import signal
 import threading
 from pathlib import Path
+from typing import Callable
 
 from keepmind.engine import EngineError, make_private_dir, open_engine
 from keepmind.webui import security
@@ -47,8 +53,11 @@ class Daemon:
     """Everything `keepmind serve` runs, started and stopped in order."""
 
     def __init__(self, home: Path, *, port: int | None = None, settings=None, clock=None, threads: int = 8,
-                 start_workers: bool = True, llm_api_key: str | None = None):
+                 start_workers: bool = True, llm_api_key: str | None = None,
+                 on_shutdown_request: Callable[[], None] | None = None):
         self.home = Path(home)
+        self._on_shutdown_request = on_shutdown_request
+        self.shutdown_requested = threading.Event()
         self._llm_api_key = llm_api_key
         self._port = port
         self._settings = settings
@@ -75,11 +84,14 @@ class Daemon:
             self.token = ensure_local_token(self.engine, self.home)
             port = self.engine.settings["server.port"] if self._port is None else self._port
             max_body = self.engine.settings["server.max_body_bytes"]
-            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body})
-            # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope.
+            max_upload = self.engine.settings["server.max_upload_bytes"]
+            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body, "max_upload_bytes": max_upload,
+                                           "KEEPMIND_SHUTDOWN": self.request_shutdown})
+            # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope (or,
+            # on the pages that take files, an HTML page), each route with its own limit.
             try:
                 self.server = ApiServer(app, port, threads=self._threads,
-                                        max_request_body_size=max_body * 4 + 65_536)
+                                        max_request_body_size=max(max_body * 4, max_upload) + 65_536)
             except OSError as exc:
                 raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
                                 "using it, or pick another port with --port or server.port") from None
@@ -93,6 +105,14 @@ class Daemon:
             raise
         log.info("keepmind_serving url=%s", self.server.url)
         return self
+
+    def request_shutdown(self) -> None:
+        """Stop soon, from the host's own loop (never from the request asking: its answer goes first)."""
+        self.shutdown_requested.set()
+        if self._on_shutdown_request is not None:
+            self._on_shutdown_request()
+        else:  # pragma: no cover - hosts other than `keepmind serve` pass their own
+            signal.raise_signal(signal.SIGTERM)
 
     def stop(self) -> None:
         """Server, workers, writer, database; then server.json and the lock. Idempotent."""

@@ -65,6 +65,13 @@ def queue(conn: apsw.Connection, *, ceiling: str, boundaries, limit: int = 50) -
     return found
 
 
+def waiting(conn: apsw.Connection, *, ceiling: str, boundaries) -> int:
+    """How many proposals wait for review (what the page header counts)."""
+    where, params = permitted_sql("c", ceiling, boundaries)
+    return conn.execute(f"SELECT COUNT(*) FROM memory_checkpoints c WHERE c.status='review' AND {where}",
+                        params).fetchall()[0][0]
+
+
 def keep(conn: apsw.Connection, checkpoint_id: str, now: int, *, title: str | None = None,
          content: str | None = None, ceiling: str = "personal", boundaries=None) -> dict:
     """Send a proposal on to curation, edited first when `title` or `content` is given."""
@@ -113,4 +120,4 @@ def back_to_review(conn: apsw.Connection, checkpoint_id: str, now: int) -> None:
                  " WHERE checkpoint_id=? AND status='discarded'", (now, checkpoint_id))
 
 
-__all__ = ["OBSERVED", "back_to_review", "keep", "queue", "reject", "waits_for_review"]
+__all__ = ["OBSERVED", "back_to_review", "keep", "queue", "reject", "waiting", "waits_for_review"]

@@ -8,11 +8,15 @@ browser on: a 303 for a plain form, `HX-Redirect` for htmx.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, time, timedelta
 
-from flask import Flask, g, make_response, redirect, render_template, request
+from flask import Flask, current_app, g, make_response, redirect, render_template, request
 
 from keepmind.engine import InvalidInput
+
+from ..context import EXTENSION
+from ..security import is_owner
 
 
 def is_htmx() -> bool:
@@ -108,14 +112,30 @@ def dict_without(values: dict, key: str) -> dict:
     return {k: v for k, v in values.items() if k != key}
 
 
+def settext(value) -> str:
+    """A setting's value as a form field shows it (null is empty, objects as JSON)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def install(app: Flask) -> None:
-    app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without)
+    app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
+                                 settext=settext)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
     def signed_in():
+        """What every page's header shows: who is signed in, the pause switch, review waiting."""
         session = getattr(g, "browser_session", None)
-        return {"viewer": getattr(g, "viewer_token", None), "csrf_token": session.csrf if session else ""}
+        viewer = getattr(g, "viewer_token", None)
+        out = {"viewer": viewer, "csrf_token": session.csrf if session else "", "owner": is_owner(viewer),
+               "paused_since": None, "review_waiting": 0, "here": request.full_path.rstrip("?")}
+        if viewer is not None and not getattr(g, "engine_stopping", False):
+            eng = current_app.extensions[EXTENSION]
+            out["paused_since"] = eng.paused_since()
+            out["review_waiting"] = eng.review_waiting(token=viewer)
+        return out
 
 
 __all__ = ["choice", "day_end_ms", "dialog", "done", "install", "is_htmx", "page", "text", "today_start_ms"]
