@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, time, timedelta
+from urllib.parse import urlparse
 
 from flask import Flask, current_app, g, make_response, redirect, render_template, request
 
@@ -119,6 +120,15 @@ def settext(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _here() -> str:
+    """The page to come back to after a header switch: this one, or for the answer to a form,
+    the page the form was on."""
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    referrer = urlparse(request.referrer or "")
+    return referrer.path if referrer.path.startswith("/") and referrer.netloc == request.host else "/"
+
+
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
                                  settext=settext)
@@ -130,7 +140,7 @@ def install(app: Flask) -> None:
         session = getattr(g, "browser_session", None)
         viewer = getattr(g, "viewer_token", None)
         out = {"viewer": viewer, "csrf_token": session.csrf if session else "", "owner": is_owner(viewer),
-               "paused_since": None, "review_waiting": 0, "here": request.full_path.rstrip("?")}
+               "paused_since": None, "review_waiting": 0, "here": _here()}
         if viewer is not None and not getattr(g, "engine_stopping", False):
             eng = current_app.extensions[EXTENSION]
             out["paused_since"] = eng.paused_since()
