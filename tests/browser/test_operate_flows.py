@@ -325,7 +325,7 @@ def test_a_memory_zip_of_an_openclaw_folder_previews_then_imports(page, live, tm
     sign_in(page, live)
     page.goto(live.url + "/transfer")
     page.get_by_label("File", exact=True).set_input_files(str(path))
-    page.get_by_label("boundary").fill("notes")
+    page.get_by_label("Boundary", exact=True).fill("notes")
     page.get_by_role("button", name="Preview the import").click()
     preview = page.locator("#preview")
     assert "green tea" in preview.inner_text() and "notes" in preview.inner_text()

@@ -9,6 +9,7 @@ import zipfile
 
 import pytest
 
+from keepmind.engine import EngineError
 from keepmind.engine.clock import HOUR_MS
 from keepmind.engine.writepath import checkpoints
 from support.browser import check_axe, hx_settle, shoot, sign_in
@@ -76,7 +77,8 @@ def busy(start_live, tmp_path, clock):
         return "done"
 
     def broken(progress):
-        raise ValueError("tiny/model.onnx in pack.zip has sha256 0f3a…, expected 9c1d…")
+        raise EngineError("pack.zip does not verify against the tiny-embed manifest: tiny/model.onnx in pack.zip "
+                          "has sha256 0f3a…, expected 9c1d…. Nothing was installed: get an untampered copy")
 
     failed = eng.jobs.start("model-import", "Importing uploaded model files", broken)
     eng.jobs.wait(failed.id, 5)
@@ -216,7 +218,7 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     live, ids = busy
     sign_in(page, live)
     page.goto(live.url + "/checkpoints")
-    for action in ("Pause memory", "Backlog", "Quit Keepmind", "Retry Laptop", "Discard Laptop"):
+    for action in ("Backlog", "Pause memory", "Quit Keepmind", "Retry Laptop", "Discard Laptop"):
         tab_to(page, action)
     page.keyboard.press("Enter")  # discard the dead letter
     page.get_by_text("Discarded: it will not be curated").wait_for()
@@ -248,7 +250,7 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     for action in ("Files", "Upload and verify", "Install the offline pack", "Verify all"):
         tab_to(page, action)
     page.goto(live.url + "/settings")
-    tab_to(page, "Save memory")
+    tab_to(page, "Save Memory")
     page.goto(live.url + "/transfer")
     for action in ("Download the export", "File", "Preview the import"):
         tab_to(page, action)

@@ -129,9 +129,21 @@ def _here() -> str:
     return referrer.path if referrer.path.startswith("/") and referrer.netloc == request.host else "/"
 
 
+def filesize(n: int | None) -> str:
+    """Bytes as a person reads them (1 KB = 1024 bytes)."""
+    if n is None:
+        return "—"
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}".replace(".0 ", " ")
+        size /= 1024
+    return f"{n} bytes"
+
+
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
-                                 settext=settext)
+                                 settext=settext, filesize=filesize)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
@@ -140,7 +152,8 @@ def install(app: Flask) -> None:
         session = getattr(g, "browser_session", None)
         viewer = getattr(g, "viewer_token", None)
         out = {"viewer": viewer, "csrf_token": session.csrf if session else "", "owner": is_owner(viewer),
-               "paused_since": None, "review_waiting": 0, "here": _here()}
+               "paused_since": None, "review_waiting": 0, "here": _here(),
+               "can_quit": current_app.config.get("KEEPMIND_SHUTDOWN") is not None}
         if viewer is not None and not getattr(g, "engine_stopping", False):
             eng = current_app.extensions[EXTENSION]
             out["paused_since"] = eng.paused_since()
