@@ -440,6 +440,8 @@ def _m006_review_and_feedback(conn: apsw.Connection) -> None:
       review). SQLite cannot change a CHECK constraint, so the table is rebuilt with its rows.
     - `recall_feedback`: a person's labels on recalls ("don't inject this here", "this should
       have been recalled"), with a copy of the message so a label outlives its pruned receipt.
+    - The sessions page lists sessions newest first with the memories each formed: indexes on the
+      session of a memory and on when a session began keep it fast at 100,000 memories.
     """
     conn.execute(
         """
@@ -485,6 +487,10 @@ def _m006_review_and_feedback(conn: apsw.Connection) -> None:
         );
         CREATE INDEX recall_feedback_receipt ON recall_feedback (receipt_id);
         CREATE INDEX recall_feedback_created ON recall_feedback (created_at);
+
+        CREATE INDEX IF NOT EXISTS memory_documents_session ON memory_documents (session_id);
+        CREATE INDEX IF NOT EXISTS memory_records_session ON memory_records (session_id);
+        CREATE INDEX IF NOT EXISTS sessions_created ON sessions (created_at);
         """
     )
 
