@@ -697,7 +697,16 @@ class Engine(Operations):
         """Every doctor check: database, backlog, embeddings, gate, and each subsystem's own."""
         from .doctor import run_checks
 
-        return run_checks(self)
+        checks = run_checks(self)
+        self._last_doctor = (self.now(), checks)
+        return checks
+
+    def last_doctor(self) -> tuple[int, list[Check]] | None:
+        """When doctor last ran in this process, and what it found (None before its first run).
+
+        The checks read the whole database (an integrity check takes most of a second at 100,000
+        memories), so a page shows the last run and reruns them when asked."""
+        return getattr(self, "_last_doctor", None)
 
     def status(self) -> dict:
         """Health of the memory subsystem: healthy, degraded or paused, with reasons."""

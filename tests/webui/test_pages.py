@@ -175,7 +175,8 @@ def test_no_page_a_get_reaches_writes_anything(client, engine, local, personal):
                                   "/review/cp-x/keep", "/review/cp-x/reject", "/tokens", "/tokens/tok-x/revoke",
                                   "/receipts/rcp-x/feedback", "/models/verify", "/models/upload",
                                   "/models/install-offline", "/models/x/switch", "/models/x/download", "/settings",
-                                  "/settings/test-llm", "/transfer/export", "/transfer/preview", "/transfer/import/x"])
+                                  "/settings/test-llm", "/transfer/export", "/transfer/preview", "/transfer/import/x",
+                                  "/doctor"])
 def test_every_change_of_part_two_needs_the_csrf_token(client, local, path):
     client.get(link(client, local.secret))
     assert client.post(path).status_code == 403
@@ -209,6 +210,21 @@ def test_pause_resume_and_quit_from_the_header(app, client, engine, local):
     assert r.status_code == 200 and b"Keepmind is stopping" in r.data and asked == ["stop"]
     del app.config["KEEPMIND_SHUTDOWN"]
     assert client.post("/quit", data={"csrf_token": token}).status_code == 403  # nothing to ask
+
+
+def test_doctor_shows_its_last_run_and_runs_again_when_asked(client, engine, local, personal):
+    from keepmind.engine.writepath import checkpoints
+
+    client.get(link(client, local.secret))
+    first = client.get("/doctor").get_data(as_text=True)
+    assert "0 pending, 0 completed" in first and engine.last_doctor() is not None
+    queued = engine.store_memory(personal, "Laptop", "The laptop has 32 GB.")
+    engine.write(checkpoints.lease_next, "test:1:x", engine.now(), 60_000)
+    engine.write(checkpoints.fail, queued.checkpoint_id, "test:1:x", "HTTP 401", engine.now(), max_attempts=1)
+    assert "0 pending, 0 completed" in client.get("/doctor").get_data(as_text=True)  # the last run, still fresh
+    again = client.post("/doctor", data={"csrf_token": csrf_of(client)}, headers={"HX-Request": "true"})
+    text = again.get_data(as_text=True)
+    assert "1 dead-lettered checkpoint" in text and 'href="/checkpoints"' in text and "<html" not in text
 
 
 def test_uploads_have_their_own_body_limit(engine, local, ticks):

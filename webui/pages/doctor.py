@@ -2,7 +2,9 @@
 that fails links to the page that fixes it.
 
 Checks come from Engine.doctor() (each subsystem adds its own); this page only renders them, and
-`FIXES` maps a check's name to the page for it (a check it does not know gets no link).
+`FIXES` maps a check's name to the page for it (a check it does not know gets no link). The
+checks read the whole database, so the page shows the last run when it is recent (the tray runs
+them too) and "Run the checks again" (a POST) reruns them.
 """
 
 from __future__ import annotations
@@ -25,12 +27,27 @@ FIXES = {
     "Database": ("/transfer", "Export what you have"),
 }
 ORDER = {"error": 0, "warning": 1, "pass": 2}
+FRESH_MS = 5 * 60_000  # a run younger than this is shown as it is
+
+
+def _report(checked_at: int, checks: list):
+    checks = sorted(checks, key=lambda c: ORDER.get(c.level, 1))
+    return page("doctor.html", "_doctor.html", checks=checks, fixes=FIXES, settings_problem=engine().settings_problem(),
+                failing=sum(1 for c in checks if c.level != "pass"), checked_at=checked_at)
 
 
 @bp.get("/doctor")
 def doctor():
     require_owner()
-    checks = sorted(engine().doctor(), key=lambda c: ORDER.get(c.level, 1))
-    problem = engine().settings_problem()
-    return page("doctor.html", "_doctor.html", checks=checks, fixes=FIXES, settings_problem=problem,
-                failing=sum(1 for c in checks if c.level != "pass"), checked_at=engine().now())
+    eng = engine()
+    last = eng.last_doctor()
+    if last is None or eng.now() - last[0] > FRESH_MS:
+        return _report(eng.now(), eng.doctor())
+    return _report(*last)
+
+
+@bp.post("/doctor")
+def run_again():
+    require_owner()
+    eng = engine()
+    return _report(eng.now(), eng.doctor())
