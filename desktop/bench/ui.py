@@ -84,8 +84,8 @@ def build(engine, n: int, rng: random.Random, clock, receipts: int = 150) -> dic
         for i in range(60):
             sessions.append(engine.open_session(rng.choice(("personal", "team")), b, title=f"chat {i} in {b}",
                                                 channel=rng.choice(("cli", "mcp", "http"))))
-    for i in range(receipts):
-        last = engine.recall(rng.choice(sessions[:8]) if i % 4 else personal_work,
+    for i in range(receipts):  # spread over the sessions, as agents' turns are (a few dozen per session)
+        last = engine.recall(rng.choice(sessions) if i % 50 else personal_work,
                              " ".join(rng.choice(WORDS) for _ in range(4))).receipt_id
     viewer = engine.viewer(engine.get_token("local"))
     for item in [i for i in engine.browse(viewer, limit=100).items if i.id != doc][10:60]:

@@ -72,7 +72,7 @@ def size_of(man: Manifest) -> int | None:
 def catalog(runtime, checks: Checks, *, fresh: bool = False) -> list[dict]:
     """Every known model (shipped and custom): role, size, calibration, state, and where it comes from."""
     emb, gate = runtime.embedder(), runtime.gate()
-    loading = not runtime.wait_ready(0) and getattr(runtime, "_thread", None) is not None
+    loading = runtime.loading
     candidates = runtime.embedder_candidates()
     out = []
     for man in manifests.all_manifests(runtime.models_dir):
