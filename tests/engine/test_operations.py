@@ -288,3 +288,15 @@ def test_an_unknown_upload_and_a_gone_staging_id_are_clear_errors(engine):
         engine.stage_import("photo.png", io.BytesIO(b"png"))
     with pytest.raises(NotFound):
         engine.import_staged("0" * 32)
+
+
+def test_a_model_file_changed_on_disk_shows_as_corrupt_naming_the_file(tiny_pack, clock):
+    home, _ = tiny_pack
+    with _open(home, clock) as eng:
+        assert {m["id"]: m["state"] for m in eng.model_catalog()}["tiny-other"] == "verified"
+        onnx = home / "models" / "tiny-other" / "model.onnx"
+        data = onnx.read_bytes()
+        onnx.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # same size, other bytes, a new mtime
+        found = {m["id"]: m for m in eng.model_catalog()}["tiny-other"]
+        assert found["state"] == "corrupt" and "model.onnx has sha256" in found["problems"][0]
+        assert not eng.models.loading  # nothing was started in the background
