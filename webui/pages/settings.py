@@ -10,7 +10,7 @@ import re
 
 from flask import Blueprint, request
 
-from keepmind.engine import EngineError
+from keepmind.engine import EngineError, InvalidInput
 
 from ..context import engine
 from ..security import require_owner
@@ -52,6 +52,8 @@ def settings():
 def save():
     eng = engine()
     title = request.form.get("group") or ""
+    if not any(slug(t) == slug(title) for t, _ in eng.setting_views()):
+        raise InvalidInput("that settings form is not one of this page's: reload the page and try again")
     submitted = {k: v for k, v in request.form.items() if k not in ("csrf_token", "group")}
     changes = eng.changed_settings(submitted)
     if not changes:
