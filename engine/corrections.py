@@ -53,6 +53,9 @@ def restore(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
         conn.execute("UPDATE memory_documents SET deleted_at=NULL, deactivated_reason=NULL,"
                      " update_semantics='merge-document', updated_at=? WHERE document_id=? AND deleted_at IS NOT NULL",
                      (now, memory_id))
+    elif memory_id and memory_id.startswith("cp-"):  # a proposal rejected in review: it waits again
+        conn.execute("UPDATE memory_checkpoints SET status='review', completed_at=NULL, updated_at=?"
+                     " WHERE checkpoint_id=? AND status='discarded'", (now, memory_id))
     elif memory_id and memory_id.startswith("rec-"):
         original = one(conn, "SELECT * FROM memory_records WHERE record_id=?", (memory_id,))
         head = one(conn, "SELECT * FROM memory_records WHERE supersedes_record_id=?", (memory_id,))
@@ -72,10 +75,13 @@ def deleted_page(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, 
     return rows(
         conn,
         "SELECT t.tombstone_id, t.memory_id, t.audience, t.boundary, t.reason, t.source, t.created_at,"
-        " COALESCE(d.title, r.title) AS title, COALESCE(d.body, r.body) AS body,"
-        " COALESCE(d.memory_class, r.memory_class) AS memory_class FROM tombstones t"
+        " COALESCE(d.title, r.title, json_extract(c.payload_json, '$.proposal.title')) AS title,"
+        " COALESCE(d.body, r.body, json_extract(c.payload_json, '$.proposal.content')) AS body,"
+        " COALESCE(d.memory_class, r.memory_class, json_extract(c.payload_json, '$.proposal.memory_class'))"
+        " AS memory_class FROM tombstones t"
         " LEFT JOIN memory_documents d ON d.document_id = t.memory_id"
         " LEFT JOIN memory_records r ON r.record_id = t.memory_id"
+        " LEFT JOIN memory_checkpoints c ON c.checkpoint_id = t.memory_id"
         f" WHERE t.lifted_at IS NULL AND {where} ORDER BY t.created_at DESC, t.tombstone_id DESC LIMIT ?",
         (*params, max(1, min(int(limit), 200))))
 

@@ -25,11 +25,13 @@ from .migrations import migrate
 from .models import ModelRuntime
 from .models import attach as attach_models
 from .models import work as model_work
+from .operations import Operations
 from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .results import StoreResult, UpdateResult
 from .secretfilter import blocked_reason
+from .settings import FILE_NAME as SETTINGS_FILE
 from .settings import Settings
 from .settings import load as load_settings
 from .tokens import CreatedToken, Token, require_permits
@@ -39,7 +41,7 @@ from .writepath.events import record_event
 
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
-SETTINGS_NAME = "keepmind.json"
+SETTINGS_NAME = SETTINGS_FILE
 TOUCH_EVERY_MS = 60_000  # a token's last use is recorded at most once a minute
 
 
@@ -51,7 +53,7 @@ class Worker(Protocol):
     def stop(self) -> None: ...
 
 
-class Engine:
+class Engine(Operations):
     """The facade: every verb, listing and lifecycle call the API, CLI, UI and tray make.
 
     Subsystems are attached by `open_engine` (models, recall, the write path); the outer layers
@@ -499,10 +501,12 @@ class Engine:
 
         return self._read(checkpoints.list_checkpoints, status, limit)
 
-    def retry_checkpoint(self, checkpoint_id: str) -> None:
-        """Put a failed or dead-lettered checkpoint back in the queue and wake curation."""
+    def retry_checkpoint(self, checkpoint_id: str, *, token: Token | None = None) -> None:
+        """Put a failed or dead-lettered checkpoint back in the queue (now) and wake curation."""
         from .writepath import checkpoints
 
+        if token is not None:
+            checkpoint_id = self._own_checkpoint(checkpoint_id, token)
         if not isinstance(checkpoint_id, str) or not checkpoint_id.strip():
             raise InvalidInput("give a checkpoint id (`keepmind checkpoints list` shows them)")
         self.write(checkpoints.retry, checkpoint_id.strip(), self.now())
@@ -736,7 +740,16 @@ class Engine:
         """Every doctor check: database, backlog, embeddings, gate, and each subsystem's own."""
         from .doctor import run_checks
 
-        return run_checks(self)
+        checks = run_checks(self)
+        self._last_doctor = (self.now(), checks)
+        return checks
+
+    def last_doctor(self) -> tuple[int, list[Check]] | None:
+        """When doctor last ran in this process, and what it found (None before its first run).
+
+        The checks read the whole database (an integrity check takes most of a second at 100,000
+        memories), so a page shows the last run and reruns them when asked."""
+        return getattr(self, "_last_doctor", None)
 
     def status(self) -> dict:
         """Health of the memory subsystem: healthy, degraded or paused, with reasons."""

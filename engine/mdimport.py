@@ -50,6 +50,7 @@ class Queued:
     where: dict[str, str] = field(default_factory=dict)  # checkpoint id -> "file:line"
     not_memories: list[tuple[str, str]] = field(default_factory=list)  # ("file:line", reason)
     errors: list[str] = field(default_factory=list)
+    planned: list[tuple[str, Proposal, dict]] = field(default_factory=list)  # ("file:line", proposal, extra)
 
     @property
     def checkpoint_ids(self) -> list[str]:
@@ -118,6 +119,17 @@ def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict]
 
 def queue_markdown(engine, path: Path, *, audience: str, boundary: str) -> Queued:
     """Cut the files into units and queue one checkpoint per unit (nothing when any unit is refused)."""
+    found = plan_markdown(path, audience=audience, boundary=boundary)
+    if found.errors or not found.planned:
+        return found
+    for checkpoint_id, where in engine.write(_enqueue_all, found.planned, audience, boundary, engine.now()):
+        found.where[checkpoint_id] = where
+    return found
+
+
+def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
+    """The units a Markdown import would queue (checked, nothing written): the preview, and the
+    first half of queue_markdown."""
     files = markdown_files(path)
     root = path if path.is_dir() else path.parent
     found = Queued()
@@ -140,10 +152,7 @@ def queue_markdown(engine, path: Path, *, audience: str, boundary: str) -> Queue
                 found.errors.append(f"{rel} line {unit.line}: {exc.message}")
                 continue
             planned.append((f"{rel}:{unit.line}", proposal, extra))
-    if found.errors or not planned:
-        return found
-    for checkpoint_id, where in engine.write(_enqueue_all, planned, audience, boundary, engine.now()):
-        found.where[checkpoint_id] = where
+    found.planned = planned
     return found
 
 

@@ -432,12 +432,76 @@ def _m005_app_state(conn: apsw.Connection) -> None:
     )
 
 
+def _m006_review_and_feedback(conn: apsw.Connection) -> None:
+    """Review before keeping, discarding, and people's feedback on recalls.
+
+    - Checkpoints gain two states: `review` (an observed proposal waiting for a person; the
+      curation worker never leases it) and `discarded` (a person dropped it, or rejected it in
+      review). SQLite cannot change a CHECK constraint, so the table is rebuilt with its rows.
+    - `recall_feedback`: a person's labels on recalls ("don't inject this here", "this should
+      have been recalled"), with a copy of the message so a label outlives its pruned receipt.
+    - The sessions page lists sessions newest first with the memories each formed: indexes on the
+      session of a memory and on when a session began keep it fast at 100,000 memories.
+    """
+    conn.execute(
+        """
+        CREATE TABLE memory_checkpoints_new (
+            checkpoint_id TEXT PRIMARY KEY,
+            session_id TEXT,
+            trigger_type TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'leased', 'completed', 'dead', 'review', 'discarded')),
+            payload_json TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            lease_owner TEXT,
+            lease_expires_at INTEGER,
+            available_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            completed_at INTEGER
+        );
+        INSERT INTO memory_checkpoints_new SELECT checkpoint_id, session_id, trigger_type, priority, status,
+            payload_json, audience, boundary, attempts, last_error, lease_owner, lease_expires_at, available_at,
+            created_at, updated_at, completed_at FROM memory_checkpoints ORDER BY rowid;
+        DROP TABLE memory_checkpoints;
+        ALTER TABLE memory_checkpoints_new RENAME TO memory_checkpoints;
+        CREATE INDEX memory_checkpoints_queue ON memory_checkpoints (status, priority DESC, created_at ASC);
+        CREATE INDEX memory_checkpoints_updated ON memory_checkpoints (status, updated_at);
+
+        CREATE TABLE recall_feedback (
+            feedback_id TEXT PRIMARY KEY,
+            receipt_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            audience TEXT NOT NULL,
+            boundary TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            label TEXT NOT NULL CHECK (label IN ('not_here', 'should_recall')),
+            query TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            UNIQUE (receipt_id, item_id, label)
+        );
+        CREATE INDEX recall_feedback_receipt ON recall_feedback (receipt_id);
+        CREATE INDEX recall_feedback_created ON recall_feedback (created_at);
+
+        CREATE INDEX IF NOT EXISTS memory_documents_session ON memory_documents (session_id);
+        CREATE INDEX IF NOT EXISTS memory_records_session ON memory_records (session_id);
+        CREATE INDEX IF NOT EXISTS sessions_created ON sessions (created_at);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
     ("003_documents_fts_single_update_trigger", _m003_documents_fts_single_update_trigger),
     ("004_browser_ui", _m004_browser_ui),
     ("005_app_state", _m005_app_state),
+    ("006_review_and_feedback", _m006_review_and_feedback),
 ]
 
 

@@ -16,7 +16,7 @@ from .db import rows, scalar
 from .graph import scope_sql
 from .policy import permitted_sql, visible_sql
 
-CHECKPOINT_STATES = ("pending", "leased", "completed", "dead")
+CHECKPOINT_STATES = ("pending", "leased", "completed", "dead", "review", "discarded")
 MAX_LIMIT = 500
 
 

@@ -2,7 +2,13 @@
 
 The file may be flat (`{"memory.enabled": false}`) or nested (`{"memory": {"enabled": false}}`).
 Unknown keys are reported as warnings, never silently ignored; a bad value is an error naming
-the key and what it accepts. Every key here is documented in docs/settings.md (a test checks).
+the key and what it accepts. Every key here is documented in docs/settings.md under its group
+(`GROUPS`), with when a change applies (a test checks both).
+
+A key marked `live` is read again each time it is used, so a change takes effect at once in a
+running Keepmind; any other key is read when a part starts (the server, the models, the LLM
+client) and applies at the next start. The file never holds a secret: the LLM's API key lives in
+an environment variable that `memory.llm.api_key_env` names.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from typing import Any, Callable
 from .errors import InvalidInput, SettingsError
 from .policy import check_boundaries, check_name
 from .private import write_private
+from .secretfilter import secret_kinds
+
+FILE_NAME = "keepmind.json"
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,37 @@ class Key:
     default: Any
     doc: str
     check: Callable[[Any], Any]  # returns the normalized value or raises ValueError(allowed)
+    live: bool = False  # True: a running Keepmind applies a change at once; False: at the next start
+
+
+# How docs/settings.md and the settings page group the keys: the longest prefix decides.
+GROUPS = (
+    ("memory.enabled", "Memory"),
+    ("memory.recall", "Recall"),
+    ("memory.embeddings", "Models and embeddings"),
+    ("memory.models_dir", "Models and embeddings"),
+    ("memory.curation", "Curation and review"),
+    ("memory.llm", "Curation LLM"),
+    ("session", "Sessions"),
+    ("server", "Server"),
+    ("policy", "Policy"),
+    ("mcp", "MCP"),
+    ("tray", "Tray"),
+)
+OTHER_GROUP = "Other"
+
+
+def group_of(name: str) -> str:
+    """The group a key is documented and shown under."""
+    best, title = -1, OTHER_GROUP
+    for prefix, heading in GROUPS:
+        if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+            best, title = len(prefix), heading
+    return title
+
+
+def group_titles() -> list[str]:
+    return list(dict.fromkeys(title for _, title in GROUPS))
 
 
 def _bool(v):
@@ -106,28 +146,28 @@ def _boundary(v):
 KEYS: list[Key] = [
     Key("memory.enabled", True,
         "The deployment gate. false: recall returns nothing, the memory tools refuse, and no session "
-        "is observed, for every audience.", _bool),
+        "is observed, for every audience.", _bool, live=True),
     Key("memory.recall.timeout_ms", 300,
-        "The whole recall budget per turn, in milliseconds.", _int(50, 10_000)),
+        "The whole recall budget per turn, in milliseconds.", _int(50, 10_000), live=True),
     Key("memory.recall.embed_budget_ms", 150,
-        "Sub-budget for embedding the query, in milliseconds.", _int(10, 10_000)),
+        "Sub-budget for embedding the query, in milliseconds.", _int(10, 10_000), live=True),
     Key("memory.recall.gate_budget_ms", 120,
         "Ceiling for the relevance gate, in milliseconds (it also gets no more than what is left "
-        "of the whole budget).", _int(10, 10_000)),
+        "of the whole budget).", _int(10, 10_000), live=True),
     Key("memory.recall.max_items", 3,
-        "At most this many memories are injected per turn (also the gate's batch size).", _int(1, 10)),
+        "At most this many memories are injected per turn (also the gate's batch size).", _int(1, 10), live=True),
     Key("memory.recall.max_injected_chars", 2000,
         "Character budget of the injected [memory-recall] block's items; whole items only.",
-        _int(200, 20_000)),
+        _int(200, 20_000), live=True),
     Key("memory.recall.vector_weight", 0.7,
-        "Weight of cosine similarity in the fused score.", _num(0.0, 1.0)),
+        "Weight of cosine similarity in the fused score.", _num(0.0, 1.0), live=True),
     Key("memory.recall.lexical_weight", 0.3,
-        "Weight of the squashed lexical score in the fused score.", _num(0.0, 1.0)),
+        "Weight of the squashed lexical score in the fused score.", _num(0.0, 1.0), live=True),
     Key("memory.recall.min_cosine", None,
         "Override of the embedding model's calibrated cosine floor; null uses the manifest's value "
         "(an override is reported as such by doctor and in receipts).", _num(-1.0, 1.0, optional=True)),
     Key("memory.recall.recency_half_life_days", 30,
-        "Half-life of the recency factor 0.85 + 0.15 * 2^(-age/half-life).", _num(1.0, 3650.0)),
+        "Half-life of the recency factor 0.85 + 0.15 * 2^(-age/half-life).", _num(1.0, 3650.0), live=True),
     Key("memory.recall.gate.enabled", None,
         "Relevance gate on/off; null: on, with the cross-encoder loaded only when "
         "memory.embeddings.enabled (recall without a query vector uses the lexical gate); false: "
@@ -137,9 +177,9 @@ KEYS: list[Key] = [
         _num(0.0, 1.0, optional=True)),
     Key("memory.recall.ranking", "hybrid",
         "Candidate ranking: hybrid (fused plus query coverage, the measured best), fused (DESIGN.md's "
-        "0.7 cosine + 0.3 lexical), cosine or bm25 (raw channels).", _recall_ranking),
+        "0.7 cosine + 0.3 lexical), cosine or bm25 (raw channels).", _recall_ranking, live=True),
     Key("memory.recall.receipt_retention_days", 14,
-        "Recall receipts (recall_events) older than this are pruned.", _int(1, 3650)),
+        "Recall receipts (recall_events) older than this are pruned.", _int(1, 3650), live=True),
     Key("memory.embeddings.enabled", True,
         "Local embeddings for hybrid recall and curation nomination. false: recall is lexical-only.",
         _bool),
@@ -154,17 +194,21 @@ KEYS: list[Key] = [
         _opt_str),
     Key("memory.curation.nominator_threshold", 0.86,
         "Cosine at or above which an existing memory is nominated as a possible duplicate.",
-        _num(0.0, 1.0)),
+        _num(0.0, 1.0), live=True),
     Key("memory.curation.nominator_k", 5,
-        "At most this many nominees per proposal.", _int(1, 20)),
+        "At most this many nominees per proposal.", _int(1, 20), live=True),
     Key("memory.curation.max_attempts", 5,
-        "A checkpoint that fails this many times is dead-lettered (kept, retryable).", _int(1, 50)),
+        "A checkpoint that fails this many times is dead-lettered (kept, retryable).", _int(1, 50), live=True),
     Key("memory.curation.tombstone_cosine", 0.9,
         "A proposal this similar (cosine, with the local embedder) to a memory a person deleted as "
-        "wrong is refused like an exact match (reason tombstone).", _num(0.5, 1.0)),
+        "wrong is refused like an exact match (reason tombstone).", _num(0.5, 1.0), live=True),
     Key("memory.curation.lease_seconds", 120,
         "How long a worker's lease on a checkpoint lasts before it returns to the queue.",
-        _int(5, 3600)),
+        _int(5, 3600), live=True),
+    Key("memory.curation.review", False,
+        "Review before keeping: proposals the observer distils from conversations wait in the review queue "
+        "(the Review page) until a person keeps, edits or rejects each; a rejected claim is not proposed "
+        "again. An agent's explicit store_memory never waits.", _bool, live=True),
     Key("memory.llm.base_url", None,
         "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:11434/v1 for Ollama); "
         "null: no LLM, the rule-based extractor and conservative curation are used.", _opt_str),
@@ -177,17 +221,20 @@ KEYS: list[Key] = [
     Key("memory.llm.max_output_tokens", 4096,
         "Output token cap for LLM calls (reasoning models need room).", _int(256, 65_536)),
     Key("session.observer_idle_seconds", 90,
-        "Distil a session after it has been idle this long (minimum 10).", _int(10, 86_400)),
+        "Distil a session after it has been idle this long (minimum 10).", _int(10, 86_400), live=True),
     Key("session.distill_every_turns", 5,
-        "Distil after every N completed turns; 0 disables the turn trigger.", _int(0, 1000)),
+        "Distil after every N completed turns; 0 disables the turn trigger.", _int(0, 1000), live=True),
     Key("session.idle_timeout_minutes", 30,
-        "A session idle this long is passivated (distilled one last time).", _int(1, 10_080)),
+        "A session idle this long is passivated (distilled one last time).", _int(1, 10_080), live=True),
     Key("server.port", 8765, "Port of the localhost API and UI (127.0.0.1 only).", _int(0, 65_535)),
     Key("server.max_body_bytes", 1_048_576, "Largest request body the API accepts, in bytes.",
         _int(1024, 64 * 1024 * 1024)),
+    Key("server.max_upload_bytes", 1_073_741_824,
+        "Largest file the browser UI accepts on its upload pages (model files, imports), in bytes; every "
+        "other request keeps server.max_body_bytes.", _int(1_048_576, 16 * 1024 ** 3)),
     Key("policy.cross_boundary_reads", {},
         "Explicit cross-boundary reads: a boundary maps to the other boundaries its sessions may "
-        "also read. Empty: every session reads its own boundary only.", _boundary_map),
+        "also read. Empty: every session reads its own boundary only.", _boundary_map, live=True),
     Key("mcp.audience", "personal",
         "Audience of the session `keepmind mcp` opens (personal, team or public); --audience overrides.",
         _audience),
@@ -271,6 +318,83 @@ def load(path: Path) -> Settings:
     except json.JSONDecodeError as exc:
         raise SettingsError(f"{path.name} is not valid JSON (line {exc.lineno}): {exc.msg}") from None
     return validate(raw)
+
+
+def read_raw(path: Path) -> dict:
+    """keepmind.json as written (flat or nested, unknown keys kept); {} when there is none."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path.name} is not valid JSON (line {exc.lineno}): {exc.msg}; fix it by hand "
+                            "before changing settings here") from None
+    if not isinstance(raw, dict):
+        raise SettingsError(f"{path.name} must hold a JSON object of settings")
+    return raw
+
+
+def _places(raw: dict, name: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Where `name` is written in a (possibly nested) settings object, as key paths."""
+    found = []
+    for k, v in raw.items():
+        here = (*prefix, k)
+        dotted = ".".join(here)
+        if dotted == name:
+            found.append(here)
+        elif isinstance(v, dict) and name.startswith(dotted + ".") and dotted not in KEY_INDEX:
+            found += _places(v, name, here)
+    return found
+
+
+def _put(raw: dict, name: str, value) -> None:
+    """Set `name` where the file already has it (dropping any second spelling), else nested under
+    an existing section of the file, else as a flat dotted key."""
+    places = _places(raw, name)
+    for extra in places[1:]:
+        parent = raw
+        for k in extra[:-1]:
+            parent = parent[k]
+        del parent[extra[-1]]
+    if places:
+        target = places[0]
+    else:
+        parts = name.split(".")
+        target = (name,)
+        if isinstance(raw.get(parts[0]), dict):  # the file nests this section: keep its style
+            target = tuple(parts)
+    parent = raw
+    for k in target[:-1]:
+        parent = parent.setdefault(k, {})
+    parent[target[-1]] = value
+
+
+def refuse_secret_values(changes: dict) -> None:
+    """keepmind.json never holds a secret: a value that looks like one is refused, naming the key."""
+    for name, value in changes.items():
+        texts = [value] if isinstance(value, str) else (
+            [json.dumps(value)] if isinstance(value, (dict, list)) else [])
+        kinds = [k for t in texts for k in secret_kinds(t)]
+        if kinds:
+            raise SettingsError(f"setting {name!r} holds secret-like content ({', '.join(sorted(set(kinds)))}): "
+                                "keepmind.json never holds a secret. Put an API key in an environment variable "
+                                "and name that variable in memory.llm.api_key_env")
+
+
+def save_changes(path: Path, changes: dict) -> Settings:
+    """Validate `changes` together with the rest of the file, then write the file atomically,
+    keeping every other key (and the unknown ones) as they were. The same errors as loading it."""
+    unknown = [name for name in changes if name not in KEY_INDEX]
+    if unknown:
+        raise SettingsError(f"unknown setting {unknown[0]!r}: see docs/settings.md for the keys")
+    refuse_secret_values(changes)
+    raw = read_raw(path)
+    for name, value in changes.items():
+        _put(raw, name, value)
+    checked = validate(raw)
+    write_private(Path(path), json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
+    return checked
 
 
 def save(path: Path, settings: Settings) -> None:

@@ -17,14 +17,17 @@ def create_app(engine: Engine, config: dict | None = None) -> Flask:
     """The WSGI app serving `engine`.
 
     `config` may set `port` (the port the server is bound to, for the Host allowlist; the server
-    sets it again with `security.bind_port` once the socket is bound), `max_body_bytes`
-    (defaults to the engine's `server.max_body_bytes` setting) and `signin_clock` (the monotonic
-    clock sign-in codes and browser sessions expire by; tests pass a fake). Other keys go into
-    app.config.
+    sets it again with `security.bind_port` once the socket is bound), `max_body_bytes` and
+    `max_upload_bytes` (default: the engine's `server.max_body_bytes` and, for the pages that take
+    files, `server.max_upload_bytes`) and `signin_clock` (the monotonic clock sign-in codes and
+    browser sessions expire by; tests pass a fake). Other keys go into app.config, among them
+    `KEEPMIND_SHUTDOWN`: a callable that asks the process to stop (the host sets it; the UI's
+    Quit calls it).
     """
     config = dict(config or {})
     app = Flask("keepmind.webui")
     app.config["MAX_CONTENT_LENGTH"] = int(config.pop("max_body_bytes", engine.settings["server.max_body_bytes"]))
+    app.config["KEEPMIND_MAX_UPLOAD"] = int(config.pop("max_upload_bytes", engine.settings["server.max_upload_bytes"]))
     app.json.sort_keys = False  # keep "ok" first, as written
     security.bind_port(app, config.pop("port", engine.settings["server.port"]))
     signin_clock = config.pop("signin_clock", None)

@@ -96,6 +96,10 @@ def check_origin() -> None:
 
 def check_body_size() -> None:
     limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    if getattr(view, "upload", False):  # a page that takes files: its own, larger limit
+        limit = current_app.config.get("KEEPMIND_MAX_UPLOAD") or limit
+        request.max_content_length = limit
     if limit and request.content_length is not None and request.content_length > limit:
         raise RequestEntityTooLarge()
 
@@ -128,6 +132,24 @@ def public(view):
     """Mark a page view as open without signing in (the sign-in pages themselves)."""
     view.public = True
     return view
+
+
+def upload(view):
+    """Mark a page view that takes files: server.max_upload_bytes instead of server.max_body_bytes."""
+    view.upload = True
+    return view
+
+
+def is_owner(token: Token | None) -> bool:
+    """The local token's reach (personal, every boundary): what acts on the whole store needs it."""
+    return token is not None and token.audience_ceiling == "personal" and token.any_boundary
+
+
+def require_owner() -> None:
+    """Pages that act on the whole store (pause, quit, settings, models, export and import, doctor)."""
+    if not is_owner(getattr(g, "viewer_token", None)):
+        raise Forbidden("this page acts on the whole store: sign in with the local token (`keepmind open`) "
+                        "to use it; a token with a narrower reach sees only its own memories")
 
 
 def signins() -> SignIns:

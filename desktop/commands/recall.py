@@ -20,7 +20,7 @@ from keepmind.engine.recall.gate import LEXICAL_CALIBRATION, lexical_calibration
 from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.recall.rank import RANKINGS
 
-from ..paths import home_option, models_dir_of
+from ..paths import home_of, home_option, load_home_settings, models_dir_of
 from . import explain
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
@@ -76,6 +76,9 @@ def register(sub) -> None:
                         "chosen by hand, next to the sweep)")
     p.add_argument("--note", help="a remark recorded with this calibration (e.g. why a value was chosen by hand)")
     p.add_argument("--dry-run", action="store_true", help="print the calibration, do not write the manifest")
+    p.add_argument("--feedback", action="store_true",
+                   help="also learn from the labels people set on recall receipts in the browser (\"don't inject "
+                        "this here\", \"this should have been recalled\") in --home's store")
     p.add_argument("--lexical", action="store_true",
                    help="calibrate the lexical gate (recall without a query vector) instead, and write it into "
                         "the engine's engine/recall/lexical_gate.json")
@@ -117,11 +120,16 @@ def _run(args, *, calibrating: bool, config: RecallConfig | None):
         _say(f"no models folder at {models_dir}: recall runs lexical-only "
              "(install one with `keepmind models install-offline`)")
     options = EvalOptions(mode=args.mode, anonymize=args.anonymize)
+    recall_log = logging.getLogger("keepmind.recall")
+    level = recall_log.level
     if not getattr(args, "verbose", False):  # thousands of recalls: degradation is counted in the JSON
-        logging.getLogger("keepmind.recall").setLevel(logging.ERROR)
+        recall_log.setLevel(logging.ERROR)
     started = time.time()
-    records = evaluate(convs, negs, options, open_engine=open_engine, models_dir=models_dir, config=config,
-                       calibrating=calibrating, progress=_say if getattr(args, "verbose", False) else None)
+    try:
+        records = evaluate(convs, negs, options, open_engine=open_engine, models_dir=models_dir, config=config,
+                           calibrating=calibrating, progress=_say if getattr(args, "verbose", False) else None)
+    finally:
+        recall_log.setLevel(level)
     return data, convs, negs, records, time.time() - started
 
 
@@ -202,10 +210,13 @@ def cmd_calibrate(args) -> int:
     if model_id is None:
         raise InvalidInput("no embedding model was loaded, so there is nothing to calibrate: install one "
                            "(`keepmind models install-offline`) or pass --home with a models folder")
+    if args.feedback:
+        records = records + _feedback_records(args, model_id, relaxed)
     result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight,
                              ranking_records=named)
     describe = _describe(data, args, convs, negs,
-                         "; ranking weight swept on the same data with names intact" if named else "")
+                         ("; ranking weight swept on the same data with names intact" if named else "")
+                         + ("; with people's feedback labels" if args.feedback else ""))
     from keepmind.engine.models import manifest as manifests
 
     current = manifests.find(models_dir_of(args), model_id)
@@ -215,6 +226,23 @@ def cmd_calibrate(args) -> int:
         path = manifests.save_calibration(model_id, cal, models_dir_of(args))
         _say(f"wrote the calibration of {model_id} into {path.name}")
     return 0
+
+
+def _feedback_records(args, model_id: str, config: RecallConfig) -> list:
+    """People's labels on receipts in --home, asked again of that store with `model_id` (the model
+    being calibrated), as extra records: engine/recall/feedback.py says how they count."""
+    from keepmind.engine.recall import feedback
+
+    home = home_of(args)
+    settings = load_home_settings(home).with_overrides(
+        memory__embeddings__model_id=model_id, memory__models_dir=str(models_dir_of(args)),
+        memory__embeddings__auto_download=False)
+    with open_engine(home, settings=settings, start_workers=False) as engine:
+        engine.models.load(download=False, repair=False)
+        found = feedback.records(engine, config=config, model_id=model_id, say=_say)
+    _say(f"feedback: {len(found)} labelled recalls added ({sum(r.kind == 'positive' for r in found)} "
+         "that should have recalled a memory, the rest that should have injected nothing)")
+    return found
 
 
 def _describe(data: Path, args, convs, negs, more: str = "") -> str:

@@ -1,4 +1,4 @@
-"""Write-path commands: `keepmind checkpoints list|retry|drain` and `keepmind eval extractor`."""
+"""Write-path commands: `keepmind checkpoints list|retry|discard|drain` and `keepmind eval extractor`."""
 
 from __future__ import annotations
 
@@ -32,14 +32,18 @@ def register(sub) -> None:
     group = _subcommands(sub, "checkpoints", "the durable checkpoint queue", "checkpoints_command")
     p = group.add_parser("list", help="checkpoints by state, dead letters first")
     home_option(p)
-    p.add_argument("--status", choices=("pending", "leased", "completed", "dead"))
+    p.add_argument("--status", choices=("pending", "leased", "completed", "dead", "review", "discarded"))
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
-    p = group.add_parser("retry", help="send a dead letter back to the queue")
+    p = group.add_parser("retry", help="send a dead letter back to the queue (or try a failed one now)")
     home_option(p)
     p.add_argument("checkpoint_id")
     p.set_defaults(func=cmd_retry)
+    p = group.add_parser("discard", help="drop a waiting, failed, dead or in-review checkpoint: it is never curated")
+    home_option(p)
+    p.add_argument("checkpoint_id")
+    p.set_defaults(func=cmd_discard)
     p = group.add_parser("drain", help="curate every available checkpoint now, in this process")
     home_option(p)
     p.set_defaults(func=cmd_drain)
@@ -82,6 +86,13 @@ def cmd_retry(args) -> int:
     with _open(args) as engine:
         engine.retry_checkpoint(args.checkpoint_id)
     print(f"{args.checkpoint_id} is pending again")
+    return 0
+
+
+def cmd_discard(args) -> int:
+    with _open(args) as engine:
+        engine.discard_checkpoint(args.checkpoint_id)
+    print(f"{args.checkpoint_id} is discarded: it will not be curated")
     return 0
 
 

@@ -11,6 +11,9 @@ Two ways to end it from outside besides a signal: `POST /api/v1/shutdown` (the l
 `keepmind stop`) calls `request_shutdown`, and a daemon started with `idle_stop_minutes` (the one
 `keepmind mcp` starts in the background) says it is due to stop once no request arrived for that
 long and no work is pending (`idle_expired`), so it is never orphaned for ever.
+`request_shutdown` asks the host to stop it (the UI's Quit calls it through the app's
+`KEEPMIND_SHUTDOWN`): `keepmind serve` passes its stop event; a host that passes nothing gets
+SIGTERM raised in its own process, which it handles anyway.
 """
 
 from __future__ import annotations
@@ -105,13 +108,15 @@ class Daemon:
             self.token = ensure_local_token(self.engine, self.home)
             port = self.engine.settings["server.port"] if self._port is None else self._port
             max_body = self.engine.settings["server.max_body_bytes"]
-            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body,
+            max_upload = self.engine.settings["server.max_upload_bytes"]
+            app = create_app(self.engine, {"port": port, "max_body_bytes": max_body, "max_upload_bytes": max_upload,
                                            "KEEPMIND_SHUTDOWN": self.request_shutdown})
             self.activity = ActivityMeter(app)
-            # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope.
+            # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope (or,
+            # on the pages that take files, an HTML page), each route with its own limit.
             try:
                 self.server = ApiServer(self.activity, port, threads=self._threads,
-                                        max_request_body_size=max_body * 4 + 65_536)
+                                        max_request_body_size=max(max_body * 4, max_upload) + 65_536)
             except OSError as exc:
                 raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
                                 "using it, or pick another port with --port or server.port") from None

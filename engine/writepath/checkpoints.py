@@ -34,6 +34,8 @@ TRIGGERS = {
     "observed-memory-proposals": 60,
     "markdown-import": 50,  # a person's bulk import: never ahead of what agents store
 }
+# review: waits for a person (no worker leases it); discarded: a person dropped it.
+STATES = ("pending", "leased", "completed", "dead", "review", "discarded")
 BACKOFF_BASE_MS = 5_000
 BACKOFF_CAP_MS = 10 * 60_000
 
@@ -68,8 +70,10 @@ class Lease:
 
 
 def enqueue(conn: apsw.Connection, *, trigger: str, payload: dict, audience: str, boundary: str,
-            session_id: str | None, now: int, priority: int | None = None) -> Enqueued:
-    """Queue a proposal; a payload holding a secret is not queued, only audited."""
+            session_id: str | None, now: int, priority: int | None = None, review: bool = False) -> Enqueued:
+    """Queue a proposal; a payload holding a secret is not queued, only audited.
+
+    With `review`, it waits in state `review` for a person (review.py), which no worker leases."""
     if trigger not in TRIGGERS:
         raise InvalidInput(f"unknown checkpoint trigger {trigger!r}: use one of {', '.join(TRIGGERS)}")
     clean, kinds = redact_value(payload)
@@ -81,8 +85,9 @@ def enqueue(conn: apsw.Connection, *, trigger: str, payload: dict, audience: str
     conn.execute(
         "INSERT INTO memory_checkpoints(checkpoint_id, session_id, trigger_type, priority, status,"
         " payload_json, audience, boundary, available_at, created_at, updated_at)"
-        " VALUES (?,?,?,?,'pending',?,?,?,?,?,?)",
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (checkpoint_id, session_id, trigger, TRIGGERS[trigger] if priority is None else priority,
+         "review" if review else "pending",
          json.dumps(clean, sort_keys=True), audience, boundary, now, now, now),
     )
     return Enqueued(checkpoint_id)
@@ -192,20 +197,47 @@ def release(conn: apsw.Connection, owner: str, now: int) -> int:
 
 
 def retry(conn: apsw.Connection, checkpoint_id: str, now: int) -> None:
-    """Send a dead letter back to the queue with a fresh attempt budget."""
-    row = one(conn, "SELECT status FROM memory_checkpoints WHERE checkpoint_id=?", (checkpoint_id,))
+    """Send a dead letter back to the queue with a fresh attempt budget; a failed one that waits
+    for its backoff is tried now."""
+    row = one(conn, "SELECT status, last_error FROM memory_checkpoints WHERE checkpoint_id=?", (checkpoint_id,))
     if row is None:
         raise NotFound(f"no checkpoint {checkpoint_id}: list them with `keepmind checkpoints list`")
+    if row["status"] == "pending" and row["last_error"]:
+        conn.execute("UPDATE memory_checkpoints SET available_at=?, updated_at=? WHERE checkpoint_id=?",
+                     (now, now, checkpoint_id))
+        return
     if row["status"] != "dead":
-        raise InvalidInput(f"checkpoint {checkpoint_id} is {row['status']}, not dead: only dead "
-                           "letters can be retried")
-    conn.execute("UPDATE memory_checkpoints SET status='pending', attempts=0, available_at=?,"
+        raise InvalidInput(f"checkpoint {checkpoint_id} is {row['status']}, not failed or dead: only those can be "
+                           "retried")
+    conn.execute("UPDATE memory_checkpoints SET status='pending', attempts=0, last_error=NULL, available_at=?,"
                  " updated_at=? WHERE checkpoint_id=?", (now, now, checkpoint_id))
 
 
+DISCARDABLE = ("pending", "dead", "review")
+
+
+def discard(conn: apsw.Connection, checkpoint_id: str, now: int, *, reason: str = "discarded by a person",
+            action: str = "discarded") -> dict:
+    """Drop a checkpoint that waits, failed or is in review: it is never curated (the row and its
+    audit event stay). A leased one is being curated right now and cannot be dropped."""
+    row = one(conn, "SELECT * FROM memory_checkpoints WHERE checkpoint_id=?", (checkpoint_id,))
+    if row is None:
+        raise NotFound(f"no checkpoint {checkpoint_id}: list them with `keepmind checkpoints list`")
+    if row["status"] == "leased":
+        raise InvalidInput("curation is working on this checkpoint right now: wait a moment and look again")
+    if row["status"] not in DISCARDABLE:
+        raise InvalidInput(f"checkpoint {checkpoint_id} is {row['status']}: only waiting, failed, dead or "
+                           "in-review checkpoints can be discarded")
+    conn.execute("UPDATE memory_checkpoints SET status='discarded', lease_owner=NULL, lease_expires_at=NULL,"
+                 " updated_at=?, completed_at=? WHERE checkpoint_id=?", (now, now, checkpoint_id))
+    record_event(conn, checkpoint_id=checkpoint_id, session_id=row["session_id"], action=action, reason=reason,
+                 now=now, decided_by="person")
+    return row
+
+
 def list_checkpoints(conn: apsw.Connection, status: str | None = None, limit: int = 50) -> list[dict]:
-    if status is not None and status not in ("pending", "leased", "completed", "dead"):
-        raise InvalidInput("status must be one of pending, leased, completed, dead")
+    if status is not None and status not in STATES:
+        raise InvalidInput(f"status must be one of {', '.join(STATES)}")
     where = "WHERE status=?" if status else ""
     params = (status, limit) if status else (limit,)
     return rows(conn, "SELECT checkpoint_id, session_id, trigger_type, priority, status, attempts,"

@@ -12,12 +12,15 @@ model is needed to see that it adds nothing. Otherwise it looks for the living d
 and for nominees (cosine >= 0.86, at most 5, via engine.models); no candidate -> create without an
 LLM call. With candidates the curator LLM chooses; a merged body must pass the merge guard or the
 proposal is appended under a dated separator. Without an LLM nothing is merged destructively:
-same anchor -> append, similar only -> create.
+same anchor -> append, similar only -> create. A curator that is down or overloaded gets the same
+conservative decision after the last attempt; one that refuses the requests (HTTP 4xx: a wrong
+model name, a missing key) dead-letters the checkpoint instead, visibly, to be retried once fixed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 
 import apsw
@@ -164,6 +167,9 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     except LlmError as exc:
         if lease.attempts < max_attempts:
             raise TransientFailure(f"curator LLM {exc}") from None
+        if refused(exc):
+            raise PermanentFailure(f"curator LLM {exc}: the provider refuses these requests (check "
+                                   "memory.llm.base_url, memory.llm.model and the API key), then retry it") from None
         return proposal, _conservative(proposal, same_anchor, revisions, "llm_failed",
                                        {**info, "llm_error": str(exc)[:300]})
     by = f"model:{reply.model}"
@@ -200,6 +206,15 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     action = "consolidate" if choice.action == "consolidate" and len(targets) > 1 else "update"
     return proposal, Decision(action, f"model_{choice.action}", targets=tuple(targets), body=choice.body,
                               revisions=revisions, detail=detail, **meta)
+
+
+def refused(exc: LlmError) -> bool:
+    """The provider answered that it will not serve the request (HTTP 4xx other than timeout and
+    rate limit): a setting is wrong, so after the last attempt the checkpoint is dead-lettered for a
+    person to see and retry, rather than decided without the model as when the provider is down."""
+    match = re.match(r"HTTP (\d{3})", exc.message or "")
+    return exc.kind == "http" and match is not None and 400 <= int(match.group(1)) < 500 \
+        and int(match.group(1)) not in (408, 429)
 
 
 def _append(proposal: Proposal, target: dict, revisions, reason: str, info: dict) -> Decision:

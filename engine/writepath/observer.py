@@ -25,7 +25,7 @@ from .. import sessions as session_store
 from ..db import one, rows, scalar
 from ..memory import fingerprint
 from ..secretfilter import redact
-from . import checkpoints, extractor
+from . import checkpoints, extractor, review
 from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
 
@@ -248,7 +248,9 @@ class Observer:
                               None, [], {}, str(exc)[:500], now)
             return RunResult(run_id, session_id, trigger, "failed", f"model:{self.llm.model_id}", error=str(exc))
         proposals = _drop_known(proposals, transcript)
-        result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now)
+        review_on = bool(self.engine.settings.get("memory.curation.review", False))
+        result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now,
+                                   review_on)
         if result.checkpoint_ids and self.on_queued is not None:
             self.on_queued()
         log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d",
@@ -284,8 +286,9 @@ def _record_run(conn, run_id, transcript: Transcript, status, decided_by, sha, a
 
 
 def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal], rejections: dict,
-            decided_by: str, sha: str | None, now: int) -> RunResult:
-    """Queue the proposals and record the run, unless newer turns made it stale."""
+            decided_by: str, sha: str | None, now: int, review_on: bool = False) -> RunResult:
+    """Queue the proposals and record the run, unless newer turns made it stale; with review on,
+    they wait for a person (review.py)."""
     latest = scalar(conn, "SELECT MAX(turn_index) FROM session_turns WHERE session_id=?",
                     (transcript.session_id,)) or 0
     if latest > transcript.through_turn:
@@ -299,7 +302,9 @@ def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal]
                      "provenance": {"session_id": transcript.session_id, "turns": list(p.turns),
                                     "external": []}},
             audience=transcript.audience, boundary=transcript.boundary,
-            session_id=transcript.session_id, now=now)
+            session_id=transcript.session_id, now=now,
+            review=review.waits_for_review(conn, review_on, review.OBSERVED, p.content, transcript.audience,
+                                           transcript.boundary))
         if queued.checkpoint_id:
             ids.append(queued.checkpoint_id)
             accepted.append({"anchor": p.anchor, "title": p.title, "content": p.content})

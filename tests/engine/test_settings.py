@@ -71,3 +71,62 @@ def test_save_roundtrip_keeps_only_changes(tmp_path):
     st.save(path, changed)
     assert json.loads(path.read_text()) == {"memory.enabled": False}
     assert st.load(path).values == changed.values
+
+
+def _documented_rows():
+    """(heading, key, applies) of every settings row of docs/settings.md."""
+    heading, out = None, []
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            heading = line[3:].strip()
+        m = re.match(r"^\| `([^`]+)` \| `[^`]*` \| .* \| (at once|next start) \|$", line)
+        if m:
+            out.append((heading, m.group(1), m.group(2)))
+    return out
+
+
+def test_docs_group_every_key_under_its_group_and_say_when_it_applies():
+    found = {key: (heading, applies) for heading, key, applies in _documented_rows()}
+    assert set(found) == {k.name for k in st.KEYS}, "every key needs its row: | `key` | `default` | meaning | applies |"
+    wrong_group = [k.name for k in st.KEYS if found[k.name][0] != st.group_of(k.name)]
+    assert wrong_group == [], f"docs/settings.md lists these under another heading than group_of(): {wrong_group}"
+    wrong_applies = [k.name for k in st.KEYS if found[k.name][1] != ("at once" if k.live else "next start")]
+    assert wrong_applies == [], f"docs/settings.md says the wrong time a change applies for {wrong_applies}"
+
+
+def test_saving_a_change_keeps_a_hand_edited_files_other_keys_and_style(tmp_path):
+    path = tmp_path / "keepmind.json"
+    path.write_text(json.dumps({"memory": {"recall": {"max_items": 2}}, "my.own.note": "kept",
+                                "server.port": 9000}))
+    result = st.save_changes(path, {"memory.recall.max_items": 4, "memory.curation.review": True,
+                                    "server.port": 9001})
+    raw = json.loads(path.read_text())
+    assert raw["memory"]["recall"]["max_items"] == 4  # changed where it was written (nested)
+    assert raw["memory"]["curation"]["review"] is True  # a new key follows the file's nesting
+    assert raw["server.port"] == 9001 and raw["my.own.note"] == "kept"
+    assert result["memory.recall.max_items"] == 4 and st.load(path)["memory.curation.review"] is True
+
+
+def test_a_bad_change_is_refused_with_the_files_error_and_nothing_is_written(tmp_path):
+    path = tmp_path / "keepmind.json"
+    path.write_text('{"server.port": 9000}')
+    with pytest.raises(SettingsError) as info:
+        st.save_changes(path, {"memory.recall.max_items": 99})
+    assert "memory.recall.max_items" in info.value.message and "from 1 to 10" in info.value.message
+    assert json.loads(path.read_text()) == {"server.port": 9000}
+
+
+def test_a_secret_is_never_written_to_the_settings_file(tmp_path):
+    path = tmp_path / "keepmind.json"
+    with pytest.raises(SettingsError) as info:
+        st.save_changes(path, {"memory.llm.api_key_env": "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2})
+    assert "memory.llm.api_key_env" in info.value.message and "environment variable" in info.value.message
+    assert not path.exists()
+
+
+def test_keys_are_grouped_by_their_longest_prefix():
+    assert st.group_of("memory.enabled") == "Memory"
+    assert st.group_of("memory.recall.gate.threshold") == "Recall"
+    assert st.group_of("memory.models_dir") == "Models and embeddings"
+    assert st.group_of("memory.curation.review") == "Curation and review"
+    assert st.group_of("something.new") == "Other"

@@ -6,7 +6,8 @@ A pytest plugin (tests/conftest.py lists it in `pytest_plugins`): the fixtures `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -22,6 +23,8 @@ TEST_SETTINGS = {"memory__embeddings__auto_download": False, "memory__embeddings
 @dataclass
 class Live:
     daemon: Daemon
+    # Set when the app asked its host to stop (the UI's Quit): the test stops it, as `serve` would.
+    quit_requested: threading.Event = field(default_factory=threading.Event)
 
     @property
     def url(self) -> str:
@@ -55,10 +58,12 @@ class Live:
         self.daemon.stop()
 
 
-def start_live(home: Path, clock=None, **overrides) -> Live:
+def start_live(home: Path, clock=None, *, start_workers: bool = False, **overrides) -> Live:
     settings = defaults().with_overrides(**{**TEST_SETTINGS, **overrides})
-    return Live(Daemon(Path(home), port=0, settings=settings, clock=clock, threads=4,
-                       start_workers=False).start())
+    quit_requested = threading.Event()
+    daemon = Daemon(Path(home), port=0, settings=settings, clock=clock, threads=4, start_workers=start_workers,
+                    on_shutdown_request=quit_requested.set)
+    return Live(daemon.start(), quit_requested)
 
 
 @pytest.fixture(scope="session", name="start_live")

@@ -5,6 +5,7 @@ never writes."""
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 
 import pytest
@@ -147,6 +148,9 @@ def test_no_page_a_get_reaches_writes_anything(client, engine, local, personal):
     engine.update(personal, gone, delete=True)
     receipt = engine.recall(personal, "where does Anna live").receipt_id
     engine.explain(receipt)  # written off the recall path: wait for it
+    engine.store_memory(personal, "Queued", "A proposal waiting for curation.")
+    job = engine.jobs.start("backfill", "Embedding memories", lambda progress: "done")
+    engine.jobs.wait(job.id, 5)
     client.get(link(client, local.secret))
     anchor = engine.anchors(engine.viewer(local.token))[0].id
     engine.db.write(lambda conn: None)
@@ -154,11 +158,109 @@ def test_no_page_a_get_reaches_writes_anything(client, engine, local, personal):
     for path in ("/", "/memories", "/memories?q=anna", "/memories?sort=most_recalled", "/memories?deleted=1",
                  f"/memories/{doc}", f"/memories/{doc}/diff?a=1&b=2", f"/memories/{doc}/edit",
                  f"/memories/{doc}/delete", "/memories/new", "/anchors", f"/anchors/{anchor}",
-                 f"/anchors/{anchor}/graph?depth=2", f"/recalls/{receipt}"):
+                 f"/anchors/{anchor}/graph?depth=2", f"/receipts/{receipt}", "/receipts", "/receipts?injected=yes",
+                 f"/receipts/{receipt}/pick?q=anna", "/checkpoints", "/review", "/scoping",
+                 "/scoping/view?audience=team&boundary=work", f"/scoping/view?token={local.token.id}", "/models",
+                 f"/jobs/{job.id}", "/doctor", "/settings", "/transfer"):
         for headers in ({}, {"HX-Request": "true"}):
             assert client.get(path, headers=headers).status_code == 200, path
+        engine.db.write(lambda conn: None)
+        assert database_digest(engine) == before, path
+    assert client.get(f"/recalls/{receipt}").status_code == 308  # part 1's address of a receipt
     engine.db.write(lambda conn: None)
     assert database_digest(engine) == before
+
+
+@pytest.mark.parametrize("path", ["/pause", "/resume", "/quit", "/checkpoints/cp-x/retry", "/checkpoints/cp-x/discard",
+                                  "/review/cp-x/keep", "/review/cp-x/reject", "/tokens", "/tokens/tok-x/revoke",
+                                  "/receipts/rcp-x/feedback", "/models/verify", "/models/upload",
+                                  "/models/install-offline", "/models/x/switch", "/models/x/download", "/settings",
+                                  "/settings/test-llm", "/transfer/export", "/transfer/preview", "/transfer/import/x",
+                                  "/doctor"])
+def test_every_change_of_part_two_needs_the_csrf_token(client, local, path):
+    client.get(link(client, local.secret))
+    assert client.post(path).status_code == 403
+    assert client.post(path, headers={"X-CSRF-Token": "guess"}).status_code == 403
+
+
+def test_the_pages_that_act_on_the_whole_store_refuse_a_narrower_token(client, engine, local):
+    team = engine.create_token("teamview", "team", ["work"])
+    client.get(link(client, local.secret, **{"as": "teamview"}))
+    token = csrf_of(client)
+    for path in ("/models", "/settings", "/doctor", "/transfer", "/quit"):
+        assert client.get(path).status_code == 403, path
+    for path in ("/pause", "/quit", "/settings", "/transfer/export", "/models/verify"):
+        assert client.post(path, data={"csrf_token": token}).status_code == 403, path
+    assert not engine.paused and team.token.id
+    page = client.get("/checkpoints").get_data(as_text=True)
+    assert "Pause memory" not in page and "Quit Keepmind" not in page and 'href="/settings"' not in page
+
+
+def test_pause_resume_and_quit_from_the_header(app, client, engine, local):
+    asked = []
+    app.config["KEEPMIND_SHUTDOWN"] = lambda: asked.append("stop")
+    client.get(link(client, local.secret))
+    token = csrf_of(client)
+    r = client.post("/pause", data={"csrf_token": token, "next": "/memories"})
+    assert r.status_code == 303 and r.headers["Location"] == "/memories" and engine.paused
+    assert "Resume memory" in client.get("/").get_data(as_text=True)
+    r = client.post("/resume", data={"csrf_token": token, "next": "//evil.example/"})
+    assert r.headers["Location"] == "/" and not engine.paused  # only a path of this server
+    r = client.post("/quit", data={"csrf_token": token})
+    assert r.status_code == 200 and b"Keepmind is stopping" in r.data and asked == ["stop"]
+    del app.config["KEEPMIND_SHUTDOWN"]
+    assert client.post("/quit", data={"csrf_token": token}).status_code == 403  # nothing to ask
+
+
+def test_doctor_shows_its_last_run_and_runs_again_when_asked(client, engine, local, personal):
+    from keepmind.engine.writepath import checkpoints
+
+    client.get(link(client, local.secret))
+    first = client.get("/doctor").get_data(as_text=True)
+    assert "0 pending, 0 completed" in first and engine.last_doctor() is not None
+    queued = engine.store_memory(personal, "Laptop", "The laptop has 32 GB.")
+    engine.write(checkpoints.lease_next, "test:1:x", engine.now(), 60_000)
+    engine.write(checkpoints.fail, queued.checkpoint_id, "test:1:x", "HTTP 401", engine.now(), max_attempts=1)
+    assert "0 pending, 0 completed" in client.get("/doctor").get_data(as_text=True)  # the last run, still fresh
+    again = client.post("/doctor", data={"csrf_token": csrf_of(client)}, headers={"HX-Request": "true"})
+    text = again.get_data(as_text=True)
+    assert "1 dead-lettered checkpoint" in text and 'href="/checkpoints"' in text and "<html" not in text
+
+
+def test_uploads_have_their_own_body_limit(engine, local, ticks):
+    from flask.testing import FlaskClient
+
+    class Loopback(FlaskClient):
+        def open(self, *args, **kwargs):
+            kwargs.setdefault("base_url", "http://127.0.0.1:8765")
+            return super().open(*args, **kwargs)
+
+    app = create_app(engine, {"port": 8765, "signin_clock": ticks, "max_body_bytes": 2048,
+                              "max_upload_bytes": 1_048_576})
+    app.test_client_class = Loopback
+    with app.test_client() as c:
+        c.get(link(c, local.secret))
+        token = csrf_of(c)
+        body = {"csrf_token": token, "file": (io.BytesIO(b"- a note\n" * 500), "MEMORY.md")}
+        r = c.post("/transfer/preview", data=body)
+        assert r.status_code == 200 and b"What importing MEMORY.md would do" in r.data  # 5 KB: over the page limit
+        r = c.post("/settings", data={"csrf_token": token, "group": "Recall", "memory.llm.model": "x" * 5000})
+        assert r.status_code == 413  # every other page keeps server.max_body_bytes
+        big = c.post("/transfer/preview", data=b"x" * 1_100_000, content_type="multipart/form-data; boundary=b")
+        assert big.status_code == 413  # over server.max_upload_bytes
+
+
+def test_settings_never_store_a_secret_and_fragments_answer_per_group(client, engine, local):
+    client.get(link(client, local.secret))
+    token = csrf_of(client)
+    r = client.post("/settings", data={"csrf_token": token, "group": "Curation LLM",
+                                       "memory.llm.api_key_env": "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2},
+                    headers={"HX-Request": "true"})
+    assert r.status_code == 422 and b"never holds a secret" in r.data and b"<html" not in r.data
+    assert b"a1B2c3D4" not in r.data or b"value=" in r.data  # only echoed back into the field it was typed in
+    assert not engine.settings_path.exists()
+    page = client.get("/settings").get_data(as_text=True)
+    assert "a1B2c3D4" not in page and "environment variable" in page
 
 
 def test_a_form_error_is_said_in_words_and_nothing_is_written(client, local, personal, engine):

@@ -9,9 +9,25 @@ from __future__ import annotations
 
 from flask import Flask
 
-from . import anchors, auth, memories, memory, overview, render
+from . import (
+    anchors,
+    auth,
+    backlog,
+    doctor,
+    lifecycle,
+    memories,
+    memory,
+    models,
+    overview,
+    receipts,
+    render,
+    scoping,
+    settings,
+    transfer,
+)
 
-BLUEPRINTS = (auth.bp, overview.bp, memories.bp, memory.bp, anchors.bp)
+BLUEPRINTS = (auth.bp, overview.bp, memories.bp, memory.bp, anchors.bp, lifecycle.bp, backlog.bp, scoping.bp,
+              receipts.bp, models.bp, doctor.bp, settings.bp, transfer.bp)
 
 
 def install(app: Flask) -> None:

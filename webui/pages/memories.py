@@ -108,6 +108,8 @@ def bulk():
 @bp.post("/tombstones/<tombstone_id>/restore")
 def restore(tombstone_id: str):
     memory_id = engine().restore(tombstone_id, token=viewer_token())
+    if memory_id and memory_id.startswith("cp-"):  # a proposal rejected in review waits for review again
+        return done("/review")
     return done(f"/memories/{memory_id}")
 
 

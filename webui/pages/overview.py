@@ -1,9 +1,7 @@
-"""The overview (`/`): health, counts, the checkpoint backlog, the last recalls and memories formed;
-and one recall's receipt (`/recalls/<id>`): why it injected what it did."""
+"""The overview (`/`): health, counts, the checkpoint backlog, the last recalls and memories formed
+(a recall's receipt is the receipts area's: receipts.py)."""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 from flask import Blueprint
 
@@ -25,14 +23,3 @@ def overview():
         recalls=eng.receipts(token=token, limit=8),
         formed=eng.browse(scope, limit=8).items,
     )
-
-
-@bp.get("/recalls/<receipt_id>")
-def recall(receipt_id: str):
-    receipt = engine().explain(receipt_id, token=viewer_token())
-    titles = {c.get("id"): c.get("title") for c in receipt.get("considered", [])}
-    try:
-        at = int(datetime.fromisoformat(str(receipt.get("created_at")).replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        at = None
-    return page("recall.html", receipt=receipt, titles=titles, at=at)

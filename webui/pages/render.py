@@ -8,11 +8,16 @@ browser on: a 303 for a plain form, `HX-Redirect` for htmx.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, time, timedelta
+from urllib.parse import urlparse
 
-from flask import Flask, g, make_response, redirect, render_template, request
+from flask import Flask, current_app, g, make_response, redirect, render_template, request
 
 from keepmind.engine import InvalidInput
+
+from ..context import EXTENSION
+from ..security import is_owner
 
 
 def is_htmx() -> bool:
@@ -108,14 +113,52 @@ def dict_without(values: dict, key: str) -> dict:
     return {k: v for k, v in values.items() if k != key}
 
 
+def settext(value) -> str:
+    """A setting's value as a form field shows it (null is empty, objects as JSON)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _here() -> str:
+    """The page to come back to after a header switch: this one, or for the answer to a form,
+    the page the form was on."""
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    referrer = urlparse(request.referrer or "")
+    return referrer.path if referrer.path.startswith("/") and referrer.netloc == request.host else "/"
+
+
+def filesize(n: int | None) -> str:
+    """Bytes as a person reads them (1 KB = 1024 bytes)."""
+    if n is None:
+        return "—"
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}".replace(".0 ", " ")
+        size /= 1024
+    return f"{n} bytes"
+
+
 def install(app: Flask) -> None:
-    app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without)
+    app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
+                                 settext=settext, filesize=filesize)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
     def signed_in():
+        """What every page's header shows: who is signed in, the pause switch, review waiting."""
         session = getattr(g, "browser_session", None)
-        return {"viewer": getattr(g, "viewer_token", None), "csrf_token": session.csrf if session else ""}
+        viewer = getattr(g, "viewer_token", None)
+        out = {"viewer": viewer, "csrf_token": session.csrf if session else "", "owner": is_owner(viewer),
+               "paused_since": None, "review_waiting": 0, "here": _here(),
+               "can_quit": current_app.config.get("KEEPMIND_SHUTDOWN") is not None}
+        if viewer is not None and not getattr(g, "engine_stopping", False):
+            eng = current_app.extensions[EXTENSION]
+            out["paused_since"] = eng.paused_since()
+            out["review_waiting"] = eng.review_waiting(token=viewer)
+        return out
 
 
 __all__ = ["choice", "day_end_ms", "dialog", "done", "install", "is_htmx", "page", "text", "today_start_ms"]

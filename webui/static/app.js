@@ -69,4 +69,76 @@
       box.checked = all.checked;
     });
   });
+  // An element swapped in with data-autofocus takes the focus (the review editor's title).
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target;
+    if (!target || !target.querySelector) return;
+    var first = target.querySelector("[data-autofocus]");
+    if (first) { first.focus(); return; }
+    // After a review action the next proposal is the one to look at.
+    if (target.id === "queue") {
+      var card = target.querySelector("[data-proposal]");
+      if (card) card.focus();
+    }
+  });
+
+  // "Copy" buttons copy the text of the element they name (a new token's secret, a snippet).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-copy]");
+    if (!button) return;
+    var source = document.querySelector(button.getAttribute("data-copy"));
+    if (!source) return;
+    var text = source.textContent.trim();
+    var said = function (ok) {
+      var old = button.textContent;
+      button.textContent = ok ? "Copied" : "Select and copy it";
+      setTimeout(function () { button.textContent = old; }, 1800);
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(function () { said(true); }, function () { said(false); });
+    } else {
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      said(false);
+    }
+  });
+
+  // The review queue by keyboard: j / k move between proposals, a keeps, e edits, r rejects.
+  function typing(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  function currentCard(cards) {
+    var active = document.activeElement;
+    for (var i = 0; i < cards.length; i++) {
+      if (cards[i] === active || cards[i].contains(active)) return i;
+    }
+    return -1;
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    var queue = document.querySelector("[data-review-queue]");
+    if (!queue) return;
+    var cards = Array.prototype.slice.call(queue.querySelectorAll("[data-proposal]"));
+    if (!cards.length) return;
+    var at = currentCard(cards);
+    var key = event.key;
+    if (key === "j" || key === "k") {
+      var next = key === "j" ? Math.min(at + 1, cards.length - 1) : Math.max(at - 1, 0);
+      cards[at < 0 ? 0 : next].focus();
+      cards[at < 0 ? 0 : next].scrollIntoView({block: "nearest"});
+      event.preventDefault();
+      return;
+    }
+    var action = {a: "keep", e: "edit", r: "reject"}[key];
+    if (!action) return;
+    var card = cards[at < 0 ? 0 : at];
+    var control = card.querySelector('[data-key="' + action + '"]');
+    if (control) {
+      event.preventDefault();
+      control.click();
+    }
+  });
 })();

@@ -285,3 +285,22 @@ def test_a_fact_another_memory_already_says_is_skipped_as_contained(engine, pers
     assert outcomes[other_scope].action == "create"  # another audience's memory says nothing here
     [event] = _events(engine, said)
     assert event["decided_by"] == "rule" and len(event["targets"]) == 1
+
+
+def test_a_curator_that_refuses_the_requests_dead_letters_then_a_retry_succeeds(llm_engine, provider, personal,
+                                                                                clock):
+    llm_engine.store_memory(personal, "Laptop", "User's laptop is a ThinkPad X1 Carbon Gen 11.")
+    drain(llm_engine)
+    provider.script(CURATOR, *[("status", 404, "model 'scripted-1' not found")] * 5)
+    queued = llm_engine.store_memory(personal, "Laptop", "User's laptop has 32 GB of RAM.")
+    statuses = []
+    for _ in range(5):
+        statuses.append(llm_engine.writepath.curation.run_once(clock()).status)
+        clock.advance(checkpoints.BACKOFF_CAP_MS)
+    assert statuses == ["retry"] * 4 + ["dead"]
+    dead = llm_engine.checkpoint(queued.checkpoint_id)
+    assert dead["status"] == "dead" and "HTTP 404" in dead["last_error"] and "then retry" in dead["last_error"]
+    provider.script(CURATOR, "CREATE")
+    llm_engine.retry_checkpoint(queued.checkpoint_id)
+    [outcome] = drain(llm_engine)
+    assert outcome.status == "completed" and llm_engine.checkpoint(queued.checkpoint_id)["status"] == "completed"

@@ -1,0 +1,302 @@
+"""Export and import from the browser: files to download, uploads to preview, then import.
+
+The work itself is transfer.py's (`transfer.export`, `transfer.import_path`); this module only
+packs and unpacks files around it, so a change to how a format is read or written applies here
+as it does to the CLI:
+- an export is a JSON Lines file, or the Markdown folder zipped;
+- an upload (a .jsonl export, a MEMORY.md, or a zip of an OpenClaw-style folder or of an
+  export) is staged in a private folder of the data dir, a zip unpacked only when every member
+  stays inside it, is a plain file, and the whole stays under a size limit;
+- the preview runs the very import, inside a transaction that is rolled back (`DryRun`): what it
+  shows is what importing would do, counted by the same code, and nothing is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import time
+import uuid
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from . import mdimport, transfer
+from .db import rows, scalar
+from .errors import InvalidInput, NotFound
+from .policy import AUDIENCES, check_name
+from .private import make_private_dir, open_private
+
+STAGING = "imports"
+STAGE_TTL_S = 3600
+MAX_MEMBERS = 20_000
+PREVIEW_ITEMS = 50
+CHUNK = 1 << 20
+
+
+# -- export ---------------------------------------------------------------------------------------
+
+
+def export_file(engine, folder: Path, fmt: str) -> tuple[Path, str]:
+    """Write an export into `folder`: (the file to send, its download name)."""
+    stamp = time.strftime("%Y-%m-%d", time.localtime(engine.now() / 1000))
+    if fmt == "jsonl":
+        path = Path(folder) / f"keepmind-export-{stamp}.jsonl"
+        transfer.export(engine, path, fmt="jsonl")
+        return path, path.name
+    if fmt == "markdown":
+        pages = Path(folder) / "markdown"
+        transfer.export(engine, pages, fmt="markdown")
+        target = Path(folder) / f"keepmind-markdown-{stamp}.zip"
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+            for page in sorted(pages.rglob("*.md")):
+                zf.write(page, page.relative_to(pages).as_posix())
+        return target, target.name
+    raise InvalidInput(f"unknown export format {fmt!r}: choose JSON Lines or Markdown")
+
+
+# -- staging an upload ----------------------------------------------------------------------------
+
+
+def _root(home: Path) -> Path:
+    return make_private_dir(Path(home) / STAGING)
+
+
+def _clean_old(home: Path, now_s: float) -> None:
+    for child in _root(home).iterdir():
+        try:
+            if now_s - child.stat().st_mtime > STAGE_TTL_S:
+                shutil.rmtree(child, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _unzip(archive: Path, dest: Path, limit: int, label: str) -> None:
+    """Unpack a zip whose members all stay inside `dest`, are plain files, and add up under `limit`."""
+    if not zipfile.is_zipfile(archive):
+        raise InvalidInput(f"{label} is not a zip archive: upload a .zip, a .jsonl export or a .md file")
+    with zipfile.ZipFile(archive) as zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise InvalidInput(f"{label} holds {len(infos):,} files; an import takes at most {MAX_MEMBERS:,}")
+        total = 0
+        for info in infos:
+            name = info.filename
+            parts = PurePosixPath(name.replace("\\", "/")).parts
+            if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
+                raise InvalidInput(f"{label} holds {name!r}, a path that escapes the archive's folder: nothing "
+                                   "was imported")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise InvalidInput(f"{label} holds {name!r}, a symbolic link: nothing was imported")
+            total += info.file_size
+            if total > limit:
+                raise InvalidInput(f"{label} unpacks to more than {limit:,} bytes: nothing was imported")
+        for info in infos:
+            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+            if info.is_dir():
+                make_private_dir(target)
+                continue
+            make_private_dir(target.parent)
+            try:
+                with zf.open(info) as src, open_private(target, "wb") as out:
+                    copied = 0
+                    while chunk := src.read(CHUNK):
+                        copied += len(chunk)
+                        if copied > info.file_size:
+                            raise InvalidInput(f"{info.filename} in {label} holds more than it declares: the "
+                                               "archive is damaged; nothing was imported")
+                        out.write(chunk)
+            except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+                raise InvalidInput(f"{info.filename} in {label} cannot be read ({exc}): the archive is damaged; "
+                                   "nothing was imported") from None
+
+
+def _import_target(folder: Path) -> Path:
+    """What to hand transfer.import_path: the one export file, or the folder of Markdown memory."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    exports = [p for p in files if p.suffix in (".jsonl", ".ndjson")]
+    if len(exports) == 1 and not any(p.name == "MEMORY.md" for p in files):
+        return exports[0]
+    memory = [p for p in files if p.name == "MEMORY.md"] + [p for p in files if p.parent.name == "memory"]
+    if memory:
+        top = min(memory, key=lambda p: len(p.parts))
+        return top.parent if top.name == "MEMORY.md" else top.parent.parent
+    markdown = [p for p in files if p.suffix == ".md"]
+    if len(markdown) == 1:
+        return markdown[0]
+    raise InvalidInput("nothing to import was found: upload a Keepmind export (.jsonl), a MEMORY.md, or a zip "
+                       "of a folder holding MEMORY.md and memory/YYYY-MM-DD.md files")
+
+
+def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float | None = None) -> str:
+    """Stage one uploaded file for preview and import; its staging id."""
+    _clean_old(home, time.time() if now_s is None else now_s)
+    name = PurePosixPath((filename or "").replace("\\", "/")).name.strip()
+    if not name or name.startswith("."):
+        raise InvalidInput("choose a file to import: a .jsonl export, a MEMORY.md, or a .zip")
+    if not name.lower().endswith((".jsonl", ".ndjson", ".md", ".zip")):
+        raise InvalidInput(f"{name} is not something Keepmind imports: a .jsonl export, a .md file, or a .zip")
+    staging_id = uuid.uuid4().hex
+    folder = make_private_dir(_root(home) / staging_id)
+    try:
+        raw = folder / "upload" / name
+        make_private_dir(raw.parent)
+        size = 0
+        with open_private(raw, "wb") as out:
+            while chunk := stream.read(CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise InvalidInput(f"{name} is larger than {limit:,} bytes (server.max_upload_bytes): "
+                                       "nothing was imported")
+                out.write(chunk)
+        content = make_private_dir(folder / "content")
+        if name.lower().endswith(".zip"):
+            _unzip(raw, content, limit, name)
+        else:
+            shutil.move(str(raw), content / name)
+        (folder / "meta.json").write_text(json.dumps({"name": name}), encoding="utf-8")
+        _import_target(content)  # refuse now what holds nothing to import
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return staging_id
+
+
+def staged(home: Path, staging_id: str) -> tuple[Path, str]:
+    """(what to import, the uploaded file's name) of a staged upload."""
+    if not isinstance(staging_id, str) or len(staging_id) != 32 or not all(c in "0123456789abcdef" for c in staging_id):
+        raise NotFound("no such upload: upload the file again")
+    folder = Path(home) / STAGING / staging_id
+    if not (folder / "meta.json").is_file():
+        raise NotFound("that upload is gone (uploads are kept for an hour): upload the file again")
+    name = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["name"]
+    return _import_target(folder / "content"), name
+
+
+def drop(home: Path, staging_id: str) -> None:
+    if isinstance(staging_id, str) and len(staging_id) == 32:
+        shutil.rmtree(Path(home) / STAGING / staging_id, ignore_errors=True)
+
+
+# -- preview: the real import, rolled back ------------------------------------------------------
+
+
+class _Rollback(Exception):
+    def __init__(self, result, added):
+        super().__init__("rolled back")
+        self.result, self.added = result, added
+
+
+TABLES = (("memory_documents", "document_id"), ("memory_records", "record_id"))
+
+
+def _added(conn, before: dict) -> dict:
+    """What a write added to the memory tables (read inside its own transaction)."""
+    out = {"items": [], "documents": 0, "records": 0, "anchors": 0, "edges": 0, "tombstones": 0}
+    for table, key in TABLES:
+        kind = "documents" if table == "memory_documents" else "records"
+        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE rowid > ?", (before[table],))
+        left = PREVIEW_ITEMS - len(out["items"])
+        if left > 0:
+            out["items"] += rows(conn, f"SELECT {key} AS id, title, body, memory_class, audience, boundary, source"
+                                       f" FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?", (before[table], left))
+    for table, kind in (("memory_anchors", "anchors"), ("memory_edges", "edges"), ("tombstones", "tombstones")):
+        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE rowid > ?", (before[table],))
+    return out
+
+
+class DryRun:
+    """Stands in for the Engine during an import: every write runs and is rolled back, and what it
+    added is read before the rollback. Everything else is the real engine's."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.added = {"items": [], "documents": 0, "records": 0, "anchors": 0, "edges": 0, "tombstones": 0}
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+    def write(self, fn, *args, **kwargs):
+        def trial(conn):
+            before = {t: scalar(conn, f"SELECT COALESCE(MAX(rowid), 0) FROM {t}")
+                      for t in ("memory_documents", "memory_records", "memory_anchors", "memory_edges", "tombstones")}
+            result = fn(conn, *args, **kwargs)
+            raise _Rollback(result, _added(conn, before))
+
+        try:
+            self._engine.write(trial)
+        except _Rollback as done:
+            for key, value in done.added.items():
+                self.added[key] = self.added[key] + value
+            self.added["items"] = self.added["items"][:PREVIEW_ITEMS]
+            return done.result
+        raise AssertionError("unreachable: a dry run always rolls back")
+
+    def notify_written(self, ids) -> None:
+        return None
+
+
+def _is_markdown(target: Path) -> bool:
+    """The rule transfer.import_path applies: an export file is JSON Lines, anything else Markdown."""
+    return not (target.is_file() and target.suffix in (".jsonl", ".json", ".ndjson"))
+
+
+def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_run: bool) -> dict:
+    """OpenClaw-style Markdown: the preview lists the units that would be queued (nothing is
+    written); the import queues them and curates them now, as a person waits for the answer."""
+    if audience not in AUDIENCES or audience == "public":
+        raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
+    if dry_run:
+        plan = mdimport.plan_markdown(target, audience=audience, boundary=check_name(boundary))
+        items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": audience,
+                  "boundary": boundary} for _, p, _ in plan.planned]
+        return {"format": "markdown", "errors": plan.errors, "skipped": 0, "not_memories": plan.not_memories,
+                "preview": {"items": items[:PREVIEW_ITEMS], "documents": len(items), "records": 0, "anchors": 0,
+                            "edges": 0, "tombstones": 0}}
+    report = engine.import_path(target, audience=audience, boundary=boundary)
+    if report.get("errors") or not report.get("checkpoints"):
+        return {**report, "imported": 0, "skipped": 0}
+    engine.drain_checkpoints()
+    done = engine.import_outcome(report["checkpoints"])
+    counts = done["counts"]
+    return {**report, "outcome": done, "imported": counts["kept"] + counts["merged"],
+            "skipped": counts["skipped"] + counts["blocked"] + counts["failed"] + counts["waiting"]}
+
+
+def run_import(engine, target: Path, *, audience: str, boundary: str, dry_run: bool) -> dict:
+    """transfer.import_path on the staged upload; with `dry_run`, rolled back, plus what it would add."""
+    if _is_markdown(target):
+        return markdown_import(engine, target, audience=audience, boundary=boundary, dry_run=dry_run)
+    if not dry_run:
+        return transfer.import_path(engine, target, audience=audience, boundary=boundary)
+    trial = DryRun(engine)
+    report = transfer.import_path(trial, target, audience=audience, boundary=boundary)
+    return {**report, "preview": trial.added}
+
+
+EXPORTS = "exports"
+
+
+def scratch_dir(home: Path, now_s: float | None = None) -> Path:
+    """A private folder in the data dir for an export on its way to the browser (removed by
+    `drop_scratch` once sent; one a crash left behind goes at the next export)."""
+    root = make_private_dir(Path(home) / EXPORTS)
+    now_s = time.time() if now_s is None else now_s
+    for child in root.iterdir():
+        try:
+            if now_s - child.stat().st_mtime > STAGE_TTL_S:
+                shutil.rmtree(child, ignore_errors=True)
+        except OSError:
+            pass
+    return make_private_dir(root / uuid.uuid4().hex)
+
+
+def drop_scratch(home: Path, folder: Path) -> None:
+    """Remove an export folder made by `scratch_dir` (nothing outside it)."""
+    folder = Path(folder)
+    if folder.parent == Path(home) / EXPORTS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+__all__ = ["DryRun", "drop", "drop_scratch", "export_file", "run_import", "scratch_dir", "stage", "staged"]

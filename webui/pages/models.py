@@ -1,0 +1,108 @@
+"""Local models (`/models`): every known model with its state, role, size and calibration;
+download from the hub (when auto-download is allowed), install the offline pack, import by upload
+(verified against the manifests before anything is installed), switch the active embedder, verify
+all. Long work runs as a job whose partial (`/jobs/<id>`) polls itself until the job ends."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from keepmind.engine import EngineError
+
+from ..context import engine
+from ..errors import Forbidden
+from ..security import require_owner, upload
+from .render import done, is_htmx, page
+
+bp = Blueprint("models", __name__)
+JOB_KINDS = ("model-download", "model-import", "model-install-offline", "model-switch", "backfill")
+MAX_FILES = 8
+
+
+@bp.before_request
+def owners_only():
+    require_owner()
+
+
+def _context(**extra) -> dict:
+    eng = engine()
+    details = eng.models.details()
+    jobs = [j for j in eng.jobs.list() if j.kind in JOB_KINDS][:6]
+    return {"models": eng.model_catalog(fresh=extra.pop("fresh", False)), "details": details,
+            "auto_download": bool(eng.settings["memory.embeddings.auto_download"]),
+            "embeddings_on": bool(eng.settings["memory.embeddings.enabled"]), "jobs": jobs,
+            "max_upload": eng.settings["server.max_upload_bytes"], "error": None, "message": None, **extra}
+
+
+@bp.get("/models")
+def models():
+    return page("models.html", "_models_table.html", **_context())
+
+
+def _started(job):
+    return done("/models") if not is_htmx() else page("models.html", "_models_table.html",
+                                                      **_context(message=f"{job.label}: started."))
+
+
+def _failed(exc: EngineError):
+    return page("models.html", "_models_table.html", http_status=422, **_context(error=exc.message))
+
+
+@bp.post("/models/<model_id>/download")
+def download(model_id: str):
+    eng = engine()
+    if not eng.settings["memory.embeddings.auto_download"]:
+        raise Forbidden("downloads are off (memory.embeddings.auto_download is false): install the offline pack "
+                        "or upload the model's files instead")
+    try:
+        return _started(eng.download_model(model_id))
+    except EngineError as exc:
+        return _failed(exc)
+
+
+@bp.post("/models/install-offline")
+def install_offline():
+    try:
+        return _started(engine().install_offline_models())
+    except EngineError as exc:
+        return _failed(exc)
+
+
+@bp.post("/models/upload")
+@upload
+def upload_files():
+    files = [f for f in request.files.getlist("files") if f and f.filename][:MAX_FILES + 1]
+    if len(files) > MAX_FILES:
+        return _failed(EngineError(f"upload at most {MAX_FILES} files at once"))
+    try:
+        job = engine().upload_models([(f.filename, f.stream) for f in files])
+    except EngineError as exc:
+        return _failed(exc)
+    return _started(job)
+
+
+@bp.post("/models/<model_id>/switch")
+def switch(model_id: str):
+    try:
+        return _started(engine().switch_embedder(model_id))
+    except EngineError as exc:
+        return _failed(exc)
+
+
+@bp.post("/models/verify")
+def verify():
+    context = _context(fresh=True)
+    bad = [m["id"] for m in context["models"] if m["state"] == "corrupt"]
+    context["message"] = ("Verified every installed file against its manifest: " +
+                          (f"{', '.join(bad)} failed (see below)." if bad else "all good."))
+    return page("models.html", "_models_table.html", **context)
+
+
+@bp.get("/jobs/<job_id>")
+def job(job_id: str):
+    """A job's progress; while it runs, the partial asks again every second (then stops)."""
+    found = engine().job(job_id)
+    response = page("job.html", "_job.html", job=found)
+    if not found.running and request.args.get("poll"):
+        response.headers["HX-Trigger"] = "models-changed"  # the list below reloads with the new states
+    return response

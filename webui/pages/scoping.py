@@ -1,0 +1,119 @@
+"""Who can read what (`/scoping`): sessions with their audience, boundary and token; API tokens
+(create: the secret is shown once; revoke); the read rules; and "view as" an audience and
+boundary, or a token: exactly the memories, anchors and edges it would see, read through the
+same visibility rule as every other read (Engine.view_as / Engine.viewer)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from keepmind.engine import AUDIENCES, EngineError, NotFound
+
+from ..context import engine
+from ..errors import Forbidden
+from ..security import viewer_token
+from .render import done, is_htmx, page, today_start_ms
+
+bp = Blueprint("scoping", __name__)
+SESSIONS_SHOWN = 50
+VIEW_SHOWN = 20
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def _tokens(**extra) -> dict:
+    """What the tokens section shows (its own fragment after a create)."""
+    eng, viewer = engine(), viewer_token()
+    tokens = eng.list_tokens(include_revoked=True, by=viewer)
+    return {"tokens": tokens, "audiences": [a for a in AUDIENCES if viewer.allows_audience(a)], "created": None,
+            "revoked": None, "form": {}, "error": None, "port": request.host.rsplit(":", 1)[-1], **extra}
+
+
+def _context(**extra) -> dict:
+    """The whole page: sessions (keyset pages by `before`), tokens, the read rules, view as."""
+    eng, viewer = engine(), viewer_token()
+    before = _int(request.args.get("before"))
+    sessions = eng.sessions(token=viewer, limit=SESSIONS_SHOWN + 1, before=before)
+    out = _tokens()
+    out.update({
+        "sessions": sessions[:SESSIONS_SHOWN],
+        "next_before": sessions[SESSIONS_SHOWN - 1]["created_at"] if len(sessions) > SESSIONS_SHOWN else None,
+        "before": before, "token_names": {t.id: t.name for t in out["tokens"]},
+        "policy": eng.settings["policy.cross_boundary_reads"], "boundaries": eng.boundaries_in_use(),
+        "view": None,
+    })
+    out.update(extra)
+    return out
+
+
+def _either(**extra) -> dict:
+    """The fragment's context for htmx (just the tokens section), else the whole page's."""
+    return _tokens(**extra) if is_htmx() else _context(**extra)
+
+
+@bp.get("/scoping")
+def scoping():
+    return page("scoping.html", **_context())
+
+
+@bp.post("/tokens")
+def create_token():
+    """A new token; its secret is in this answer only (never stored, never shown again)."""
+    eng = engine()
+    form = {k: (request.form.get(k) or "").strip() for k in ("name", "ceiling", "boundaries")}
+    bounds = [b.strip() for b in form["boundaries"].split(",") if b.strip()] or ["*"]
+    try:
+        created = eng.create_token(form["name"], form["ceiling"], bounds, by=viewer_token())
+    except EngineError as exc:
+        return page("scoping.html", "_tokens.html", http_status=422, **_either(error=exc.message, form=form))
+    return page("scoping.html", "_tokens.html", **_either(created=created))
+
+
+@bp.post("/tokens/<token_id>/revoke")
+def revoke_token(token_id: str):
+    viewer = viewer_token()
+    if token_id == viewer.id:
+        raise Forbidden("you are signed in with this token: revoke it from a page signed in with another token, "
+                        "or with `keepmind token revoke`")
+    revoked = engine().revoke_token(token_id, by=viewer)
+    if not is_htmx():
+        return done("/scoping#tokens")
+    return page("scoping.html", "_tokens.html", **_tokens(revoked=revoked))
+
+
+def _view_scope():
+    """The scope "view as" asks for: a token's (one no wider than the viewer's), or an audience and
+    boundary's, as far as the viewer may look; (scope, what it is called)."""
+    eng, viewer = engine(), viewer_token()
+    token_id = (request.args.get("token") or "").strip()
+    if token_id:
+        token = next((t for t in eng.list_tokens(by=viewer) if t.id == token_id), None)
+        if token is None:
+            raise NotFound("no such live token that you may look through")
+        bounds = "every boundary" if token.any_boundary else ", ".join(token.boundaries)
+        return eng.viewer(token), f"the token {token.name} ({token.audience_ceiling} ceiling, {bounds})"
+    audience = (request.args.get("audience") or "").strip()
+    boundary = (request.args.get("boundary") or "").strip()
+    scope = eng.view_as(audience, boundary, token=viewer)
+    extra = f", which also reads {', '.join(scope.extra_boundaries)}" if scope.extra_boundaries else ""
+    return scope, f"a {audience} session in {boundary}{extra}"
+
+
+@bp.get("/scoping/view")
+def view_as():
+    eng = engine()
+    try:
+        scope, label = _view_scope()
+    except EngineError as exc:
+        if not is_htmx():
+            raise
+        return page("scoping.html", "_view_as.html", http_status=422, view={"error": exc.message})
+    view = {
+        "label": label, "scope": scope, "counts": eng.counts(scope, since=today_start_ms()),
+        "memories": eng.browse(scope, limit=VIEW_SHOWN).items, "anchors": eng.anchors(scope, limit=VIEW_SHOWN),
+        "edges": eng.visible_edges(scope, limit=VIEW_SHOWN), "shown": VIEW_SHOWN,
+        "args": {k: v for k, v in request.args.items() if k in ("token", "audience", "boundary")},
+    }
+    return page("scoping.html", "_view_as.html", **({"view": view} if is_htmx() else _context(view=view)))
