@@ -26,7 +26,7 @@ from . import mdimport, transfer
 from .db import rows, scalar
 from .errors import InvalidInput, NotFound
 from .policy import AUDIENCES, check_name
-from .private import make_private_dir, open_private
+from .private import copy_limited, make_private_dir, open_private
 
 STAGING = "imports"
 STAGE_TTL_S = 3600
@@ -142,14 +142,9 @@ def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float 
     try:
         raw = folder / "upload" / name
         make_private_dir(raw.parent)
-        size = 0
         with open_private(raw, "wb") as out:
-            while chunk := stream.read(CHUNK):
-                size += len(chunk)
-                if size > limit:
-                    raise InvalidInput(f"{name} is larger than {limit:,} bytes (server.max_upload_bytes): "
-                                       "nothing was imported")
-                out.write(chunk)
+            copy_limited(stream, out, limit, lambda: InvalidInput(
+                f"{name} is larger than {limit:,} bytes (server.max_upload_bytes): nothing was imported"))
         content = make_private_dir(folder / "content")
         if name.lower().endswith(".zip"):
             _unzip(raw, content, limit, name)

@@ -127,5 +127,20 @@ def _listed(names: list[str]) -> str:
     return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-__all__ = ["check_privacy", "create_private_file", "exposed", "make_private_dir", "open_private", "repair",
-           "write_private"]
+CHUNK = 1 << 20
+
+
+def copy_limited(src, dst, limit: int, too_big) -> int:
+    """Copy `src` to `dst` in chunks, at most `limit` bytes: one more and `too_big()` (an
+    EngineError written for the person) is raised, before the excess is written."""
+    total = 0
+    while chunk := src.read(CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise too_big()
+        dst.write(chunk)
+    return total
+
+
+__all__ = ["check_privacy", "copy_limited", "create_private_file", "exposed", "make_private_dir", "open_private",
+           "repair", "write_private"]

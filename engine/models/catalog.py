@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from ..private import make_private_dir, open_private
+from ..private import copy_limited, make_private_dir, open_private
 from . import manifest as manifests
 from .importer import SUFFIXES, open_archive
 from .manifest import Manifest, ModelError
@@ -144,14 +144,9 @@ def stage(home: Path, files: list[tuple[str, BinaryIO]], max_bytes: int) -> tupl
                 raise ModelError(f"{name} was given twice: upload each file once")
             seen.add(name)
             target = folder / name
-            written = 0
             with open_private(target, "wb") as out:
-                while chunk := stream.read(CHUNK):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise ModelError(f"{name} is larger than {max_bytes:,} bytes (server.max_upload_bytes): "
-                                         "nothing was installed")
-                    out.write(chunk)
+                copy_limited(stream, out, max_bytes, lambda name=name: ModelError(
+                    f"{name} is larger than {max_bytes:,} bytes (server.max_upload_bytes): nothing was installed"))
             if name.lower().endswith(ARCHIVES):
                 check_archive(target, name)
             staged.append(target)

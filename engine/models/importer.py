@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+from ..private import copy_limited
 from . import manifest as manifests
 from .manifest import Manifest, ModelError, ModelFile
 from .verify import install_files, sha256_stream
@@ -55,14 +56,9 @@ class ImportResult:
 
 def copy_bounded(src: BinaryIO, dst: BinaryIO, limit: int, label: str) -> int:
     """Copy at most `limit` bytes; more is an error (an archive whose data outgrows its header)."""
-    total = 0
-    while chunk := src.read(CHUNK):
-        total += len(chunk)
-        if total > limit:
-            raise ModelError(f"{label} holds more than the {limit:,} bytes it declares: it is damaged or "
-                             "was tampered with, and nothing was installed")
-        dst.write(chunk)
-    return total
+    return copy_limited(src, dst, limit, lambda: ModelError(
+        f"{label} holds more than the {limit:,} bytes it declares: it is damaged or was tampered with, "
+        "and nothing was installed"))
 
 
 def _damaged(label: str, exc: BaseException) -> ModelError:
