@@ -11,5 +11,11 @@ FACTS = [
 ]
 
 
+# Recall budgets no loaded CI machine runs out of. A test about recall's choices uses these, so a
+# slow moment cannot turn its gate into a degraded one; the budgets are tested with explicit values.
+UNHURRIED = {"timeout_ms": 10_000.0, "embed_budget_ms": 10_000.0, "gate_budget_ms": 10_000.0}
+UNHURRIED_SETTINGS = {f"memory__recall__{name}": int(value) for name, value in UNHURRIED.items()}
+
+
 def fill(engine, session_id, facts=FACTS):
     return [engine.store(session_id, title, body).id for title, body in facts]

@@ -7,6 +7,7 @@ from keepmind.engine.models.service import ModelRuntime
 from keepmind.engine.recall.pipeline import RecallConfig
 from keepmind.engine.settings import defaults
 from support import tiny_models
+from support.stores import UNHURRIED
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_the_cross_encoder_keeps_what_it_scores_above_its_threshold(gated):
     sid = gated.open_session("personal", "work")
     dark = gated.store(sid, "theme", "the user prefers dark themes").id
     train = gated.store(sid, "train", "the train leaves at noon").id
-    t = gated.recaller.trace(gated.scope(sid), "what theme does the user like", config=RecallConfig(floor=-1.0))
+    t = gated.recaller.trace(gated.scope(sid), "what theme does the user like", config=RecallConfig(floor=-1.0, **UNHURRIED))
     assert t.gate_kind == "cross_encoder"
     kept = {d.id: d.kept for d in t.gate}
     assert kept[dark] is True and kept.get(train) in (False, None)

@@ -7,7 +7,7 @@ from keepmind.engine.clock import DAY_MS
 from keepmind.engine.recall.gate import FEATURES, FeatureGateParams
 from keepmind.engine.recall.inject import FRAME, Injected, render_block
 from keepmind.engine.recall.pipeline import RecallConfig
-from support.stores import fill
+from support.stores import UNHURRIED, fill
 
 pytestmark = pytest.mark.offline_model
 
@@ -17,6 +17,7 @@ SHUT = FeatureGateParams(weights=(0.0,) * len(FEATURES), bias=0.0, item_threshol
 
 def trace(engine, sid, message, **config):
     config.setdefault("feature_gate", OPEN)
+    config = {**UNHURRIED, **config}
     return engine.recaller.trace(engine.scope(sid), message, config=RecallConfig(**config))
 
 
@@ -84,7 +85,7 @@ def test_the_shipped_calibration_injects_the_answer_and_refuses_an_off_topic_mes
 def test_progressive_exclusion_until_the_session_compacts(model_engine):
     sid = model_engine.open_session("personal", "work")
     fill(model_engine, sid)
-    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, **UNHURRIED)
     first = model_engine.recall(sid, "dentist appointment")
     second = model_engine.recall(sid, "dentist appointment")
     assert first.items and not ({i.id for i in first.items} & {i.id for i in second.items})
@@ -96,7 +97,7 @@ def test_progressive_exclusion_until_the_session_compacts(model_engine):
 def test_receipts_explain_each_stage_and_are_pruned(model_engine, clock):
     sid = model_engine.open_session("personal", "work")
     ids = fill(model_engine, sid)
-    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, floor=0.2)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, floor=0.2, **UNHURRIED)
     result = model_engine.recall(sid, "When is my dentist appointment?")
     receipt = model_engine.explain(result.receipt_id)
     assert receipt["query"] == "When is my dentist appointment?" and receipt["mode"] == "hybrid"

@@ -15,6 +15,7 @@ from keepmind.engine import open_engine
 from keepmind.engine.clock import DAY_MS
 from keepmind.engine.db import rows
 from support.provider import drain, llm_settings
+from support.stores import UNHURRIED_SETTINGS
 
 OBSERVER = "You distil a conversation"
 CURATOR = "You curate a long-term memory"
@@ -61,7 +62,8 @@ def flight_engine(request, home, clock, provider):
         eng = open_engine(home, settings=llm_settings(provider), clock=clock, start_workers=False)
     else:
         models_home = request.getfixturevalue("offline_models_home")
-        eng = open_engine(models_home, settings=llm_settings(provider, memory__embeddings__auto_download=False),
+        eng = open_engine(models_home, settings=llm_settings(provider, memory__embeddings__auto_download=False,
+                                                         **UNHURRIED_SETTINGS),
                           clock=clock, start_workers=False)
         eng.models.load(download=False)
         assert eng.models.embedder() is not None
