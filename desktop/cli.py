@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "keepmind.desktop.cmd_doctor",
     "keepmind.desktop.cmd_serve",
     "keepmind.desktop.cmd_recall",
+    "keepmind.desktop.cmd_prefeval",
     "keepmind.desktop.cmd_writepath",  # last: it joins an `eval` group another module may create
 )
 

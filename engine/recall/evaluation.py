@@ -56,6 +56,7 @@ class JobRecord:
     model_id: str | None = None
     floor: float | None = None
     coverage_weight: float | None = None
+    topic: str = ""                      # PrefEval: the question's topic (leave-one-topic-out)
 
 
 @dataclass
@@ -164,23 +165,28 @@ def _slim(rows: dict, store: str, c) -> dict:
     return rows[key]
 
 
+def open_stores_engine(home: Path, open_engine: Callable, models_dir: Path | None = None):
+    """A fresh engine in `home` reading models from `models_dir`, its embedder loaded and warm."""
+    home.mkdir(parents=True, exist_ok=True)
+    settings = defaults().with_overrides(memory__embeddings__auto_download=False)
+    if models_dir is not None:
+        settings = settings.with_overrides(memory__models_dir=str(models_dir))
+    engine = open_engine(home, settings=settings, start_workers=False)
+    models = getattr(engine, "models", None)
+    if models is not None and hasattr(models, "load"):
+        models.load(download=False, repair=False)
+        if models.embedder() is not None:  # the first inference is slow: keep it out of the budget
+            models.embedder().embed_queries(["warm up"])
+    return engine
+
+
 def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,
                 open_engine: Callable, models_dir: Path | None = None,
                 progress: Callable[[str], None] | None = None) -> list[Store]:
     """One fresh engine per conversation under `home` (each sees the same models folder)."""
     stores = []
     for conv in convs:
-        conv_home = home / conv.sample_id
-        conv_home.mkdir(parents=True, exist_ok=True)
-        settings = defaults().with_overrides(memory__embeddings__auto_download=False)
-        if models_dir is not None:
-            settings = settings.with_overrides(memory__models_dir=str(models_dir))
-        engine = open_engine(conv_home, settings=settings, start_workers=False)
-        models = getattr(engine, "models", None)
-        if models is not None and hasattr(models, "load"):
-            models.load(download=False, repair=False)
-            if models.embedder() is not None:  # the first inference is slow: keep it out of the budget
-                models.embedder().embed_queries(["warm up"])
+        engine = open_stores_engine(home / conv.sample_id, open_engine, models_dir)
         stores.append(build_store(engine, conv.sample_id, conv, options))
         if progress:
             progress(f"stored {conv.sample_id}: {len(stores[-1].provenance)} memories")
