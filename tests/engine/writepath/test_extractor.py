@@ -3,7 +3,8 @@
 import pytest
 
 from keepmind.engine.writepath import extractor_eval
-from keepmind.engine.writepath.extractor import extract, netclaw_baseline, statements, third_person
+from keepmind.engine.writepath.extractor import extract, statements, third_person
+from keepmind.engine.writepath.extractor_eval import netclaw_baseline
 
 
 @pytest.mark.parametrize("text,category,fact", [
