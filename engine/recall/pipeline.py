@@ -18,13 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .. import search
+from ..stance import standing
 from .budget import DegradationLog, call_with_budget
 from .candidates import RECALL_MODES, Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate, lexical_calibration
 from .inject import Injected, fit, render_block
 from .plan import RecallPlan, plan as make_plan
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
-from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
+from .rank import RANKINGS, Candidate, Ranked, RankWeights, best_segment, calibrated_weight, rank
 from .terms import TermStats, collection_floor, row_stems
 
 DEFAULT_RANKING = "hybrid"
@@ -195,17 +196,22 @@ def candidates_stage(r: _Run, trace: RecallTrace, channel: _Channel, stats: Term
 
         def vector_search():
             t_e = timer()
-            vec = embedder.embed_queries([message])[0]
+            vecs = embedder.embed_queries(list(trace.plan.segments))
             embed_ms = (timer() - t_e) * 1000
             if embed_ms > budget:
-                return None, embed_ms, []
+                return None, embed_ms, [], None, []
             with r.snapshot() as vconn:
-                return vec, embed_ms, vector_hits(vconn, r.scope, vectors, vec, r.now, exclude=r.exclude)
+                hits = vector_hits(vconn, r.scope, vectors, vecs[0], r.now, exclude=r.exclude)
+                parts = vecs[1:] if len(vecs) > 1 else None
+                part_hits = [h for v in (parts if parts is not None else ())
+                             for h in vector_hits(vconn, r.scope, vectors, v, r.now, exclude=r.exclude)]
+                return vecs[0], embed_ms, hits, parts, part_hits
         vector_job = r.executor.submit(vector_search) if r.executor is not None else None
     with r.snapshot() as conn:
         stats.build(conn)
         lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude)
         vec_hits: list = []
+        part_vecs, part_hits = None, []
         if trace.model_id is not None:
             # The embed budget plus room for the search, never past the whole budget.
             deadline_ms = min(config.timeout_ms, (t_c - r.t0) * 1000 + budget + VECTOR_SEARCH_MS)
@@ -216,11 +222,12 @@ def candidates_stage(r: _Run, trace: RecallTrace, channel: _Channel, stats: Term
             if failure:
                 channel.reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
             else:
-                channel.query_vec, embed_ms, vec_hits = result
+                channel.query_vec, embed_ms, vec_hits, part_vecs, part_hits = result
                 trace.timings["embed_ms"] = round(embed_ms, 3)
                 if channel.query_vec is None:
                     channel.reason = "sub_budget_exceeded"
-        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec)
+        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec,
+                     part_vecs=part_vecs, part_hits=part_hits)
     if channel.reason:
         trace.degraded.append(f"vector:{channel.reason}")
         r.emit("memory_recall_vector_degraded", channel.reason)
@@ -242,17 +249,33 @@ def rank_stage(r: _Run, trace: RecallTrace, channel: _Channel, pool: Pool, stats
     """
     calibration = channel.embedder.calibration if channel.query_vec is not None else lexical_calibration()
     stats = stats.floored(collection_floor(calibration))
-    idf = stats.weights(trace.plan.content)
-    pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, row_stems(c.row))) for c in pool.candidates])
-    trace.pool = pool
     ranking = r.config.ranking if (channel.query_vec is not None or r.config.ranking != "cosine") else "bm25"
     trace.ranking = ranking
     weights = ranking_weights(r.config.weights, calibration)
     trace.coverage_weight = weights.coverage if ranking == "hybrid" else None
+    trace.pool = pool = replace(pool, candidates=judged(trace.plan, pool.candidates, stats, weights))
     t_r = r.timer()
     trace.ranked = rank(pool.candidates, r.now, method=ranking, weights=weights)
     trace.timings["rank_ms"] = round((r.timer() - t_r) * 1000, 3)
     return calibration, stats
+
+
+def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights) -> list[Candidate]:
+    """The candidates with what ranking and the gate read besides the channels' scores: whether
+    each is a standing statement, its coverage of the message, and, for a message of several
+    parts, the part it matches best (rank.best_segment)."""
+    plans = [plan.part(s) for s in range(len(plan.segments))]
+    idfs = [stats.weights(p.content) for p in plans]
+    tasks = [p.task for p in plans]
+    out = []
+    for c in candidates:
+        stems = row_stems(c.row)
+        c = replace(c, standing=standing(f"{c.row.get('title', '')}\n{c.row.get('body', '')}"), for_task=plan.task,
+                    coverage=coverage(idfs[0], stems))
+        if len(plans) > 1:
+            c = best_segment(c, [coverage(idf, stems) for idf in idfs], tasks, weights)
+        out.append(c)
+    return out
 
 
 def floor_stage(trace: RecallTrace, channel: _Channel, config: RecallConfig) -> list[Ranked]:
@@ -318,15 +341,18 @@ def _injected(r: Ranked) -> Injected:
 
 
 def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeights:
-    """The rank weights with the coverage weight the embedder's calibration picked.
+    """The rank weights with the coverage and standing weights the calibration in play picked.
 
     A calibration without `ranking.coverage_weight` (an older manifest, a custom model) keeps the
-    weights' own coverage weight, DEFAULT_COVERAGE_WEIGHT (0.3, the value once picked by hand).
-    So does lexical-only recall: the lexical gate's calibration carries no weight, since the
-    weight was calibrated with cosine in the score.
+    weights' own coverage weight, DEFAULT_COVERAGE_WEIGHT (0.3, the value once picked by hand);
+    without `ranking.standing_weight` the standing weight stays 0 (no standing prior). The
+    lexical gate's calibration carries its own weights, picked on lexical recall.
     """
-    picked = calibrated_coverage_weight(calibration)
-    return weights if picked is None else replace(weights, coverage=picked)
+    coverage_w = calibrated_weight(calibration, "coverage_weight")
+    standing_w = calibrated_weight(calibration, "standing_weight")
+    if coverage_w is not None:
+        weights = replace(weights, coverage=coverage_w)
+    return weights if standing_w is None else replace(weights, standing=standing_w)
 
 
 def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | None, lexical: bool,
