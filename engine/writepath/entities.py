@@ -60,7 +60,7 @@ class GraphFact:
 
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
     # my sister Anna / my best friend Tom
-    ("role", rf"\b[Mm]y\s+(?:\w+\s+)?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    ("role", rf"\b[Mm]y\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo
