@@ -4,14 +4,14 @@ The rule-based extractor finds a statement worth keeping; this module reads what
 the graph, from cue phrases that say what a name is, not from a list of names: "my sister Anna"
 (Anna is a person, the user's sister), "lives in Lisbon" / "moved to Porto" (a place one lives
 in), "work at Acme" (an organisation one works at), "a United MileagePlus member" (a
-membership), "my home airport is SFO". Names are runs of capitalized words (or an all-caps code)
+membership), "my home airport is SFO", "a dog named Pixel", "I met Sara", "went to Paris". Names are runs of capitalized words (or an all-caps code)
 right after the cue; a sentence-initial capital is never a name on its own.
 
 Each relation says which anchor it starts from (the user, or the person the statement is about)
 and whether a new value replaces the old one: `lives_in`, `works_at` and `home_airport` are
 exclusive, so "Anna moved to Porto." closes Anna's `lives_in Lisbon` edge and opens a new one
-(store.assert_edge keeps the old interval); `sister` or `member_of` are not (two sisters, two
-programmes).
+(store.assert_edge keeps the old interval); `sister`, `member_of`, `knows` or `visited` are not
+(two sisters, two programmes, many places).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfr
 _ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
 _PETS = r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|tortoise|snake|lizard|fish)"
 
-EXCLUSIVE = frozenset({"lives_in", "works_at", "home_airport", "from", "married_to"})
+EXCLUSIVE = frozenset({"lives_in", "works_at", "home_airport", "from"})
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,19 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     ("role", rf"\b[Mm]y\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
-    # a dog named Pixel, my cat Milo
-    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS}|[\w-]+)\s+(?:named|called)\s+(?P<name>{_NAME})"),
+    # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS})\s+(?:named|called)\s+(?P<name>{_NAME})"),
+    ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
+            rf"(?P<name>{_NAME})"),
     ("pet_my", rf"\b[Mm]y\s+(?P<animal>{_PETS})\s+(?P<name>{_NAME})"),
+    # someone named David; I met Sara
+    ("knows", rf"\b(?:someone|somebody|a\s+(?:guy|man|woman|girl|boy|lady|person|kid|friend|veteran|neighbou?r|coach|"
+              rf"teacher|doctor|mentor|artist|musician|colleague|student))\s+(?:named|called)\s+(?P<name>{_NAME})"),
+    ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:up\s+with\s+)?(?P<name>{_NAME})"),
+    # places the user has been: went to / got back from / visited / been to Paris
+    ("visited", rf"\b(?:I|we|We)(?:'ve|\s+have)?\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+|once\s+)*(?:went|travel(?:l)?ed|flew|drove|"
+                rf"headed|got\s+back|came\s+back|returned|visited|been|explored|toured)\s+(?:back\s+)?"
+                rf"(?:to\s+|from\s+|in\s+)?(?:the\s+)?(?P<place>{_NAME})"),
     # (I | Anna) live(s) in / moved to / relocated to / am based in Lisbon
     ("lives_in", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|now\s+|still\s+)*(?:live|lives|lived|living|moved|move|moving|"
                  rf"relocated|relocating|am\s+based|'m\s+based|is\s+based|are\s+based|'re\s+based)\s+"
@@ -83,7 +93,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
                        rf"(?:member|subscriber|cardholder)\b"),
     ("member_program", rf"\bhave\s+(?P<org>{_NAME})\s+(?:status|membership|elite)\b"),
     ("member_of", rf"\b(?:member|members|part)\s+of\s+(?:the\s+|a\s+)?(?P<org>{_NAME})"),
-    ("member_of", rf"\b(?:joined|belong\s+to|signed\s+up\s+for|volunteer\s+(?:at|with|for))\s+(?:the\s+)?(?P<org>{_NAME})"),
+    ("member_of", rf"\b(?:joined|belong\s+to|signed\s+up\s+for|signed\s+with|volunteer\s+(?:at|with|for))\s+(?:the\s+)?"
+                  rf"(?P<org>{_NAME})"),
+    ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|finally\s+)*(?:got|landed|started|have|had)\s+(?:a\s+|an\s+|my\s+)?"
+                 rf"(?:new\s+)?(?:job|internship|position|role)\s+(?:at|with)\s+(?:the\s+)?(?P<org>{_NAME})"),
     # my home airport is SFO / SFO is my home airport / I fly out of Boston Logan
     ("home_airport", rf"\b[Mm]y\s+home\s+airport\s+is\s+(?P<place>{_NAME})"),
     ("home_airport", rf"(?P<place>{_NAME})(?:\s+\([A-Z]{{3}}\))?\s*(?:,\s*(?:it's|it\s+is|which\s+is)|\s+is)\s+my\s+home\s+airport"),
@@ -140,6 +153,12 @@ def _fact(kind: str, m: re.Match) -> GraphFact | None:
     if kind in ("pet", "pet_my"):
         name = _clean(groups["name"])
         return GraphFact(user, "pet", Entity(name, "pet")) if name else None
+    if kind == "knows":
+        name = _clean(groups["name"])
+        return GraphFact(user, "knows", Entity(name, "person")) if name else None
+    if kind == "visited":
+        place = _clean(groups["place"])
+        return GraphFact(user, "visited", Entity(place, "place")) if place else None
     if kind in ("lives_in", "from"):
         source, place = _subject(m), _clean(groups["place"])
         return GraphFact(source, kind, Entity(place, "place")) if source and place else None

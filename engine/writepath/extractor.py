@@ -278,7 +278,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
 
     A statement that names people, places, organisations or memberships hangs on the anchor of
     what it is about (entities.main_entity: "Anna", typed person) and carries its graph facts as
-    relations; any other hangs on an anchor of its own words.
+    relations; any other hangs on a `topic` anchor of its own words (the category is a facet).
     """
     out: list[Proposal] = []
     seen: set[str] = set()
@@ -295,7 +295,8 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             if about is not None:
                 anchor, anchor_type = about.name, about.kind
             else:
-                anchor, anchor_type = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower(), st.category
+                anchor = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower()
+                anchor_type = "topic"
             out.append(Proposal(
                 memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=st.fact,
                 anchor=anchor, anchor_type=anchor_type, aliases=(" ".join(words[:3]),),

@@ -88,8 +88,11 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("I always fly out of Boston Logan, it's my home airport.", {("User", "home_airport", "Boston Logan")}),
     ("I just adopted a rescue greyhound named Pixel!", {("User", "pet", "Pixel")}),
     ("I am a member of the Sierra Club.", {("User", "member_of", "Sierra Club")}),
-    ("Yesterday I went to Paris with friends.", set()),
+    ("Yesterday I went to Paris with friends.", {("User", "visited", "Paris")}),
+    ("At the fair I talked to someone named David.", {("User", "knows", "David")}),
+    ("I got a new job at Initech.", {("User", "works_at", "Initech")}),
     ("I love hiking on weekends.", set()),
+    ("I went to a support group last week.", set()),
 ])
 def test_graph_facts_are_read_from_cue_phrases(sentence, expected):
     assert {(f.source.name, f.relation, f.target.name) for f in graph_facts(sentence)} == expected
