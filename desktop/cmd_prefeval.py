@@ -14,9 +14,7 @@ from keepmind.engine.recall import prefeval
 from keepmind.engine.recall.eval_data import load_locomo
 
 from .cli import home_option, models_dir_of
-from .cmd_recall import DEV_DATA, _shared_eval, _subcommands
-
-DEV_PREFEVAL = Path("eval/prefeval/prefeval-dev.jsonl")
+from .cmd_recall import DEV_DATA, DEV_PREFEVAL, _shared_eval, _subcommands
 
 
 def register(sub) -> None:

@@ -70,6 +70,11 @@ class FeatureGateParams:
     query score clears `query_threshold`; then an item is kept when its own score clears
     `item_threshold` and is at least `relative` times the best item's. A calibration without a
     query model (an older manifest) uses the best item's score as the query score.
+
+    A task message (stance.asks_for_help, in the part the best candidate matched) is decided by
+    thresholds of its own when the calibration gives them (`task`): it was calibrated on task
+    messages that need a stated preference, with a target of its own, while the others were set
+    on questions about the past; one set of thresholds could not meet both targets.
     """
 
     weights: tuple[float, ...]
@@ -80,6 +85,13 @@ class FeatureGateParams:
     query_weights: tuple[float, ...] | None = None
     query_bias: float = 0.0
     relative: float = 0.0
+    task: tuple[float, float, float] | None = None   # (item, query, relative) thresholds of task messages
+
+    def thresholds(self, task: bool) -> tuple[float, float, float]:
+        """(item, query, relative) thresholds for a task message or a question."""
+        if task and self.task is not None:
+            return self.task
+        return self.item_threshold, self.query_threshold, self.relative
 
     @classmethod
     def from_calibration(cls, cal: dict | None, *, source: str = "manifest") -> "FeatureGateParams | None":
@@ -95,7 +107,7 @@ class FeatureGateParams:
                        source=source,
                        query_weights=tuple(float(qw.get(f, 0.0)) for f in QUERY_FEATURES) if qw else None,
                        query_bias=float(query["bias"]) if qw else 0.0,
-                       relative=float(fg.get("relative", 0.0)))
+                       relative=float(fg.get("relative", 0.0)), task=_task_thresholds(fg.get("task")))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -105,7 +117,15 @@ class FeatureGateParams:
                "relative": self.relative}
         if self.query_weights is not None:
             out["query_model"] = {"weights": dict(zip(QUERY_FEATURES, self.query_weights)), "bias": self.query_bias}
+        if self.task is not None:
+            out["task"] = {"item_threshold": self.task[0], "query_threshold": self.task[1], "relative": self.task[2]}
         return out
+
+
+def _task_thresholds(found) -> tuple[float, float, float] | None:
+    if not isinstance(found, dict):
+        return None
+    return (float(found["item_threshold"]), float(found["query_threshold"]), float(found.get("relative", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -263,8 +283,8 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
     q = query_score(params, qfeats, scores)
     for f in feats:
         f["query_score"] = q
-    return decide(scores, [r.id for r in top], params.item_threshold, params.query_threshold, feats,
-                  query=q, relative=params.relative)
+    item_t, query_t, relative = params.thresholds(bool(qfeats["task"]))
+    return decide(scores, [r.id for r in top], item_t, query_t, feats, query=q, relative=relative)
 
 
 def cross_encoder_gate(gate, threshold: float, query: str, top: list[Ranked]) -> list[GateDecision]:

@@ -345,14 +345,18 @@ def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeigh
 
     A calibration without `ranking.coverage_weight` (an older manifest, a custom model) keeps the
     weights' own coverage weight, DEFAULT_COVERAGE_WEIGHT (0.3, the value once picked by hand);
-    without `ranking.standing_weight` the standing weight stays 0 (no standing prior). The
-    lexical gate's calibration carries its own weights, picked on lexical recall.
+    without `ranking.standing_weight` the standing weight stays 0 (no standing prior), without
+    `ranking.task_coverage_weight` task messages use the coverage weight. The lexical gate's
+    calibration carries its own task weights, picked on lexical recall.
     """
     coverage_w = calibrated_weight(calibration, "coverage_weight")
-    standing_w = calibrated_weight(calibration, "standing_weight")
     if coverage_w is not None:
         weights = replace(weights, coverage=coverage_w)
-    return weights if standing_w is None else replace(weights, standing=standing_w)
+    standing_w = calibrated_weight(calibration, "standing_weight")
+    if standing_w is not None:
+        weights = replace(weights, standing=standing_w)
+    task_w = calibrated_weight(calibration, "task_coverage_weight")
+    return weights if task_w is None else replace(weights, task_coverage=task_w)
 
 
 def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | None, lexical: bool,

@@ -16,8 +16,10 @@ standing preferences, which rarely share its words: on PrefEval the preference a
 behind background facts with the same cosine. So `hybrid` and `fused` add `standing_weight` to a
 memory that states a lasting preference, constraint, condition or habit of the user
 (stance.standing) when the part of the message it matched asks for something
-(stance.asks_for_help). The weight is picked by the calibration too (`ranking.standing_weight`);
-0 (the default) ranks as before.
+(stance.asks_for_help), and weighs such a memory's coverage of the message with a coverage weight
+of its own, `task_coverage_weight` (the words of a task are mostly not the preference's words).
+Both are picked by the calibration too (`ranking.standing_weight`, `ranking.task_coverage_weight`);
+without them (the defaults) ranking is as before.
 
 A message of several sentences is matched part by part (plan.RecallPlan.parts): each candidate
 has a cosine per part, and `best_segment` keeps the part where it scores best, with that part's
@@ -70,6 +72,11 @@ class RankWeights:
     coverage: float = DEFAULT_COVERAGE_WEIGHT   # weight of query coverage in the `hybrid` ranking
     half_life_days: float = 30.0
     standing: float = 0.0         # added to a standing statement matched by a task message
+    task_coverage: float | None = None   # the coverage weight for a task message (None: `coverage`)
+
+    def coverage_for(self, task: bool) -> float:
+        """The coverage weight for a candidate matched by a task message or by a question."""
+        return self.task_coverage if (task and self.task_coverage is not None) else self.coverage
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,7 @@ def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = Fals
     lex = squash(c.lexical, w.squash_half)
     prior = class_prior(c.row)
     rec = recency(c.row, now, w.half_life_days)
-    extra = w.coverage * c.coverage if coverage else 0.0
+    extra = w.coverage_for(c.for_task) * c.coverage if coverage else 0.0
     stand = standing_prior(c, w)
     score = (w.vector * cos + w.lexical * lex + extra + prior + stand) * rec
     reasons = (f"cosine={cos:.3f}" + (" (no vector)" if c.cosine is None else ""),
@@ -158,7 +165,7 @@ def best_segment(c: Candidate, coverages: list[float], tasks: list[bool], w: Ran
     best, best_score = 0, None
     for s, (cov, task) in enumerate(zip(coverages, tasks)):
         cos = c.cosines[s] if s < len(c.cosines) and c.cosines[s] is not None else (c.cosine or 0.0)
-        score = w.vector * cos + w.coverage * cov + (w.standing if (task and c.standing) else 0.0)
+        score = w.vector * cos + w.coverage_for(task) * cov + (w.standing if (task and c.standing) else 0.0)
         if best_score is None or score > best_score + 1e-12:
             best, best_score = s, score
     cos = c.cosines[best] if best < len(c.cosines) and c.cosines[best] is not None else c.cosine
