@@ -131,29 +131,32 @@ def _with_models(base: FeatureGateParams, w_item: np.ndarray, w_query: np.ndarra
                    query_weights=tuple(float(v) for v in w_query[:-1]), query_bias=float(w_query[-1]))
 
 
-def _scores(g: GateRows, params: FeatureGateParams) -> tuple[dict[int, list[float]], dict[int, float], dict[int, bool]]:
-    """Item probabilities, the query score and whether it is a task message, per record with candidates."""
+def _scores(g: GateRows, params: FeatureGateParams) -> tuple[dict[int, list[float]], dict[int, float]]:
+    """Item probabilities and the query score, per record with candidates."""
     w_item = np.r_[params.weights, params.bias]
     logits = _predict(w_item, g.X)
     items = g.by_record(1.0 / (1.0 + np.exp(-np.clip(logits, -50, 50))))
     order, Q, _ = _query_rows(g, logits)
-    tasks = {qi: bool(Q[n, QUERY_FEATURES.index("task")]) for n, qi in enumerate(order)}
     if params.query_weights is None:
-        return items, {qi: max(items[qi]) for qi in order}, tasks
+        return items, {qi: max(items[qi]) for qi in order}
     q = _predict(np.r_[params.query_weights, params.query_bias], Q)
-    return items, {qi: float(v) for qi, v in zip(order, 1.0 / (1.0 + np.exp(-np.clip(q, -50, 50))))}, tasks
+    return items, {qi: float(v) for qi, v in zip(order, 1.0 / (1.0 + np.exp(-np.clip(q, -50, 50))))}
 
 
-def _injected(g: GateRows, items, queries, tasks, params: FeatureGateParams, only=None) -> dict[int, list[str]]:
+def _injected(g: GateRows, items, queries, params: FeatureGateParams, only=None) -> dict[int, list[str]]:
     ids = g.ids_by_record
     out = {}
     for qi, vs in items.items():
         if only is not None and qi not in only:
             continue
-        item_t, query_t, relative = params.thresholds(tasks[qi])
-        mask = keeps(vs, queries[qi], item_t, query_t, relative)
+        mask = keeps(vs, queries[qi], params.item_threshold, params.query_threshold, params.relative)
         out[id(g.records[qi])] = [mid for mid, k in zip(ids[qi], mask) if k]
     return out
+
+
+def is_task(record) -> bool:
+    """Whether the gate of task messages decides this record (the message asks for something)."""
+    return bool(getattr(getattr(record, "plan", None), "task", False))
 
 
 def data_set(record) -> str:
@@ -191,10 +194,14 @@ def _mean_zero(m: dict) -> float:
 
 
 def objective(m: dict[str, dict]) -> float:
-    """Questions: mean zero-injection over the negative sources plus precision. Task messages:
-    the share of needed preferences injected plus precision."""
+    """Questions: mean zero-injection over the negative sources plus precision. Task messages
+    (whose refusals are a target): the harmonic mean of the share of needed preferences injected
+    and precision; a plain sum let precision win by injecting almost nothing (0.10 injected at
+    precision 0.86 scored above 0.30 at 0.60)."""
     q, t = m.get(QUESTION_SET), m.get(TASK_SET)
-    return ((_mean_zero(q) + q["precision"]) if q else 0.0) + ((t["hit_rate"] + t["precision"]) if t else 0.0)
+    task = (2 * t["hit_rate"] * t["precision"] / (t["hit_rate"] + t["precision"])
+            if t and t["hit_rate"] + t["precision"] > 0 else 0.0)
+    return ((_mean_zero(q) + q["precision"]) if q else 0.0) + task
 
 
 def _grids(values: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -205,84 +212,135 @@ def _grids(values: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return q_grid, i_grid
 
 
-def choose_thresholds(g: GateRows, base: FeatureGateParams, targets: Targets) -> tuple[FeatureGateParams, dict]:
+@dataclass
+class _Gates:
+    """Scores of the question gate and (with task data) the task gate, and which records each decides."""
+
+    g: GateRows
+    question: tuple                 # (items, queries) under the question gate's models
+    task: tuple | None              # the same under the task gate's models
+    tasks: set                      # record indexes the task gate decides
+
+    def injected(self, q_params: FeatureGateParams, t_params: FeatureGateParams | None, only=None) -> dict:
+        out = _injected(self.g, *self.question, q_params,
+                        only={qi for qi in self.question[0] if qi not in self.tasks and (only is None or qi in only)})
+        if self.task is not None and t_params is not None:
+            out.update(_injected(self.g, *self.task, t_params,
+                                 only={qi for qi in self.tasks if only is None or qi in only}))
+        return out
+
+
+def _search(run, base: FeatureGateParams, items, queries, met, score, extra_query=()):
+    """The (query, item, relative) thresholds of `base` with the best score among those `met` accepts."""
+    q_grid, i_grid = _grids(np.array(list(queries.values())), np.array([v for vs in items.values() for v in vs]))
+    best = None
+    for tq in np.r_[q_grid, list(extra_query)]:
+        for ti in i_grid:
+            for rho in RELATIVE_GRID:
+                params = replace(base, item_threshold=float(ti), query_threshold=float(tq), relative=rho)
+                m = run(params)
+                if met(m) and (best is None or score(m) > score(best[1])):
+                    best = (params, m)
+    return best
+
+
+def choose_thresholds(gates: _Gates, q_base: FeatureGateParams, t_base: FeatureGateParams | None,
+                      targets: Targets) -> tuple[FeatureGateParams, dict]:
     """The thresholds with the best objective among those meeting the targets, in two steps.
 
-    First the (query, item, relative) thresholds of every message, on the questions' target and
-    objective alone (what a calibration without task data picks); then, with task data, the task
-    messages' own thresholds, on both data sets' targets and objectives. A task message's decision
-    depends only on the task thresholds, so the second step cannot undo the first for questions.
+    First the question gate's thresholds, on the questions' target and objective alone (what a
+    calibration without task data picks); then, with task data, the task gate's, on both data
+    sets' targets and objectives, the questions' decisions fixed (a task message is decided by
+    the task gate alone, so the second step cannot undo the first).
     """
-    items, queries, tasks = _scores(g, base)
-    records = g.records
+    g, records = gates.g, gates.g.records
 
-    def run(params: FeatureGateParams) -> dict:
-        inj = _injected(g, items, queries, tasks, params)
+    def metrics_of(inj: dict) -> dict:
         return set_metrics(records, lambda r: inj.get(id(r), []))
 
-    def search(make, q_grid, i_grid, met, score):
-        best = None
-        for tq in q_grid:
-            for ti in i_grid:
-                for rho in RELATIVE_GRID:
-                    params = make(float(ti), float(tq), rho)
-                    m = run(params)
-                    if met(m) and (best is None or score(m) > score(best[1])):
-                        best = (params, m)
-        return best
-
-    q_grid, i_grid = _grids(np.array(list(queries.values())), np.array([v for vs in items.values() for v in vs]))
     questions_only = Targets(targets.retention, 0.0)
-    best = search(lambda ti, tq, rho: replace(base, item_threshold=ti, query_threshold=tq, relative=rho, task=None),
-                  q_grid, i_grid, questions_only.met, lambda m: objective({QUESTION_SET: m[QUESTION_SET]})
-                  if QUESTION_SET in m else objective(m))
+    every = replace(gates, tasks=set())   # the question gate decides every message in this step
+    q_items, q_queries = gates.question
+    best = _search(lambda p: metrics_of(every.injected(p, None)), q_base, q_items, q_queries, questions_only.met,
+                   lambda m: objective({QUESTION_SET: m[QUESTION_SET]}) if QUESTION_SET in m else objective(m))
     if best is None:  # nothing reaches the target: inject whatever the floor lets through
-        best = (replace(base, item_threshold=0.0, query_threshold=0.0, relative=0.0, task=None), None)
-        best = (best[0], run(best[0]))
-    if not any(data_set(r) == TASK_SET for r in records):
+        fallback = replace(q_base, item_threshold=0.0, query_threshold=0.0, relative=0.0)
+        best = (fallback, metrics_of(gates.injected(fallback, None)))
+    if gates.task is None or t_base is None:
         return best
-    task_qi = [qi for qi, t in tasks.items() if t]
-    q_grid, i_grid = _grids(np.array([queries[qi] for qi in task_qi]),
-                            np.array([v for qi in task_qi for v in items[qi]]))
-    q_grid = np.r_[q_grid, 1.0]  # refusing every task message is always an option
-    found = search(lambda ti, tq, rho: replace(best[0], task=(ti, tq, rho)), q_grid, i_grid, targets.met, objective)
-    return found or best
+    fixed = gates.injected(best[0], None)
+    t_items = {qi: v for qi, v in gates.task[0].items() if qi in gates.tasks}
+    t_queries = {qi: gates.task[1][qi] for qi in t_items}
+
+    def run(t_params):
+        return metrics_of({**fixed, **_injected(g, t_items, t_queries, t_params)})
+    found = _search(run, t_base, t_items, t_queries, targets.met, objective, extra_query=(1.01,))  # 1.01: refuse all
+    if found is None:
+        return best
+    return replace(best[0], task=found[0]), found[1]
+
+
+def _fit(g: GateRows, rows_mask: np.ndarray, record_ok) -> tuple[np.ndarray, np.ndarray]:
+    return _fit_both(g, rows_mask, record_ok)
 
 
 def calibrate_gate(records, tops, *, target: float, zero_target: float = 0.90) -> tuple[FeatureGateParams, dict]:
-    """Both models and the thresholds from calibrating records (and their top candidates)."""
+    """The gate's models and thresholds from calibrating records (and their top candidates).
+
+    Without task data one gate decides every message (both models fitted on every record). With
+    it (PrefEval records), the question gate is fitted on the questions' records alone, exactly as
+    without, and the task gate (FeatureGateParams.task) on every message that asks for something;
+    each has its own target, and the task gate then decides the task messages.
+    """
     g = gate_rows(records, tops)
     if not len(g.y) or g.y.sum() == 0 or g.y.sum() == len(g.y):
         raise InvalidInput("too little data to calibrate: the top 3 candidates must include both relevant "
                            "and irrelevant memories; use more conversations or add --negatives files")
-    everything = np.ones(len(g.y), dtype=bool)
-    w_item, w_query = _fit_both(g, everything, lambda qi: True)
-    base = _with_models(FeatureGateParams(weights=(), bias=0.0, item_threshold=0.0, query_threshold=0.0,
-                                          source="calibration"), w_item, w_query)
+    two = any(data_set(r) == TASK_SET for r in records)
+    tasks = {qi for qi, r in enumerate(records) if two and is_task(r)}
+    row_task = np.array([int(qi) in tasks for qi in g.owner], dtype=bool)
+    blank = FeatureGateParams(weights=(), bias=0.0, item_threshold=0.0, query_threshold=0.0, source="calibration")
+    row_question = np.array([data_set(records[int(qi)]) == QUESTION_SET or not two for qi in g.owner], dtype=bool)
+    w_item, w_query = _fit(g, row_question, lambda qi: data_set(records[qi]) == QUESTION_SET or not two)
+    q_base = _with_models(blank, w_item, w_query)
+    t_base = _with_models(blank, *_fit(g, row_task, lambda qi: qi in tasks)) if tasks else None
+    gates = _Gates(g, _scores(g, q_base), _scores(g, t_base) if t_base else None, tasks)
     # Retention is relative to what the floor alone keeps: the target applies to the ungated injection.
     index = {id(r): qi for qi, r in enumerate(records)}
     ungated = set_metrics(records, lambda r: [c.id for c in tops[index[id(r)]]])
     targets = Targets(target * ungated.get(QUESTION_SET, {}).get("relevant_recall_retained", 1.0), zero_target)
-    params, m = choose_thresholds(g, base, targets)
-    held_conversation = _held_out(g, params, lambda r: data_set(r) == QUESTION_SET, lambda r: r.store)
-    held_topic = _held_out(g, params, lambda r: data_set(r) == TASK_SET, lambda r: r.topic)
-    item_logits = _predict(np.r_[params.weights, params.bias], g.X)
-    order, Q, labels = _query_rows(g, item_logits)
+    params, m = choose_thresholds(gates, q_base, t_base, targets)
+    held_conversation = _held_out(g, params, tasks, lambda r: data_set(r) == QUESTION_SET, lambda r: r.store)
+    held_topic = _held_out(g, params, tasks, lambda r: data_set(r) == TASK_SET, lambda r: r.topic)
     report = {"dev": m.get(QUESTION_SET, {}),
               "leave_one_conversation_out": held_conversation.get(QUESTION_SET, {}),
-              "auc": round(_auc(item_logits, g.y), 4),
-              "query_auc": round(_auc(_predict(np.r_[params.query_weights, params.query_bias], Q), labels), 4),
-              "candidates": int(len(g.y)), "relevant": int(g.y.sum()),
-              "questions_with_candidates": len(order), "questions_with_relevant_on_top": int(labels.sum()),
+              **_fit_report(g, params, row_question, "questions" if tasks else None),
               "targets": {"retention": round(targets.retention, 4), "zero_injection": targets.zero_injection}}
     if TASK_SET in m:
         report["prefeval_dev"] = m[TASK_SET]
         report["leave_one_topic_out"] = held_topic.get(TASK_SET, {})
+        if params.task is not None:
+            report["task_gate"] = _fit_report(g, params.task, row_task, "task messages")
     return params, report
 
 
-def _held_out(g: GateRows, params: FeatureGateParams, member, group) -> dict[str, dict]:
-    """Leave one group out among the records `member` selects: refit both models without the
+def _fit_report(g: GateRows, params: FeatureGateParams, rows_mask: np.ndarray, what: str | None) -> dict:
+    """AUCs of a gate's two models over the rows (and records) it decides."""
+    item_logits = _predict(np.r_[params.weights, params.bias], g.X)
+    order, Q, labels = _query_rows(g, item_logits)
+    records = {int(qi) for qi, keep in zip(g.owner, rows_mask) if keep}
+    mask = np.array([qi in records for qi in order], dtype=bool)
+    out = {"auc": round(_auc(item_logits[rows_mask], g.y[rows_mask]), 4),
+           "query_auc": round(_auc(_predict(np.r_[params.query_weights, params.query_bias], Q)[mask], labels[mask]), 4),
+           "candidates": int(rows_mask.sum()), "relevant": int(g.y[rows_mask].sum()),
+           "questions_with_candidates": int(mask.sum()), "questions_with_relevant_on_top": int(labels[mask].sum())}
+    if what:
+        out["decides"] = what
+    return out
+
+
+def _held_out(g: GateRows, params: FeatureGateParams, tasks: set, member, group) -> dict[str, dict]:
+    """Leave one group out among the records `member` selects: refit the models without the
     group's records, keep the thresholds, decide the group's records; metrics over them all."""
     records = g.records
     groups = sorted({group(r) for r in records if member(r)})
@@ -290,16 +348,22 @@ def _held_out(g: GateRows, params: FeatureGateParams, member, group) -> dict[str
         return {}
     inj_all: dict[int, list[str]] = {}
     owner_group = [group(records[qi]) if member(records[qi]) else None for qi in g.owner]
+    row_task = np.array([int(qi) in tasks for qi in g.owner], dtype=bool)
+    two = params.task is not None
+    question = lambda qi: data_set(records[qi]) == QUESTION_SET or not two  # noqa: E731
+    row_question = np.array([question(int(qi)) for qi in g.owner], dtype=bool)
     for s in groups:
-        train = np.array([og != s for og in owner_group], dtype=bool)
+        out = np.array([og == s for og in owner_group], dtype=bool)
+        left = lambda qi, s=s: not (member(records[qi]) and group(records[qi]) == s)  # noqa: E731
+        held = {qi for qi, r in enumerate(records) if member(r) and group(r) == s}
         try:
-            w_i, w_q = _fit_both(g, train, lambda qi, s=s: not (member(records[qi]) and group(records[qi]) == s))
+            q_held = _with_models(params, *_fit(g, row_question & ~out, lambda qi: question(qi) and left(qi)))
+            t_held = (_with_models(params.task, *_fit(g, row_task & ~out, lambda qi: qi in tasks and left(qi)))
+                      if params.task is not None else None)
         except InvalidInput:
             continue
-        held = _with_models(params, w_i, w_q)
-        items, queries, tasks = _scores(g, held)
-        inj_all.update(_injected(g, items, queries, tasks, held,
-                                 only={qi for qi in items if member(records[qi]) and group(records[qi]) == s}))
+        gates = _Gates(g, _scores(g, q_held), _scores(g, t_held) if t_held else None, tasks if t_held else set())
+        inj_all.update(gates.injected(q_held, t_held, only=held))
     return set_metrics([r for r in records if member(r)], lambda r: inj_all.get(id(r), []))
 
 

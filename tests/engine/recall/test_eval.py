@@ -256,7 +256,8 @@ def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_
     assert max(r["mrr"] for r in task_sweep) == next(r["mrr"] for r in task_sweep if (
         r["task_coverage_weight"], r["standing_weight"]) == (ranking["task_coverage_weight"], ranking["standing_weight"]))
     hybrid = cal["dev_metrics"]["hybrid"]
-    assert set(cal["feature_gate"]["task"]) == {"item_threshold", "query_threshold", "relative"}
+    task_gate = cal["feature_gate"]["task"]
+    assert {"weights", "bias", "item_threshold", "query_threshold", "relative", "query_model"} <= set(task_gate)
     assert hybrid["prefeval_dev"]["zero_injection"]["absent_topic"] >= 0.5
     assert hybrid["leave_one_topic_out"]["n_positive"] == hybrid["prefeval_dev"]["n_positive"] > 0
     assert hybrid["targets"]["zero_injection"] == 0.5

@@ -111,19 +111,20 @@ def test_a_memorys_aliases_and_facets_count_as_its_words():
     assert with_facets["covered_terms"] == without["covered_terms"] + 1 and with_facets["coverage"] > without["coverage"]
 
 
-def test_task_messages_are_decided_by_thresholds_of_their_own():
+def test_task_messages_are_decided_by_a_gate_of_their_own():
     from dataclasses import replace
 
     stats = _stats()
     pref = Ranked(replace(_ranked("editor", 0.3).candidate, standing=True, for_task=True), 0.3, ())
-    gate = _params(query_threshold=0.9, task=(0.0, 0.2, 0.0))  # questions need 0.9, tasks 0.2; every score is 0.5
+    gate = _params(query_threshold=0.9, task=_params(query_threshold=0.2))  # questions need 0.9, tasks 0.2
     assert all(d.kept for d in feature_gate(gate, plan("Set up my editor for me."), [pref], stats))
     question = Ranked(replace(pref.candidate, for_task=False), 0.3, ())
     assert not any(d.kept for d in feature_gate(gate, plan("Which editor theme was it?"), [question], stats))
     assert not any(d.kept for d in feature_gate(replace(gate, task=None), plan("Set up my editor for me."),
                                                   [pref], stats))
     again = FeatureGateParams.from_calibration({"feature_gate": gate.as_calibration()}, source="default")
-    assert again == gate and again.thresholds(True) == (0.0, 0.2, 0.0) and again.thresholds(False) == (0.0, 0.9, 0.0)
+    assert again == gate and again.for_message(True).query_threshold == 0.2
+    assert again.for_message(False).query_threshold == 0.9
 
 
 def test_task_features_read_the_standing_statement_and_the_part_it_matched():
