@@ -104,11 +104,11 @@ def build_store(engine, name: str, conv: Conversation, options: EvalOptions, *, 
         engine.notify_written(new)
         ids += new
         provenance.update({i: m.dia_ids for i, m in zip(new, chunk)})
-    _wait_for_vectors(engine, ids, wait_s)
+    wait_for_vectors(engine, ids, wait_s)
     return Store(name, engine, scope, provenance)
 
 
-def _wait_for_vectors(engine, ids: list[str], wait_s: float) -> None:
+def wait_for_vectors(engine, ids: list[str], wait_s: float) -> None:
     """Vectors are written by the models' listener (possibly in the background): wait for them."""
     models = getattr(engine, "models", None)
     if models is None or models.embedder() is None:
@@ -149,7 +149,7 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
         records.append(JobRecord(
             kind=kind, source=source, qid=qid, store=store.name, relevant=relevant,
             ranked=trace.ranked[:keep_top],
-            pool=[replace(c, row=_slim(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
+            pool=[replace(c, row=slim_row(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
             injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
             degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
             model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight))
@@ -158,7 +158,7 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
     return records
 
 
-def _slim(rows: dict, store: str, c) -> dict:
+def slim_row(rows: dict, store: str, c) -> dict:
     key = (store, c.id)
     if key not in rows:
         rows[key] = {k: c.row.get(k) for k in SLIM}

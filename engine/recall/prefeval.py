@@ -26,7 +26,7 @@ from typing import Callable
 
 from ..errors import InvalidInput
 from .eval_data import Conversation, Memory
-from .evaluation import JobRecord, _slim, _wait_for_vectors, memory_text, open_stores_engine
+from .evaluation import JobRecord, memory_text, open_stores_engine, slim_row, wait_for_vectors
 from .metrics import gate_metrics, percentile
 from .pipeline import RecallConfig
 
@@ -174,7 +174,7 @@ def run_user(engine, plan: UserPlan, protocol: Protocol, *, config: RecallConfig
     background = _write_background(engine, scope, plan.background, plan.conversation)
     teach = _say_preferences if protocol.end_to_end else _store_preferences
     learnt = teach(engine, engine.open_session("personal", "prefeval", title="preferences"), plan.stored)
-    _wait_for_vectors(engine, background + [i for ids in learnt.values() for i in ids], 600.0)
+    wait_for_vectors(engine, background + [i for ids in learnt.values() for i in ids], 600.0)
     reader = engine.scope(engine.open_session("personal", "prefeval", title="questions"))
     recaller = engine.recaller
     rows: dict = {}
@@ -186,7 +186,7 @@ def run_user(engine, plan: UserPlan, protocol: Protocol, *, config: RecallConfig
         records.append(JobRecord(
             kind=kind, source=source, qid=pair.pid, store=store_name, relevant=relevant,
             ranked=trace.ranked[:20],
-            pool=[replace(c, row=_slim(rows, store_name, c)) for c in (trace.pool.candidates if trace.pool else [])],
+            pool=[replace(c, row=slim_row(rows, store_name, c)) for c in (trace.pool.candidates if trace.pool else [])],
             injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
             degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
             model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight, topic=pair.topic))
