@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from ..errors import InvalidInput
 from . import metrics
 from .gate import FeatureGateParams
-from .gatefit import RELATIVE_GRID, calibrate_gate, fit_logistic, tops_after_floor  # noqa: F401 - re-exported
+from .gatefit import RELATIVE_GRID, calibrate_gate, fit_logistic, tops_after_floor  # noqa: F401 - RELATIVE_GRID, fit_logistic re-exported
 from .rank import RankWeights, rank
 
 KEPT_KEYS = ("encoding", "threshold")
