@@ -259,7 +259,10 @@ def rank_stage(r: _Run, trace: RecallTrace, channel: _Channel, pool: Pool, stats
     trace.ranking = ranking
     weights = ranking_weights(r.config.weights, calibration)
     trace.coverage_weight = weights.coverage if ranking == "hybrid" else None
-    trace.pool = pool = replace(pool, candidates=judged(trace.plan, pool.candidates, stats, weights))
+    # Parts are matched by their vectors: without a query vector a part's coverage alone would let a
+    # long off-topic message's best sentence through (lexical CISI zero-injection 0.964, not 1.0).
+    trace.pool = pool = replace(pool, candidates=judged(trace.plan, pool.candidates, stats, weights,
+                                                        parts=channel.query_vec is not None))
     t_r = r.timer()
     trace.ranked = rank(pool.candidates, r.now, method=ranking, weights=weights)
     trace.timings["rank_ms"] = round((r.timer() - t_r) * 1000, 3)
@@ -296,11 +299,12 @@ def bridge_stage(r: _Run, trace: RecallTrace, channel: _Channel, words: WordVect
     trace.timings["bridge_ms"] = round((r.timer() - t_b) * 1000, 3)
 
 
-def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights) -> list[Candidate]:
+def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights,
+           parts: bool = True) -> list[Candidate]:
     """The candidates with what ranking and the gate read besides the channels' scores: whether
     each is a standing statement, its coverage of the message, and, for a message of several
-    parts, the part it matches best (rank.best_segment)."""
-    plans = [plan.part(s) for s in range(len(plan.segments))]
+    parts (when `parts`), the part it matches best (rank.best_segment)."""
+    plans = [plan.part(s) for s in range(len(plan.segments) if parts else 1)]
     idfs = [stats.weights(p.content) for p in plans]
     tasks = [p.task for p in plans]
     out = []
