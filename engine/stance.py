@@ -84,13 +84,3 @@ def stance_match(text: str) -> re.Match | None:
 def asks_for_help(message: str) -> bool:
     """Whether a message asks the assistant to do or recommend something (a task), in any domain."""
     return bool(_TASK.search((message or "").replace("’", "'")))
-
-
-def framing_spans(text: str) -> list[tuple[int, int]]:
-    """Where a text frames rather than names its topic: the forms of a request ("can you",
-    "recommend", "what are some") and short stance words ("always prefer", "dislike", "don't").
-    A longer stance match ("find flashcards ineffective") is left alone: it holds the topic."""
-    text = (text or "").replace("’", "'")
-    spans = [m.span() for m in _TASK.finditer(text)]
-    spans += [m.span() for m in _STANCE.finditer(text) if len(m.group(0).split()) <= 2]
-    return spans

@@ -16,8 +16,6 @@ from ..errors import InvalidInput
 from ..policy import Scope
 from . import receipts
 from .inject import Injected
-from ..stance import standing
-from .bridge import WordVectors, topical_words
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats
 
@@ -43,7 +41,6 @@ class Recaller:
     def __init__(self, engine):
         self.engine = engine
         self.stats = TermStats()
-        self.words = WordVectors()
         self.events = DegradationLog(engine.clock)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -81,12 +78,8 @@ class Recaller:
             return self._executor
 
     def _on_write(self, ids: list[str]) -> None:
-        if not ids:
+        if not self.stats.built or not ids:
             return
-        embedder = self._embedder()
-        if not self.stats.built and embedder is None:
-            return
-        texts = []
         with self.engine.db.snapshot() as conn:
             for memory_id in ids:
                 for row in conn.execute(
@@ -94,13 +87,6 @@ class Recaller:
                         " AND deleted_at IS NULL UNION ALL SELECT title, body, aliases, facets FROM memory_records"
                         " WHERE record_id=? AND is_tombstone=0", (memory_id, memory_id)):
                     self.stats.add(memory_id, *row)
-                    texts.append(f"{row[0] or ''}\n{row[1] or ''}")
-        if embedder is not None:  # a standing statement's words, for its bridges to tasks (bridge.py)
-            self.words.learn(embedder, [w for t in texts if standing(t) for w in topical_words(t)])
-
-    def _embedder(self):
-        models = getattr(self.engine, "models", None)
-        return models.embedder() if models is not None and self.engine.settings["memory.embeddings.enabled"] else None
 
     # -- recall ---------------------------------------------------------------------------------
 
@@ -113,7 +99,7 @@ class Recaller:
         return run(models=getattr(self.engine, "models", None), snapshot=self.engine.db.snapshot,
                    scope=scope, message=message, now=self.engine.now(), stats=self.stats,
                    config=config or self.config(), context=context, exclude=exclude,
-                   executor=self._pool(), events=self.events, calibrating=calibrating, words=self.words)
+                   executor=self._pool(), events=self.events, calibrating=calibrating)
 
     def recall(self, session_id: str, message: str, context=None) -> RecallResult:
         """The memories that bear on `message` for this session, as a block (or none)."""

@@ -6,9 +6,8 @@ cross-conversation test is trivial), and with PrefEval's records too when given 
 that need a stated preference, prefeval.py). Steps, all on the records of calibrating runs:
 0. ranking: the `hybrid` ranking's coverage weight, the one of COVERAGE_GRID with the best MRR
    over the LoCoMo positives (ties: the smaller weight); then, with PrefEval records, the coverage
-   weight of task messages, the standing weight and the word-bridge weight (rank.py), the triple of
-   TASK_COVERAGE_GRID x STANDING_GRID x BRIDGE_GRID with the best MRR over the PrefEval positives
-   (ties: the smaller weights). Each
+   weight of task messages and the standing weight (rank.py), the pair of TASK_GRID x
+   STANDING_GRID with the best MRR over the PrefEval positives (ties: the smaller weights). Each
    question's whole candidate pool is re-ranked; the records are then re-ranked with the weights,
    since what the floor and the gate see depends on the ranking;
 1. floor: the highest cosine floor that alone still keeps `floor_retention` (all) of the LoCoMo
@@ -46,7 +45,6 @@ KEPT_KEYS = ("encoding", "threshold")
 COVERAGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 TASK_COVERAGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 STANDING_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4)
-BRIDGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 
 
 @dataclass(frozen=True)
@@ -85,23 +83,20 @@ def sweep_coverage(records, grid=COVERAGE_GRID, base: RankWeights = RankWeights(
     return best["coverage_weight"], sweep
 
 
-def sweep_task_weights(records, base: RankWeights, task_grid=TASK_COVERAGE_GRID, standing_grid=STANDING_GRID,
-                       bridge_grid=BRIDGE_GRID) -> tuple[tuple[float, float, float], list[dict]]:
-    """The (task coverage, standing, bridge) weights with the best MRR on the task positives (ties:
-    the smaller weights, standing first), and the retrieval (with the top-3 rate) of every triple."""
+def sweep_task_weights(records, base: RankWeights, task_grid=TASK_COVERAGE_GRID,
+                       standing_grid=STANDING_GRID) -> tuple[tuple[float, float], list[dict]]:
+    """The (task coverage weight, standing weight) pair with the best MRR on the task positives
+    (ties: the smaller weights), and the retrieval (with the top-3 rate) of every pair."""
     positives = [r for r in records if r.kind == "positive"]
     sweep = []
     for tw in sorted(task_grid):
         for sw in sorted(standing_grid):
-            for bw in sorted(bridge_grid):
-                order = metrics.channel_order("hybrid", 0, replace(base, task_coverage=tw, standing=sw, bridge=bw))
-                found = metrics.retrieval(positives, order)
-                top3 = (sum(1 for r in positives if set(order(r)[:3]) & r.relevant) / len(positives)
-                        if positives else 0.0)
-                sweep.append({"task_coverage_weight": tw, "standing_weight": sw, "bridge_weight": bw, **found,
-                              "in_top3": round(top3, 4)})
-    best = max(sweep, key=lambda m: (m["mrr"], -m["standing_weight"], -m["bridge_weight"], -m["task_coverage_weight"]))
-    return (best["task_coverage_weight"], best["standing_weight"], best["bridge_weight"]), sweep
+            order = metrics.channel_order("hybrid", 0, replace(base, task_coverage=tw, standing=sw))
+            found = metrics.retrieval(positives, order)
+            top3 = sum(1 for r in positives if set(order(r)[:3]) & r.relevant) / len(positives) if positives else 0.0
+            sweep.append({"task_coverage_weight": tw, "standing_weight": sw, **found, "in_top3": round(top3, 4)})
+    best = max(sweep, key=lambda m: (m["mrr"], -m["standing_weight"], -m["task_coverage_weight"]))
+    return (best["task_coverage_weight"], best["standing_weight"]), sweep
 
 
 def rerank(records, weights: RankWeights, keep: int = 20) -> list:
@@ -134,9 +129,9 @@ def calibrate(records, *, target_retention: float = 0.96, floor_retention: float
                "sweep": sweep}
     task_weights = {}
     if task_records:
-        (task_w, standing_w, bridge_w), task_sweep = sweep_task_weights(task_records, weights)
-        weights = replace(weights, task_coverage=task_w, standing=standing_w, bridge=bridge_w)
-        task_weights = {"task_coverage_weight": task_w, "standing_weight": standing_w, "bridge_weight": bridge_w}
+        (task_w, standing_w), task_sweep = sweep_task_weights(task_records, weights)
+        weights = replace(weights, task_coverage=task_w, standing=standing_w)
+        task_weights = {"task_coverage_weight": task_w, "standing_weight": standing_w}
         ranking["task"] = {**task_weights, "criterion": "mrr on the PrefEval positives; ties: the smaller weights",
                            "sweep": task_sweep}
     questions = len(records)
@@ -178,10 +173,9 @@ def calibrate_lexical(records, *, target_retention: float = 0.96, max_items: int
         raise InvalidInput("the lexical gate is calibrated on a run without query vectors (embeddings off)")
     ranking = {}
     if task_records:  # lexical recall ranks task messages with weights of its own
-        (task_w, standing_w, bridge_w), sweep = sweep_task_weights(task_records, RankWeights())
-        ranking = {"task_coverage_weight": task_w, "standing_weight": standing_w, "bridge_weight": bridge_w}
-        task_records = rerank(task_records, replace(RankWeights(), task_coverage=task_w, standing=standing_w,
-                                                    bridge=bridge_w),
+        (task_w, standing_w), sweep = sweep_task_weights(task_records, RankWeights())
+        ranking = {"task_coverage_weight": task_w, "standing_weight": standing_w}
+        task_records = rerank(task_records, replace(RankWeights(), task_coverage=task_w, standing=standing_w),
                               max((len(r.ranked) for r in task_records), default=20))
     records = list(records) + list(task_records or [])
     tops = [r.ranked[:max_items] for r in records]

@@ -52,10 +52,9 @@ from .terms import TermStats, keyword_stems
 # handful of memories every match scores about 0 (coverage reads the floored term statistics).
 FEATURES = ("cosine", "coverage", "best_uncovered", "gap_to_best", "rank", "coverage_gap",
             "cosine_x_coverage", "phrase", "cosine_z", "cosine_rank", "cosine_over_4th",
-            "length", "lexical_rank", "covered_terms", "task", "task_standing", "task_standing_cosine",
-            "task_bridge")
+            "length", "lexical_rank", "covered_terms", "task", "task_standing", "task_standing_cosine")
 # Per message: does the top of the ranking hold anything relevant at all?
-QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf", "task", "task_standing_cosine", "task_bridge")
+QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf", "task", "task_standing_cosine")
 CONTEXT = 20          # how much of the ranking the relative features compare a candidate with
 # The gate of recall without a query vector (`keepmind recall calibrate --lexical` writes it).
 LEXICAL_CALIBRATION = Path(__file__).with_name("lexical_gate.json")
@@ -172,7 +171,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
                      max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,
                      len(query_pairs & set(zip(seq, seq[1:]))) / len(query_pairs) if query_pairs else 0.0,
                      len(seq), c.lexical_rank or NO_LEXICAL_RANK, sum(1 for s in idf if s in stems),
-                     float(c.for_task), float(c.for_task and c.standing), c.bridge if c.for_task and c.standing else 0.0))
+                     float(c.for_task), float(c.for_task and c.standing)))
     best_cos = max((row[0] for row in rows), default=0.0)
     best_cov = max((row[1] for row in rows), default=0.0)
     return [{
@@ -198,9 +197,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
         "task": task,
         "task_standing": task_standing,
         "task_standing_cosine": task_standing * cos,
-        # The best word-to-word bridge between the task and the statement (bridge.py).
-        "task_bridge": bridged,
-    } for i, (cos, cov, unc, phrase, length, lex_rank, covered, task, task_standing, bridged) in enumerate(rows)]
+    } for i, (cos, cov, unc, phrase, length, lex_rank, covered, task, task_standing) in enumerate(rows)]
 
 
 def logit(params: FeatureGateParams, feats: dict) -> float:
@@ -234,8 +231,6 @@ def query_features(plan: RecallPlan, top: list[Ranked], stats: TermStats, logits
         "task": float(part.task),
         "task_standing_cosine": max((r.candidate.cosine or 0.0 for r in top
                                      if r.candidate.for_task and r.candidate.standing), default=0.0),
-        "task_bridge": max((r.candidate.bridge for r in top if r.candidate.for_task and r.candidate.standing),
-                           default=0.0),
     }
 
 

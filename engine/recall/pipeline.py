@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..stance import standing
-from .bridge import WordVectors, bridge, topical_words
 from .budget import DegradationLog, call_with_budget
 from .candidates import Pool, lexical_hits, merge, vector_hits
 from .decide import floor_stage, gate_stage, inject_stage
@@ -31,9 +30,6 @@ from .terms import TermStats, collection_floor, row_stems
 
 DEFAULT_RANKING = "hybrid"
 VECTOR_SEARCH_MS = 100.0  # what the vector search and hydration may add to the embed budget
-BRIDGE_TOP = 10          # standing statements near the top that get a word bridge to a task
-BRIDGE_MIN_MS = 40.0     # time the bridges need left in the budget (embedding the message's words)
-BRIDGE_LEARN_MS = 150.0  # time left to also embed memories' words not learnt yet (written before a restart)
 
 
 @dataclass(frozen=True)
@@ -135,8 +131,7 @@ class _Channel:
 
 def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, config: RecallConfig,
         context=(), exclude: frozenset[str] = frozenset(), executor: ThreadPoolExecutor | None = None,
-        events: DegradationLog | None = None, timer=time.perf_counter, calibrating: bool = False,
-        words: WordVectors | None = None) -> RecallTrace:
+        events: DegradationLog | None = None, timer=time.perf_counter, calibrating: bool = False) -> RecallTrace:
     """One recall. `snapshot()` gives a read transaction; nothing here writes.
 
     With `calibrating`, floor and gate are skipped (every candidate is ranked and kept for study).
@@ -152,7 +147,6 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     channel = vector_channel(r, trace, calibrating)
     pool = candidates_stage(r, trace, channel, stats, message)
     calibration, stats = rank_stage(r, trace, channel, pool, stats)
-    bridge_stage(r, trace, channel, words, calibration)
     if calibrating:
         trace.timings["total_ms"] = round(r.ms(), 3)
         return trace
@@ -269,36 +263,6 @@ def rank_stage(r: _Run, trace: RecallTrace, channel: _Channel, pool: Pool, stats
     return calibration, stats
 
 
-def bridge_stage(r: _Run, trace: RecallTrace, channel: _Channel, words: WordVectors | None,
-                 calibration: dict | None) -> None:
-    """For a task message, the word bridges (bridge.py) of the standing statements among the top
-    BRIDGE_TOP, then the ranking again with them. The message's words are embedded here (most are
-    cached); a memory's words were embedded when it was written. No query vector, no cache, or too
-    little time left: no bridges (`bridge:sub_budget_exceeded`)."""
-    if words is None or channel.query_vec is None or not trace.plan.task:
-        return
-    top = [x.candidate for x in trace.ranked[:BRIDGE_TOP] if x.candidate.standing and x.candidate.for_task]
-    if not top:
-        return
-    if r.config.timeout_ms - r.ms() < BRIDGE_MIN_MS:
-        trace.degraded.append("bridge:sub_budget_exceeded")
-        return
-    t_b = r.timer()
-    embedder = channel.embedder
-    asked = {c.segment: topical_words(trace.plan.part(c.segment).query) for c in top}
-    words.learn(embedder, [w for ws in asked.values() for w in ws])
-    own = {c.id: topical_words(c.text) for c in top}
-    unknown = words.missing(embedder.model_id, [w for ws in own.values() for w in ws])
-    if unknown and r.config.timeout_ms - r.ms() > BRIDGE_LEARN_MS:  # e.g. memories written before a restart
-        words.learn(embedder, unknown)
-    found = words.found(embedder.model_id, [w for ws in (*asked.values(), *own.values()) for w in ws])
-    bridged = {c.id: bridge(asked[c.segment], own[c.id], found) for c in top}
-    pool = [replace(c, bridge=bridged[c.id]) if c.id in bridged else c for c in trace.pool.candidates]
-    trace.pool = replace(trace.pool, candidates=pool)
-    trace.ranked = rank(pool, r.now, method=trace.ranking, weights=ranking_weights(r.config.weights, calibration))
-    trace.timings["bridge_ms"] = round((r.timer() - t_b) * 1000, 3)
-
-
 def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights,
            parts: bool = True) -> list[Candidate]:
     """The candidates with what ranking and the gate read besides the channels' scores: whether
@@ -334,10 +298,7 @@ def ranking_weights(weights: RankWeights, calibration: dict | None) -> RankWeigh
     if standing_w is not None:
         weights = replace(weights, standing=standing_w)
     task_w = calibrated_weight(calibration, "task_coverage_weight")
-    if task_w is not None:
-        weights = replace(weights, task_coverage=task_w)
-    bridge_w = calibrated_weight(calibration, "bridge_weight")
-    return weights if bridge_w is None else replace(weights, bridge=bridge_w)
+    return weights if task_w is None else replace(weights, task_coverage=task_w)
 
 
 def with_overrides(config: RecallConfig, **changes) -> RecallConfig:

@@ -18,10 +18,8 @@ memory that states a lasting preference, constraint, condition or habit of the u
 (stance.standing) when the part of the message it matched asks for something
 (stance.asks_for_help), and weighs such a memory's coverage of the message with a coverage weight
 of its own, `task_coverage_weight` (the words of a task are mostly not the preference's words).
-A standing statement's word bridge to the task (bridge.py) adds `bridge_weight` times itself.
-All three are picked by the calibration too (`ranking.standing_weight`,
-`ranking.task_coverage_weight`, `ranking.bridge_weight`); without them (the defaults) ranking is as
-before.
+Both are picked by the calibration too (`ranking.standing_weight`, `ranking.task_coverage_weight`);
+without them (the defaults) ranking is as before.
 
 A message of several sentences is matched part by part (plan.RecallPlan.parts): each candidate
 has a cosine per part, and `best_segment` keeps the part where it scores best, with that part's
@@ -60,7 +58,6 @@ class Candidate:
     segment: int = 0              # the part of the message it is judged against (0: the whole)
     standing: bool = False        # states a lasting preference, constraint, condition or habit of the user
     for_task: bool = False        # the part of the message it matched asks for something to be done
-    bridge: float = 0.0           # best word-to-word cosine with the task it matched (bridge.py), 0 if none
 
     @property
     def text(self) -> str:
@@ -76,7 +73,6 @@ class RankWeights:
     half_life_days: float = 30.0
     standing: float = 0.0         # added to a standing statement matched by a task message
     task_coverage: float | None = None   # the coverage weight for a task message (None: `coverage`)
-    bridge: float = 0.0           # weight of a standing statement's word bridge to a task message
 
     def coverage_for(self, task: bool) -> float:
         """The coverage weight for a candidate matched by a task message or by a question."""
@@ -136,9 +132,8 @@ def recency(row: dict, now: int, half_life_days: float) -> float:
 
 
 def standing_prior(c: Candidate, w: RankWeights) -> float:
-    """For a standing statement matched by a task message: the standing weight plus the weighted
-    word bridge (bridge.py); else 0."""
-    return (w.standing + w.bridge * c.bridge) if (c.standing and c.for_task) else 0.0
+    """The standing weight for a standing statement matched by a task message, else 0."""
+    return w.standing if (c.standing and c.for_task) else 0.0
 
 
 def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = False) -> tuple[float, tuple[str, ...]]:
@@ -154,7 +149,7 @@ def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = Fals
     if coverage:
         reasons += (f"coverage={c.coverage:.3f}",)
     if stand:
-        reasons += (f"standing={stand:.3f}",) + ((f"bridge={c.bridge:.3f}",) if c.bridge else ())
+        reasons += (f"standing={stand:.3f}",)
     if c.segment:
         reasons += (f"segment={c.segment}",)
     return score, reasons

@@ -238,7 +238,7 @@ def test_logistic_fit_separates_separable_data():
 def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_leave_one_topic_out(
         tmp_path, offline_models_home):
     from keepmind.engine.models.manifest import MANIFEST_DIR
-    from keepmind.engine.recall.calibrate import BRIDGE_GRID, STANDING_GRID, TASK_COVERAGE_GRID
+    from keepmind.engine.recall.calibrate import STANDING_GRID, TASK_COVERAGE_GRID
 
     from .test_prefeval import write_pairs
 
@@ -252,11 +252,9 @@ def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_
     ranking = cal["ranking"]
     assert ranking["task_coverage_weight"] in TASK_COVERAGE_GRID and ranking["standing_weight"] in STANDING_GRID
     task_sweep = cal["dev_metrics"]["ranking"]["task"]["sweep"]
-    assert ranking["bridge_weight"] in BRIDGE_GRID
-    assert len(task_sweep) == len(TASK_COVERAGE_GRID) * len(STANDING_GRID) * len(BRIDGE_GRID)
-    keys = ("task_coverage_weight", "standing_weight", "bridge_weight")
-    assert max(r["mrr"] for r in task_sweep) == next(r["mrr"] for r in task_sweep
-                                                      if all(r[k] == ranking[k] for k in keys))
+    assert len(task_sweep) == len(TASK_COVERAGE_GRID) * len(STANDING_GRID)
+    assert max(r["mrr"] for r in task_sweep) == next(r["mrr"] for r in task_sweep if (
+        r["task_coverage_weight"], r["standing_weight"]) == (ranking["task_coverage_weight"], ranking["standing_weight"]))
     hybrid = cal["dev_metrics"]["hybrid"]
     task_gate = cal["feature_gate"]["task"]
     assert {"weights", "bias", "item_threshold", "query_threshold", "relative", "query_model"} <= set(task_gate)
