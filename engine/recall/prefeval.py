@@ -138,23 +138,23 @@ def _store_preferences(engine, session: str, stored: tuple[Pair, ...]) -> dict[s
 
 
 def _say_preferences(engine, session: str, stored: tuple[Pair, ...]) -> dict[str, frozenset[str]]:
-    """Say each preference as a user turn, let the observer distil without an LLM, curate: the
-    memories whose provenance names a preference's turn were learnt from it."""
+    """Say each preference as a user turn, let the observer distil without an LLM, curate: a
+    preference was learnt as the memories its turn's proposals were written into (created, or
+    appended to the living document of their anchor)."""
     turn_of = {}
     for p in stored:
         turn_of[engine.add_turn(session, user=p.preference, assistant=ASSISTANT_REPLY)] = p.pid
     engine.end_session(session)
     engine.writepath.observer.distill(session, engine.now(), "end")
-    engine.writepath.curation.drain()
+    outcomes = engine.writepath.curation.drain()
     out: dict[str, set[str]] = defaultdict(set)
     with engine.db.snapshot() as conn:
-        for memory_id, prov in conn.execute(
-                "SELECT document_id, provenance_json FROM memory_documents WHERE session_id=? AND deleted_at IS NULL"
-                " UNION ALL SELECT record_id, provenance_json FROM memory_records WHERE session_id=?"
-                " AND is_tombstone=0", (session, session)):
-            for turn in (json.loads(prov or "{}").get("turns") or ()):
-                if turn in turn_of:
-                    out[turn_of[turn]].add(memory_id)
+        for o in outcomes:
+            for (payload,) in conn.execute("SELECT payload_json FROM memory_checkpoints WHERE checkpoint_id=?",
+                                           (o.checkpoint_id,)):
+                for turn in json.loads(payload).get("proposal", {}).get("turns") or ():
+                    if turn in turn_of:
+                        out[turn_of[turn]] |= set(o.memory_ids)
     return {pid: frozenset(ids) for pid, ids in out.items()}
 
 
