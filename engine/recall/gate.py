@@ -71,11 +71,12 @@ class FeatureGateParams:
     `item_threshold` and is at least `relative` times the best item's. A calibration without a
     query model (an older manifest) uses the best item's score as the query score.
 
-    A task message (stance.asks_for_help) is decided by a gate of its own when the calibration
-    gives one (`task`: models and thresholds fitted on task messages that need a stated
-    preference, with a target of their own); the rest were fitted on questions about the past.
-    One gate fitted on both let through more of the off-topic questions (CISI zero-injection
-    0.984 instead of 0.993) and still could not meet the task messages' target.
+    A task message (stance.asks_for_help) also goes through a gate of its own when the
+    calibration gives one (`task`: models and thresholds fitted on task messages that need a
+    stated preference, with a target of their own) and gets what either keeps; the question gate
+    was fitted on questions about the past. One gate fitted on both let through more of the
+    off-topic questions (CISI zero-injection 0.984 instead of 0.993) and still could not meet the
+    task messages' target.
     """
 
     weights: tuple[float, ...]
@@ -88,9 +89,6 @@ class FeatureGateParams:
     relative: float = 0.0
     task: "FeatureGateParams | None" = None   # the gate of task messages
 
-    def for_message(self, task: bool) -> "FeatureGateParams":
-        """The gate that decides a task message or a question."""
-        return self.task if (task and self.task is not None) else self
 
     @classmethod
     def from_calibration(cls, cal: dict | None, *, source: str = "manifest") -> "FeatureGateParams | None":
@@ -271,7 +269,19 @@ def decide(scores: list[float], ids: list[str], item_threshold: float, query_thr
 
 def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,
                  context: list[Ranked] | None = None) -> list[GateDecision]:
-    params = params.for_message(plan.task)
+    """The offline gate's decisions; a task message gets what the question gate or the task gate
+    keeps (the task gate adds the standing preferences a task needs, the question gate still keeps
+    what the task names: the home airport of "a flight from Boston")."""
+    decisions = _one_gate(params, plan, top, stats, context)
+    if params.task is None or not plan.task:
+        return decisions
+    extra = _one_gate(params.task, plan, top, stats, context)
+    return [d if d.kept or not e.kept else GateDecision(e.id, e.score, True, "kept by the task gate", e.features)
+            for d, e in zip(decisions, extra)]
+
+
+def _one_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,
+              context: list[Ranked] | None) -> list[GateDecision]:
     feats = features(plan, top, stats, context)
     logits = [logit(params, f) for f in feats]
     scores = [sigmoid(z) for z in logits]

@@ -78,6 +78,11 @@ class GateRows:
         return out
 
     @cached_property
+    def index(self) -> dict[int, int]:
+        """id(record) -> its index."""
+        return {id(r): qi for qi, r in enumerate(self.records)}
+
+    @cached_property
     def ids_by_record(self) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
         for mid, qi in zip(self.ids, self.owner):
@@ -214,20 +219,30 @@ def _grids(values: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 @dataclass
 class _Gates:
-    """Scores of the question gate and (with task data) the task gate, and which records each decides."""
+    """Scores of the question gate and (with task data) the task gate, and which records the task
+    gate also decides (a task message gets what either gate keeps)."""
 
     g: GateRows
     question: tuple                 # (items, queries) under the question gate's models
     task: tuple | None              # the same under the task gate's models
-    tasks: set                      # record indexes the task gate decides
+    tasks: set                      # record indexes of task messages
 
     def injected(self, q_params: FeatureGateParams, t_params: FeatureGateParams | None, only=None) -> dict:
-        out = _injected(self.g, *self.question, q_params,
-                        only={qi for qi in self.question[0] if qi not in self.tasks and (only is None or qi in only)})
+        out = _injected(self.g, *self.question, q_params, only=only)
         if self.task is not None and t_params is not None:
-            out.update(_injected(self.g, *self.task, t_params,
-                                 only={qi for qi in self.tasks if only is None or qi in only}))
+            return union(self.g, out, _injected(self.g, *self.task, t_params,
+                                                only={qi for qi in self.tasks if only is None or qi in only}))
         return out
+
+
+def union(g: GateRows, first: dict, more: dict) -> dict:
+    """Per record, the ids either decision kept, in the order of its top candidates."""
+    out = dict(first)
+    for key, ids in more.items():
+        if ids:
+            kept = set(out.get(key, ())) | set(ids)
+            out[key] = [mid for mid in g.ids_by_record[g.index[key]] if mid in kept]
+    return out
 
 
 def _search(run, base: FeatureGateParams, items, queries, met, score, extra_query=()):
@@ -250,8 +265,8 @@ def choose_thresholds(gates: _Gates, q_base: FeatureGateParams, t_base: FeatureG
 
     First the question gate's thresholds, on the questions' target and objective alone (what a
     calibration without task data picks); then, with task data, the task gate's, on both data
-    sets' targets and objectives, the questions' decisions fixed (a task message is decided by
-    the task gate alone, so the second step cannot undo the first).
+    sets' targets and objectives, the question gate's decisions fixed: a task message gets what
+    either gate keeps, so the second step adds to the first and never takes from it.
     """
     g, records = gates.g, gates.g.records
 
@@ -273,7 +288,7 @@ def choose_thresholds(gates: _Gates, q_base: FeatureGateParams, t_base: FeatureG
     t_queries = {qi: gates.task[1][qi] for qi in t_items}
 
     def run(t_params):
-        return metrics_of({**fixed, **_injected(g, t_items, t_queries, t_params)})
+        return metrics_of(union(g, fixed, _injected(g, t_items, t_queries, t_params)))
     # The task messages' target alone: the question gate's step already met the questions' (the few
     # task messages among the questions, 3 of 760 LoCoMo questions, can move their retention a hair).
     task_only = Targets(0.0, targets.zero_injection)
@@ -293,7 +308,7 @@ def calibrate_gate(records, tops, *, target: float, zero_target: float = 0.90) -
     Without task data one gate decides every message (both models fitted on every record). With
     it (PrefEval records), the question gate is fitted on the questions' records alone, exactly as
     without, and the task gate (FeatureGateParams.task) on every message that asks for something;
-    each has its own target, and the task gate then decides the task messages.
+    each has its own target, and a task message gets what either keeps.
     """
     g = gate_rows(records, tops)
     if not len(g.y) or g.y.sum() == 0 or g.y.sum() == len(g.y):

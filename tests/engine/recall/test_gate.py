@@ -122,9 +122,13 @@ def test_task_messages_are_decided_by_a_gate_of_their_own():
     assert not any(d.kept for d in feature_gate(gate, plan("Which editor theme was it?"), [question], stats))
     assert not any(d.kept for d in feature_gate(replace(gate, task=None), plan("Set up my editor for me."),
                                                   [pref], stats))
+    kept = feature_gate(gate, plan("Set up my editor for me."), [pref], stats)
+    assert kept[0].reason == "kept by the task gate"
+    # a task message keeps what the question gate keeps too
+    both = _params(query_threshold=0.2, task=_params(query_threshold=0.9))
+    assert all(d.kept and d.reason == "kept" for d in feature_gate(both, plan("Set up my editor for me."), [pref], stats))
     again = FeatureGateParams.from_calibration({"feature_gate": gate.as_calibration()}, source="default")
-    assert again == gate and again.for_message(True).query_threshold == 0.2
-    assert again.for_message(False).query_threshold == 0.9
+    assert again == gate and again.task.query_threshold == 0.2 and again.query_threshold == 0.9
 
 
 def test_task_features_read_the_standing_statement_and_the_part_it_matched():
