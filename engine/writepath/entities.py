@@ -64,15 +64,22 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
-    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS})\s+(?:named|called)\s+(?P<name>{_NAME})"),
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS})\s+(?:named|called)\s+"
+            rf"(?P<name>{_NAME})"),
     ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
     ("pet_my", rf"\b[Mm]y\s+(?P<animal>{_PETS})\s+(?P<name>{_NAME})"),
     # someone named David; I met Sara
-    ("knows", rf"\b(?:someone|somebody|a\s+(?:guy|man|woman|girl|boy|lady|person|kid|friend|veteran|neighbou?r|coach|"
-              rf"teacher|doctor|mentor|artist|musician|colleague|student))\s+(?:named|called)\s+(?P<name>{_NAME})"),
+    ("knows", rf"\b(?:someone|somebody|an?\s+(?:[\w-]+\s+){{0,2}}?(?:guy|man|woman|girl|boy|lady|person|kid|friend|"
+              rf"veteran|neighbou?r|coach|teacher|doctor|mentor|artist|musician|colleague|student))\s+(?:named|called)\s+"
+              rf"(?P<name>{_NAME})"),
+    ("knows", rf"(?:^|[.!?,]\s+|\band\s+)(?P<name>[A-Z][a-z]+)\s+and\s+I\b"),
     ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:up\s+with\s+)?(?P<name>{_NAME})"),
     # places the user has been: went to / got back from / visited / been to Paris
+    ("visited", rf"\b(?:[Mm]y|[Oo]ur)\s+(?:[\w-]+\s+)?trips?\s+to\s+(?:the\s+)?(?P<place>{_NAME})"),
+    ("visited", rf"\b(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:location|town|city|village|place|spot|park|lake|beach|"
+                rf"island|country|restaurant|cafe|café|bar|shop|store|museum|trail|mountain|resort|campground|venue)\s+"
+                rf"(?:called|named)\s+(?P<place>{_NAME})"),
     ("visited", rf"\b(?:I|we|We)(?:'ve|\s+have)?\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+|once\s+)*(?:went|travel(?:l)?ed|flew|drove|"
                 rf"headed|got\s+back|came\s+back|returned|visited|been|explored|toured)\s+(?:back\s+)?"
                 rf"(?:to\s+|from\s+|in\s+)?(?:the\s+)?(?P<place>{_NAME})"),

@@ -219,7 +219,18 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
                     break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence))
                 break
+        else:
+            found += _naming(sentence, turn, subject)
     return found
+
+
+def _naming(sentence: str, turn: int, subject: str) -> list[Statement]:
+    """A first-person sentence no rule kept that still names someone or somewhere in the speaker's
+    life ("we got another cat named Bailey too"): kept for the graph, as a relation."""
+    if not graph_facts(sentence) or len(sentence.split()) < _MIN_WORDS:
+        return []
+    fact = third_person(_cut_tail(sentence, 0), subject)
+    return [Statement(turn, sentence, fact, "relation", "durable_fact", 0.7)]
 
 
 # A standing statement must name what it is about: "I love how it turned out", "I really
