@@ -91,8 +91,21 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("Yesterday I went to Paris with friends.", {("User", "visited", "Paris")}),
     ("At the fair I talked to someone named David.", {("User", "knows", "David")}),
     ("I got a new job at Initech.", {("User", "works_at", "Initech")}),
+    ("We got another cat named Bailey too.", {("User", "pet", "Bailey")}),
+    ("Anthony and I went to a charity quiz.", {("User", "knows", "Anthony")}),
+    ("Here is a photo from my trip to New York City!", {("User", "visited", "New York City")}),
+    ("I took this at a lovely town called Woodhaven.", {("User", "visited", "Woodhaven")}),
     ("I love hiking on weekends.", set()),
     ("I went to a support group last week.", set()),
 ])
 def test_graph_facts_are_read_from_cue_phrases(sentence, expected):
     assert {(f.source.name, f.relation, f.target.name) for f in graph_facts(sentence)} == expected
+
+
+def test_a_sentence_that_only_names_someone_is_kept_for_the_graph(engine, personal, clock):
+    from keepmind.engine.writepath.extractor import statements
+
+    [found] = statements("We got another cat named Bailey too.")
+    assert (found.category, found.fact) == ("relation", "User and others got another cat named Bailey too.")
+    _say(engine, personal, clock, "We got another cat named Bailey too.")
+    assert ("User", "pet", "Bailey", True) in _edges(engine) and _anchors(engine)["Bailey"] == "pet"
