@@ -61,23 +61,57 @@ def _candidate_predicate(scope: Scope, now: int, kind: str, include_expired: boo
 def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], now: int, limit: int, *,
                        include_expired: bool = False, include_trace: bool = False,
                        recall_modes: tuple[str, ...] | None = None) -> list[tuple[dict, float]]:
-    """Visible memories matching any term, best bm25 first, as (row, bm25 score >= 0) pairs."""
+    """Visible memories matching any term, best bm25 first, as (row, bm25 score >= 0) pairs.
+
+    Per table, FTS5 ranks every match on its own index first; the rows are then joined and
+    checked against the visibility predicate in that order, and reading stops once `limit` visible
+    rows (and any tied with the last) are in hand. The predicate still decides before the limit
+    (nothing hidden displaces a visible match), but a query with 20,000 matches no longer joins
+    20,000 rows to keep 50.
+    """
     if not terms or scope.inert:
         return []
     match = fts_match(terms)
-    parts, params = [], []
+    found: list[dict] = []
     for table, kind, cols in (("memory_documents", "document", doc_columns()),
                               ("memory_records", "record", rec_columns())):
         pred, pp = _candidate_predicate(scope, now, kind, include_expired, include_trace, recall_modes)
-        parts.append(
-            f"SELECT {cols}, -bm25({table}_fts, {BM25_WEIGHTS}) AS lexical"
-            f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
-            f" WHERE {table}_fts MATCH ? AND {pred}"
-        )
-        params += [match, *pp]
-    sql = " UNION ALL ".join(parts) + " ORDER BY lexical DESC, updated_at DESC LIMIT ?"
-    found = rows(conn, sql, (*params, limit))
-    return [(r, r.pop("lexical")) for r in found]
+        sql = (f"SELECT {cols}, -f.score AS lexical FROM"
+               f" (SELECT rowid, bm25({table}_fts, {BM25_WEIGHTS}) AS score FROM {table}_fts"
+               f" WHERE {table}_fts MATCH ? ORDER BY score) f"
+               f" JOIN {table} m ON m.rowid = f.rowid WHERE {pred}")
+        cursor = conn.execute(sql, (match, *pp))
+        try:
+            found += best_first(cursor, limit)
+        finally:
+            cursor.close()
+    found.sort(key=lambda r: (-r["lexical"], -r["updated_at"]))
+    return [(r, r.pop("lexical")) for r in found[:limit]]
+
+
+def best_first(cursor, limit: int) -> list[dict]:
+    """The first `limit` rows of a cursor ordered by `lexical` descending, and any tied with the
+    last of them, read lazily: the rest of the query never runs. Should SQLite ever hand the
+    rows over out of order, every row is read and sorted instead (slower, the same answer)."""
+    try:
+        names = [d[0] for d in cursor.get_description()]
+    except apsw.ExecutionCompleteError:
+        return []
+    score_at = names.index("lexical")
+    out: list[dict] = []
+    last = None
+    for values in cursor:
+        score = values[score_at]
+        if last is not None and score > last:  # not in rank order: read everything
+            out.append(dict(zip(names, values)))
+            out += [dict(zip(names, v)) for v in cursor]
+            out.sort(key=lambda r: -r["lexical"])
+            return [r for r in out if r["lexical"] >= out[min(limit, len(out)) - 1]["lexical"]]
+        if len(out) >= limit and score < last:
+            break
+        out.append(dict(zip(names, values)))
+        last = score
+    return out
 
 
 def find(conn: apsw.Connection, scope: Scope, query: str, now: int, *, limit: int = 5,

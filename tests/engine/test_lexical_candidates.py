@@ -1,0 +1,60 @@
+"""Lexical candidates read FTS5's ranking first and stop early; the answer is the one a single
+query that joins and filters every match before its limit gives, ties and hidden rows included."""
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from keepmind.engine import open_engine, search
+from keepmind.engine.clock import FakeClock
+from keepmind.engine.settings import defaults
+
+WORDS = ["alpha", "bravo", "charlie"]
+
+memory_st = st.fixed_dictionaries({
+    "boundary": st.sampled_from(["work", "home"]),
+    "record": st.booleans(),
+    "words": st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+})
+
+
+def reference(conn, scope, terms, now, limit):
+    """The former single query: every match joined and checked, then ordered and limited."""
+    parts, params = [], []
+    for table, kind, cols in (("memory_documents", "document", search.doc_columns()),
+                              ("memory_records", "record", search.rec_columns())):
+        pred, pp = search._candidate_predicate(scope, now, kind, False, False, None)
+        parts.append(f"SELECT {cols}, -bm25({table}_fts, {search.BM25_WEIGHTS}) AS lexical"
+                     f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
+                     f" WHERE {table}_fts MATCH ? AND {pred}")
+        params += [search.fts_match(terms), *pp]
+    sql = " UNION ALL ".join(parts) + " ORDER BY lexical DESC, updated_at DESC LIMIT ?"
+    return [(r["id"], round(r["lexical"], 9)) for r in search.rows(conn, sql, (*params, limit))]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(memories=st.lists(memory_st, min_size=1, max_size=25), limit=st.integers(1, 8),
+       terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=2, unique=True))
+# four memories tied on bm25 and a limit inside the tie: the newest two must be the ones kept
+@example(memories=[{"boundary": "work", "record": False, "words": ["alpha"]}] * 4, limit=2, terms=["alpha"])
+def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, terms):
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = FakeClock()
+        eng = open_engine(Path(tmp), settings=defaults(), clock=clock, start_workers=False)
+        try:
+            sessions = {b: eng.open_session("personal", b) for b in ("work", "home")}
+            for i, m in enumerate(memories):
+                text = " ".join(m["words"])
+                clock.advance(1000)
+                eng.store(sessions[m["boundary"]], f"{text} {i}", f"{text} memory",
+                          memory_class="evidence" if m["record"] else "durable_fact")
+            scope = eng.scope(sessions["work"])
+            with eng.db.snapshot() as conn:
+                got = [(r["id"], round(score, 9))
+                       for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
+                want = reference(conn, scope, terms, clock(), limit)
+            assert got == want
+        finally:
+            eng.close()
