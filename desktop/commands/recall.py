@@ -103,7 +103,7 @@ def _say(msg: str) -> None:
 
 def _shared_eval() -> Path | None:
     """../shared/eval next to the repository (how the dev data is found without --data)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # desktop/commands/recall.py -> the repository
     found = root.parent / "shared"
     return found if found.is_dir() else None
 

@@ -94,17 +94,30 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
         budget = min(config.embed_budget_ms, config.timeout_ms - r.ms())
 
         def vector_search():
+            # The whole message first, alone: its vector is what the channel needs. The parts (a
+            # message of several sentences) follow in their own batch only when the budget holds
+            # about as much again (together they are about as long as the whole); a batch of all
+            # of them would pad every part to the whole message's length.
+            segments = trace.plan.segments
             t_e = timer()
-            vecs = embedder.embed_queries(list(trace.plan.segments))
+            whole = embedder.embed_queries([segments[0]])[0]
             embed_ms = (timer() - t_e) * 1000
             if embed_ms > budget:
                 return None, embed_ms, [], None, []
+            parts = None
+            if len(segments) > 1 and 2 * embed_ms <= budget:
+                parts = embedder.embed_queries(list(segments[1:]))
+                if (timer() - t_e) * 1000 > budget:
+                    parts = None
+                else:
+                    embed_ms = (timer() - t_e) * 1000
+            if len(segments) > 1 and parts is None:
+                trace.degraded.append("parts:sub_budget_exceeded")  # recalled as one message
             with r.snapshot() as vconn:
-                hits = vector_hits(vconn, r.scope, vectors, vecs[0], r.now, exclude=r.exclude)
-                parts = vecs[1:] if len(vecs) > 1 else None
+                hits = vector_hits(vconn, r.scope, vectors, whole, r.now, exclude=r.exclude)
                 part_hits = [h for v in (parts if parts is not None else ())
                              for h in vector_hits(vconn, r.scope, vectors, v, r.now, exclude=r.exclude)]
-                return vecs[0], embed_ms, hits, parts, part_hits
+                return whole, embed_ms, hits, parts, part_hits
         vector_job = r.executor.submit(vector_search) if r.executor is not None else None
     with r.snapshot() as conn:
         stats.build(conn)
