@@ -58,7 +58,8 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
 
 def plan_stage(message: str, context, config: RecallConfig, exclude: frozenset[str]) -> RecallTrace:
     """The plan (terms, content stems, anchor hints) in a new trace; an unknown ranking is an error."""
-    trace = RecallTrace(plan=make_plan(message, context), ranking=config.ranking, excluded=tuple(sorted(exclude)))
+    trace = RecallTrace(plan=make_plan(message, context, parts=config.message_parts), ranking=config.ranking,
+                        excluded=tuple(sorted(exclude)))
     if config.ranking not in RANKINGS:
         raise ValueError(f"unknown ranking {config.ranking!r}")
     return trace

@@ -130,14 +130,15 @@ def segments(message: str) -> list[str]:
     return out[:MAX_SEGMENTS] if len(out) > 1 else []
 
 
-def plan(message: str, context: list[str] | tuple[str, ...] = ()) -> RecallPlan:
+def plan(message: str, context: list[str] | tuple[str, ...] = (), *, parts: bool = True) -> RecallPlan:
     """Plan a recall for `message`; `context` (recent turns) contributes anchor hints only.
 
     Context terms are not searched: a memory about the previous topic is not evidence for
-    this message, and the embedding sees only the message.
+    this message, and the embedding sees only the message. `parts`: also plan each sentence of a
+    message of several (segments) to be recalled for on its own.
     """
     whole = _plan(message, context)
-    parts = tuple(_plan(s, context) for s in segments(message))
+    parts = tuple(_plan(s, context) for s in segments(message)) if parts else ()
     return RecallPlan(whole.query, whole.terms, whole.content, whole.anchors, whole.task, parts)
 
 

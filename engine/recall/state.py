@@ -40,6 +40,11 @@ class RecallConfig:
     feature_gate: FeatureGateParams | None = None        # None: from the embedder's calibration
     lexical_gate: FeatureGateParams | None = None        # None: the shipped lexical calibration
     use_cross_encoder: bool = True
+    # Each sentence of a message of several recalled for on its own as well (plan.segments). Off:
+    # measured on the dev data, the parts' own candidates cost more than they found (CISI
+    # zero-injection 0.998 -> 0.984, PrefEval zero-injection on absent topics 0.833 -> 0.792, the
+    # same preference injection) and their embeddings doubled recall's p95 on long prompts.
+    message_parts: bool = False
 
     @classmethod
     def from_settings(cls, settings) -> "RecallConfig":

@@ -1,6 +1,8 @@
 """Recall for what agents send: task messages that need a standing preference, and prompts about two
 things at once, with the real offline model and the shipped calibration (issue 16's scenarios)."""
 
+from dataclasses import replace
+
 import pytest
 
 from support.stores import FACTS, fill
@@ -41,7 +43,23 @@ def test_a_booking_task_gets_the_seat_preference_among_other_memories(model_engi
     assert pref in injected
 
 
-def test_a_prompt_about_two_things_recalls_the_memory_of_the_one_the_store_knows(model_engine):
+PARTS_OFF = ("issue 16 bar not met by shipped recall: message parts are off (RecallConfig.message_parts), because "
+             "measured they cost more than they found (CISI zero-injection 0.998 -> 0.984, PrefEval zero-injection "
+             "0.833 -> 0.792); recalled as one message, the prompt gets nothing injected")
+
+
+@pytest.mark.xfail(strict=True, reason=PARTS_OFF)
+def test_shipped_recall_gives_a_prompt_about_two_things_the_memory_of_the_one_the_store_knows(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    coffee = ids[[t for t, _ in FACTS].index("Coffee")]
+    injected, _ = _recall(model_engine, COFFEE_AND_DOG)
+    assert coffee in injected
+
+
+def test_with_message_parts_a_prompt_about_two_things_recalls_the_memory_of_the_one_the_store_knows(model_engine):
+    shipped = model_engine.recaller.config
+    model_engine.recaller.config = lambda: replace(shipped(), message_parts=True)
     sid = model_engine.open_session("personal", "work")
     ids = fill(model_engine, sid)
     coffee = ids[[t for t, _ in FACTS].index("Coffee")]
