@@ -1,5 +1,7 @@
 """The recall pipeline: plan, candidates, rank, floor, gate, profiles, inject, inside a time budget.
 
+One function per stage; `run` calls them in order and each records what it did in the trace.
+
 Budgets (DESIGN.md): 300 ms in all, 150 ms to embed the query, and the gate gets the lesser of
 120 ms and what is left. A stage that runs out of time or has no model degrades to the stage
 before it, logs a named event (rate-limited per reason) and records the reason in the result:
@@ -10,14 +12,13 @@ its lexical score (`memory_recall_coverage_gap`). Lexical-only recall is determi
 
 from __future__ import annotations
 
-import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .. import search
+from .budget import DegradationLog, call_with_budget
 from .candidates import RECALL_MODES, Pool, lexical_hits, merge, vector_hits
 from .gate import FeatureGateParams, GateDecision, coverage, cross_encoder_gate, feature_gate, lexical_calibration
 from .inject import Injected, fit, render_block
@@ -27,8 +28,6 @@ from .profiles import MEMBERS_READ, Companion, companions, profile_facets
 from .rank import RANKINGS, Ranked, RankWeights, calibrated_coverage_weight, rank
 from .terms import TermStats, collection_floor, row_stems
 
-log = logging.getLogger("keepmind.recall")
-DEGRADED_LOG_COOLDOWN_MS = 5 * 60 * 1000
 DEFAULT_RANKING = "hybrid"
 VECTOR_SEARCH_MS = 100.0  # what the vector search and hydration may add to the embed budget
 
@@ -100,43 +99,34 @@ class RecallTrace:
         return render_block(self.injected)
 
 
-class DegradationLog:
-    """Named degradation events, one per reason per five minutes (the clock is injected)."""
+@dataclass(frozen=True)
+class _Run:
+    """What every stage of one recall reads: the store, the scope, the budget and the clock."""
 
-    def __init__(self, clock: Callable[[], int]):
-        self._clock = clock
-        self._last: dict[tuple[str, str], int] = {}
+    models: object
+    snapshot: Callable
+    scope: object
+    now: int
+    config: RecallConfig
+    exclude: frozenset[str]
+    executor: ThreadPoolExecutor | None
+    emit: Callable
+    timer: Callable[[], float]
+    t0: float
 
-    def emit(self, event: str, reason: str, **detail) -> None:
-        now = self._clock()
-        key = (event, reason.split(":")[0])
-        last = self._last.get(key)
-        if last is not None and now - last < DEGRADED_LOG_COOLDOWN_MS:
-            return
-        self._last[key] = now
-        extra = " ".join(f"{k}={v}" for k, v in detail.items())
-        log.warning("%s reason=%s %s", event, reason, extra)
+    def ms(self) -> float:
+        """Milliseconds since the recall began."""
+        return (self.timer() - self.t0) * 1000
 
 
-def _call_with_budget(executor: ThreadPoolExecutor | None, fn, budget_ms: float,
-                      timer) -> tuple[object, float, str | None]:
-    """Run fn within budget_ms; returns (result or None, elapsed ms, failure reason or None)."""
-    start = timer()
-    if budget_ms <= 0:
-        return None, 0.0, "sub_budget_exceeded"
-    try:
-        if executor is None:
-            result = fn()
-        else:
-            result = executor.submit(fn).result(timeout=budget_ms / 1000.0)
-    except FutureTimeout:
-        return None, (timer() - start) * 1000, "sub_budget_exceeded"
-    except Exception as exc:  # noqa: BLE001 - a model failure degrades recall, never fails the turn
-        return None, (timer() - start) * 1000, f"failed:{exc.__class__.__name__}"
-    elapsed = (timer() - start) * 1000
-    if elapsed > budget_ms:
-        return None, elapsed, "sub_budget_exceeded"
-    return result, elapsed, None
+@dataclass
+class _Channel:
+    """The vector channel of one recall: its embedder and index, the query vector, why it degraded."""
+
+    embedder: object = None
+    vectors: object = None
+    query_vec: object = None
+    reason: str | None = None
 
 
 def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, config: RecallConfig,
@@ -147,123 +137,164 @@ def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, co
     With `calibrating`, floor and gate are skipped (every candidate is ranked and kept for study).
     """
     t0 = timer()
-    ms = lambda: (timer() - t0) * 1000  # noqa: E731
-    trace = RecallTrace(plan=make_plan(message, context), ranking=config.ranking, excluded=tuple(sorted(exclude)))
-    emit = events.emit if events else (lambda *a, **k: None)
-    if config.ranking not in RANKINGS:
-        raise ValueError(f"unknown ranking {config.ranking!r}")
+    r = _Run(models, snapshot, scope, now, config, exclude, executor,
+             events.emit if events else (lambda *a, **k: None), timer, t0)
+    trace = plan_stage(message, context, config, exclude)
     if scope.inert:
         trace.mode = "inert"
         return trace
-    trace.timings["plan_ms"] = round(ms(), 3)
+    trace.timings["plan_ms"] = round(r.ms(), 3)
+    channel = vector_channel(r, trace, calibrating)
+    pool = candidates_stage(r, trace, channel, stats, message)
+    calibration, stats = rank_stage(r, trace, channel, pool, stats)
+    if calibrating:
+        trace.timings["total_ms"] = round(r.ms(), 3)
+        return trace
+    survivors = floor_stage(trace, channel, config)
+    kept = gate_stage(r, trace, survivors, calibration, channel, stats)
+    inject_stage(r, trace, kept, channel)
+    trace.timings["total_ms"] = round(r.ms(), 3)
+    return trace
 
-    # -- query vector ------------------------------------------------------------------------
-    embedder = models.embedder() if (models is not None and config.embeddings_enabled) else None
-    vectors = models.vectors() if embedder is not None else None
-    query_vec, vector_reason = None, None
+
+def plan_stage(message: str, context, config: RecallConfig, exclude: frozenset[str]) -> RecallTrace:
+    """The plan (terms, content stems, anchor hints) in a new trace; an unknown ranking is an error."""
+    trace = RecallTrace(plan=make_plan(message, context), ranking=config.ranking, excluded=tuple(sorted(exclude)))
+    if config.ranking not in RANKINGS:
+        raise ValueError(f"unknown ranking {config.ranking!r}")
+    return trace
+
+
+def vector_channel(r: _Run, trace: RecallTrace, calibrating: bool) -> _Channel:
+    """The embedder and vector index this recall may use, or why it runs without a query vector."""
+    config = r.config
+    embedder = r.models.embedder() if (r.models is not None and config.embeddings_enabled) else None
+    channel = _Channel(embedder, r.models.vectors() if embedder is not None else None)
     if not config.embeddings_enabled:
-        vector_reason = "no_embedder_configured"
+        channel.reason = "no_embedder_configured"
     elif embedder is None:
-        vector_reason = "embedder_unavailable"
-    elif vectors is None:
-        vector_reason = "vector_index_unavailable"
+        channel.reason = "embedder_unavailable"
+    elif channel.vectors is None:
+        channel.reason = "vector_index_unavailable"
     elif not calibrating and config.floor is None and embedder.floor is None:
-        vector_reason = "missing_calibration"
+        channel.reason = "missing_calibration"
     else:
         trace.model_id = embedder.model_id
+    return channel
 
-    # -- candidates: the vector channel (embed, search, hydrate) runs on the pool's thread while
-    # the lexical channel runs here; both release the GIL in ONNX Runtime, numpy and SQLite.
+
+def candidates_stage(r: _Run, trace: RecallTrace, channel: _Channel, stats: TermStats, message: str) -> Pool:
+    """Both channels' candidates, merged: the vector channel (embed, search, hydrate) runs on the
+    pool's thread while the lexical channel runs here; both release the GIL in ONNX Runtime, numpy
+    and SQLite. A vector channel over its budget leaves the lexical candidates alone."""
+    config, timer = r.config, r.timer
     t_c = timer()
     vector_job = None
+    embedder, vectors = channel.embedder, channel.vectors
     if trace.model_id is not None:
-        budget = min(config.embed_budget_ms, config.timeout_ms - ms())
+        budget = min(config.embed_budget_ms, config.timeout_ms - r.ms())
 
-        def vector_channel():
+        def vector_search():
             t_e = timer()
             vec = embedder.embed_queries([message])[0]
             embed_ms = (timer() - t_e) * 1000
             if embed_ms > budget:
                 return None, embed_ms, []
-            with snapshot() as vconn:
-                return vec, embed_ms, vector_hits(vconn, scope, vectors, vec, now, exclude=exclude)
-        vector_job = executor.submit(vector_channel) if executor is not None else None
-    with snapshot() as conn:
+            with r.snapshot() as vconn:
+                return vec, embed_ms, vector_hits(vconn, r.scope, vectors, vec, r.now, exclude=r.exclude)
+        vector_job = r.executor.submit(vector_search) if r.executor is not None else None
+    with r.snapshot() as conn:
         stats.build(conn)
-        lex = lexical_hits(conn, scope, trace.plan.terms, now, exclude=exclude)
+        lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude)
         vec_hits: list = []
         if trace.model_id is not None:
             # The embed budget plus room for the search, never past the whole budget.
-            deadline_ms = min(config.timeout_ms, (t_c - t0) * 1000 + budget + VECTOR_SEARCH_MS)
-            wait_ms = max(0.0, deadline_ms - ms())
-            result, _, failure = _call_with_budget(
+            deadline_ms = min(config.timeout_ms, (t_c - r.t0) * 1000 + budget + VECTOR_SEARCH_MS)
+            wait_ms = max(0.0, deadline_ms - r.ms())
+            result, _, failure = call_with_budget(
                 None, (lambda: vector_job.result(timeout=wait_ms / 1000.0)) if vector_job is not None
-                else vector_channel, wait_ms, timer)
+                else vector_search, wait_ms, timer)
             if failure:
-                vector_reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
+                channel.reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
             else:
-                query_vec, embed_ms, vec_hits = result
+                channel.query_vec, embed_ms, vec_hits = result
                 trace.timings["embed_ms"] = round(embed_ms, 3)
-                if query_vec is None:
-                    vector_reason = "sub_budget_exceeded"
-        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=query_vec)
-    if vector_reason:
-        trace.degraded.append(f"vector:{vector_reason}")
-        emit("memory_recall_vector_degraded", vector_reason)
-    trace.mode = "hybrid" if query_vec is not None else "lexical"
+                if channel.query_vec is None:
+                    channel.reason = "sub_budget_exceeded"
+        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec)
+    if channel.reason:
+        trace.degraded.append(f"vector:{channel.reason}")
+        r.emit("memory_recall_vector_degraded", channel.reason)
+    trace.mode = "hybrid" if channel.query_vec is not None else "lexical"
     trace.pool = pool
     trace.timings["candidates_ms"] = round((timer() - t_c) * 1000, 3)
     if pool.coverage_gaps:
         trace.degraded.append(f"coverage_gap:{len(pool.coverage_gaps)}/{len(pool.candidates)}")
-        emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
-             totalCandidates=len(pool.candidates))
-    # The calibration in play, the embedder's with a query vector, else the lexical gate's: it
-    # gives the term statistics' floor, the ranking's coverage weight and the offline gate.
-    calibration = embedder.calibration if query_vec is not None else lexical_calibration()
+        r.emit("memory_recall_coverage_gap", "missing_vectors", gapCandidates=len(pool.coverage_gaps),
+               totalCandidates=len(pool.candidates))
+    return pool
+
+
+def rank_stage(r: _Run, trace: RecallTrace, channel: _Channel, pool: Pool, stats: TermStats):
+    """Rank the pool; returns the calibration in play and the term statistics it floors.
+
+    The calibration in play is the embedder's with a query vector, else the lexical gate's: it
+    gives the term statistics' floor, the ranking's coverage weight and the offline gate.
+    """
+    calibration = channel.embedder.calibration if channel.query_vec is not None else lexical_calibration()
     stats = stats.floored(collection_floor(calibration))
     idf = stats.weights(trace.plan.content)
     pool = replace(pool, candidates=[replace(c, coverage=coverage(idf, row_stems(c.row))) for c in pool.candidates])
     trace.pool = pool
-    ranking = config.ranking if (query_vec is not None or config.ranking != "cosine") else "bm25"
+    ranking = r.config.ranking if (channel.query_vec is not None or r.config.ranking != "cosine") else "bm25"
     trace.ranking = ranking
-    weights = ranking_weights(config.weights, calibration)
+    weights = ranking_weights(r.config.weights, calibration)
     trace.coverage_weight = weights.coverage if ranking == "hybrid" else None
-    t_r = timer()
-    trace.ranked = rank(pool.candidates, now, method=ranking, weights=weights)
-    trace.timings["rank_ms"] = round((timer() - t_r) * 1000, 3)
-    if calibrating:
-        trace.timings["total_ms"] = round(ms(), 3)
-        return trace
+    t_r = r.timer()
+    trace.ranked = rank(pool.candidates, r.now, method=ranking, weights=weights)
+    trace.timings["rank_ms"] = round((r.timer() - t_r) * 1000, 3)
+    return calibration, stats
 
-    # -- floor ----------------------------------------------------------------------------------
-    survivors = trace.ranked
-    if query_vec is not None:
-        if config.floor is not None:
-            trace.floor, trace.floor_source = config.floor, "override"
+
+def floor_stage(trace: RecallTrace, channel: _Channel, config: RecallConfig) -> list[Ranked]:
+    """Drop candidates under the cosine floor; a candidate without a vector, and lexical-only
+    recall, are not floored (they compete on their lexical score)."""
+    if channel.query_vec is None:
+        return trace.ranked
+    if config.floor is not None:
+        trace.floor, trace.floor_source = config.floor, "override"
+    else:
+        trace.floor, trace.floor_source = channel.embedder.floor, channel.embedder.floor_source or "manifest"
+    survivors = []
+    for ranked in trace.ranked:
+        if ranked.candidate.cosine is not None and ranked.candidate.cosine < trace.floor:
+            trace.floor_dropped.append(ranked)
         else:
-            trace.floor, trace.floor_source = embedder.floor, embedder.floor_source or "manifest"
-        survivors = []
-        for r in trace.ranked:
-            if r.candidate.cosine is not None and r.candidate.cosine < trace.floor:
-                trace.floor_dropped.append(r)
-            else:
-                survivors.append(r)
+            survivors.append(ranked)
+    return survivors
 
-    # -- gate -----------------------------------------------------------------------------------
+
+def gate_stage(r: _Run, trace: RecallTrace, survivors: list[Ranked], calibration: dict | None,
+               channel: _Channel, stats) -> list[Ranked]:
+    """The top survivors through the relevance gate; returns the kept ones (all of them when the
+    gate is degraded: the floor's output is injected)."""
+    config = r.config
     top = survivors[: config.max_items]
     trace.gate_input = top
-    decisions = _gate(trace, top, models, calibration, query_vec is None, stats, config, executor, timer,
-                      config.timeout_ms - ms(), emit) if top else []
+    decisions = _gate(trace, top, r.models, calibration, channel.query_vec is None, stats, config, r.executor,
+                      r.timer, config.timeout_ms - r.ms(), r.emit) if top else []
     trace.gate = decisions
-    kept_ids = {d.id for d in decisions if d.kept} if trace.gate_kind else {r.id for r in top}
+    kept_ids = {d.id for d in decisions if d.kept} if trace.gate_kind else {x.id for x in top}
+    return [x for x in top if x.id in kept_ids]
 
-    # -- inject: the kept items, then the members of their profiles (profiles.py) ----------------
-    kept = [r for r in top if r.id in kept_ids]
-    trace.companions = _companions(kept, trace.ranked, snapshot, scope, now, exclude, vectors, query_vec)
-    chosen = [_injected(r) for r in kept] + [_injected(c.ranked) for c in trace.companions]
+
+def inject_stage(r: _Run, trace: RecallTrace, kept: list[Ranked], channel: _Channel) -> None:
+    """The kept items, then the members of their profiles (profiles.py), within the budgets."""
+    config = r.config
+    trace.companions = _companions(kept, trace.ranked, r.snapshot, r.scope, r.now, r.exclude, channel.vectors,
+                                   channel.query_vec)
+    chosen = [_injected(x) for x in kept] + [_injected(c.ranked) for c in trace.companions]
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
-    trace.timings["total_ms"] = round(ms(), 3)
-    return trace
 
 
 def _companions(kept: list[Ranked], ranked: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str],
@@ -310,7 +341,7 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | Non
     if cross is not None:
         threshold = config.gate_threshold if config.gate_threshold is not None else cross.threshold
         if threshold is not None:
-            result, elapsed, failure = _call_with_budget(
+            result, elapsed, failure = call_with_budget(
                 executor, lambda: cross_encoder_gate(cross, threshold, trace.plan.query, top), budget, timer)
             trace.timings["gate_ms"] = round(elapsed, 3)
             if not failure:
