@@ -45,6 +45,8 @@ class Relation:
     target: str  # the target anchor's name
     target_type: str = "concept"
     exclusive: bool = True
+    source: str | None = None  # the source anchor's name (None: the memory's own anchor)
+    source_type: str = "concept"
 
 
 @dataclass(frozen=True)
@@ -230,14 +232,25 @@ def insert_memory(conn: apsw.Connection, draft: MemoryDraft, now: int) -> str:
             "conversation_trace" if draft.memory_class == "trace" else "immutable-record")
         values = dict(record_id=memory_id, update_semantics=semantics, **common)
         _insert(conn, "memory_records", values)
-    if anchor_id:
-        for rel in draft.relations:
-            target = upsert_anchor(conn, rel.target, rel.target_type, draft.audience, draft.boundary, now)
-            if target:
-                assert_edge(conn, anchor_id, rel.relation, target, audience=draft.audience,
-                            boundary=draft.boundary, asserted_by=memory_id, now=now,
-                            confidence=draft.confidence, exclusive=rel.exclusive)
+    assert_relations(conn, anchor_id, draft.relations, audience=draft.audience, boundary=draft.boundary,
+                     asserted_by=memory_id, now=now, confidence=draft.confidence)
     return memory_id
+
+
+def assert_relations(conn: apsw.Connection, anchor_id: str | None, relations, *, audience: str, boundary: str,
+                     asserted_by: str | None, now: int, confidence: float = 0.8) -> list[str]:
+    """Assert each relation as an edge: from its own source anchor when it names one, else from
+    `anchor_id` (a relation with neither is skipped). Returns the edge ids."""
+    edges = []
+    for rel in relations:
+        source = (upsert_anchor(conn, rel.source, rel.source_type, audience, boundary, now) if rel.source
+                  else anchor_id)
+        target = upsert_anchor(conn, rel.target, rel.target_type, audience, boundary, now)
+        if source and target and source != target:
+            edges.append(assert_edge(conn, source, rel.relation, target, audience=audience, boundary=boundary,
+                                     asserted_by=asserted_by, now=now, confidence=confidence,
+                                     exclusive=rel.exclusive))
+    return edges
 
 
 def _insert(conn: apsw.Connection, table: str, values: dict) -> None:

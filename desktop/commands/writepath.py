@@ -9,7 +9,7 @@ from pathlib import Path
 from keepmind.engine import open_engine
 from keepmind.engine.clock import iso
 from keepmind.engine.errors import InvalidInput
-from keepmind.engine.writepath import extractor_eval
+from keepmind.engine.writepath import extractor_eval, graph_eval
 
 from ..paths import home_of, home_option, load_home_settings
 
@@ -56,6 +56,13 @@ def register(sub) -> None:
                    help="Dice overlap of content tokens that counts as a match (default 0.4)")
     p.add_argument("--json", dest="json_out", help="also write the numbers to this JSON file")
     p.set_defaults(func=cmd_eval_extractor)
+
+    p = group.add_parser("graph", help="the knowledge graph the rule-based write path builds from LoCoMo "
+                                       "conversations said turn by turn: anchors by type, edges by relation")
+    p.add_argument("--data", required=True, help="a LoCoMo JSON file, e.g. ../shared/eval/locomo/locomo-dev.json")
+    p.add_argument("--examples", type=int, default=20, help="examples of anchors and of edges to show (default 20)")
+    p.add_argument("--json", dest="json_out", help="also write the report to this JSON file")
+    p.set_defaults(func=cmd_eval_graph)
 
 
 def _open(args, start_workers=False):
@@ -125,4 +132,29 @@ def cmd_eval_extractor(args) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"rules": ours.as_dict(), "netclaw_baseline": baseline.as_dict()},
                                                   indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def cmd_eval_graph(args) -> int:
+    path = Path(args.data)
+    if not path.is_file():
+        raise InvalidInput(f"no file {path}: pass a LoCoMo JSON file, e.g. ../shared/eval/locomo/locomo-dev.json")
+    try:
+        samples = extractor_eval.load(path)
+        found = graph_eval.report(samples, open_engine=open_engine, examples=args.examples)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{path} is not LoCoMo-shaped JSON ({type(exc).__name__}: {exc})") from None
+    print(f"{found['stores']} stores (one per speaker), {found['anchors']} anchors, {found['edges']} edges "
+          f"({found['closed_edges']} closed by a newer value)")
+    print("anchors by type: " + ", ".join(f"{k} {v}" for k, v in found["anchors_by_type"].items()))
+    print("edges by relation: " + ", ".join(f"{k} {v}" for k, v in found["edges_by_relation"].items()))
+    print("anchors:")
+    for a in found["anchor_examples"]:
+        print(f"  {a['name']} ({a['type']})  [{a['store']}]")
+    print("edges:")
+    for e in found["edge_examples"]:
+        print(f"  {e['source']} -{e['relation']}-> {e['target']} ({e['target_type']})"
+              f"{'' if e['open'] else ' [closed]'}  [{e['store']}]")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
     return 0

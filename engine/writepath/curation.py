@@ -239,7 +239,7 @@ def _draft(lease: Lease, proposal: Proposal, payload: dict) -> store.MemoryDraft
     prov = Provenance.from_obj(payload.get("provenance"))
     external = (*prov.external, {"checkpoint": lease.checkpoint_id})
     prov = Provenance(prov.session_id or lease.session_id, tuple(prov.turns or proposal.turns), external)
-    relations = tuple(store.Relation(r.relation, r.target, r.target_type) for r in proposal.relations)
+    relations = _relations(proposal)
     source = payload.get("source") or SOURCES_BY_TRIGGER.get(lease.trigger, "observer")
     return store.validate_draft(store.MemoryDraft(
         title=proposal.title, body=proposal.content, memory_class=proposal.memory_class,
@@ -263,18 +263,19 @@ def _check_unchanged(conn: apsw.Connection, decision: Decision) -> dict[str, dic
     return found
 
 
+def _relations(proposal: Proposal) -> tuple[store.Relation, ...]:
+    return tuple(store.Relation(r.relation, r.target, r.target_type, exclusive=r.exclusive, source=r.source,
+                                source_type=r.source_type) for r in proposal.relations)
+
+
 def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
+    """The proposal's relations, asserted when it was merged into an existing document."""
     anchor_id = row["anchor_id"] or (store.upsert_anchor(conn, proposal.anchor or "", proposal.anchor_type,
                                                          row["audience"], row["boundary"], now)
                                      if proposal.anchor else None)
-    if not anchor_id:
-        return
-    for rel in proposal.relations:
-        target = store.upsert_anchor(conn, rel.target, rel.target_type, row["audience"], row["boundary"], now)
-        if target:
-            store.assert_edge(conn, anchor_id, rel.relation, target, audience=row["audience"],
-                              boundary=row["boundary"], asserted_by=row["document_id"], now=now,
-                              confidence=proposal.confidence)
+    store.assert_relations(conn, anchor_id, _relations(proposal), audience=row["audience"],
+                           boundary=row["boundary"], asserted_by=row["document_id"], now=now,
+                           confidence=proposal.confidence)
 
 
 def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Decision, now: int) -> Applied:

@@ -14,19 +14,62 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .proposals import Proposal
+from .entities import USER, GraphFact, graph_facts, main_entity
+from .person import third_person  # noqa: F401 - part of this module's interface
+from .proposals import Proposal, RelationSpec
 
 _SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
 _FIRST_PERSON = r"(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|my|our)"
 
-# (category, memory class, confidence, pattern over the lowercased sentence)
+# (category, memory class, confidence, pattern over the sentence, case-insensitive). The first
+# rule that matches names the category. Standing statements (health, preference, constraint,
+# habit: what stays true of the speaker and bears on future tasks) come first; their verbs are
+# generic English, not a domain's words.
+_FIRST_I = (r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+|still\s+|much\s+|even\s+|always\s+|never\s+|often\s+|"
+            r"kind\s+of\s+|sort\s+of\s+)*")
+_I_AM = r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|so\s+)*"
+_CHATTER = (r"(?!\s*(?:\w+ly\s+)?(?:know|think|thought|remember|understand|believe|mind|care|worry|wait|imagine|"
+            r"thank|stop|help|forget|see|say|tell|expect|get|go|want|agree|doubt|mean|recall|blame|complain|lie|"
+            r"give|quit|let|have\s+to|need\s+to|feel|regret|deserve)\b)")
 _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I)) for c, k, p, r in [
+    ("health", "durable_fact", 0.85,
+     _I_AM + r"(?:an?\s+)?(?:severely\s+|very\s+|highly\s+|extremely\s+|strict\s+|avid\s+|committed\s+)?"
+     r"(?:allergic|intolerant|sensitive|lactose|diabetic|"
+     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
+     r"colou?r-?blind|deaf|hard\s+of\s+hearing)\b"),
+    ("health", "durable_fact", 0.85,
+     r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
+     r"(?:allerg(?:y|ies)|intolerance|condition|disorder|disease|sensitivity|injury|diabetes|asthma|migraines?|"
+     r"arthritis|anxiety|adhd|insomnia|syndrome|deficiency|phobia|motion\s+sickness|issues|problems|tolerance)\b|"
+     r"\bi\s+have\s+(?:very\s+|extremely\s+|really\s+)?sensitive\s+\w+"),
+    ("health", "durable_fact", 0.85,
+     r"\bi\b(?:'m)?[^.?!]{0,40}?\b(?:an?|my)\s+[^.?!]{0,40}?\b(?:diet|regimen)\b|"
+     r"\bi(?:'ve|\s+have)\s+been\s+diagnosed\b"),
     ("preference", "durable_fact", 0.8,
-     r"\b(?:i|we)\s+(?:really\s+|absolutely\s+|much\s+|always\s+|usually\s+)?"
-     r"(?:prefer|love|like|enjoy|adore|hate|dislike|can't stand|cannot stand|avoid|am into|'m into)\b"),
-    ("preference", "durable_fact", 0.8, r"\bmy\s+(?:favou?rite|go-to|preferred)\s+\w+"),
-    ("preference", "durable_fact", 0.75,
-     r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+)?(?:fan of|passionate about|vegetarian|vegan|allergic)"),
+     _FIRST_I + r"(?:prefer|love|like|enjoy|adore|hate|dislike|despise|detest|loathe|can't\s+stand|cannot\s+stand|"
+     r"appreciate|value|thrive|gravitate|lean\s+towards?|swear\s+by|treasure|cherish)\b"),
+    ("preference", "durable_fact", 0.8,
+     _FIRST_I + r"(?:learn|work|sleep|focus|study|relax|perform)\s+best\b|"
+     + _I_AM + r"(?:not\s+)?(?:a\s+|an\s+)?(?:big\s+|huge\s+|massive\s+|real\s+)?(?:fan\s+of|passionate\s+about|"
+     r"into|fond\s+of|keen\s+on|obsessed\s+with|interested\s+in|crazy\s+about|not\s+interested)\b"),
+    ("preference", "durable_fact", 0.8,
+     _FIRST_I + r"(?:have|'ve\s+got|feel|hold)\s+(?:a|an|no|little|zero)\s+(?:[\w-]+\s+){0,2}?(?:aversion|preference|"
+     r"passion|dislike|distaste|disdain|fondness|love|soft\s+spot|weakness|interest|affinity|thing\s+for|"
+     r"hatred|loathing|appreciation)\b"),
+    ("preference", "durable_fact", 0.8,
+     _FIRST_I + r"find\s+(?:\S+\s+){1,8}?(?:\w+(?:ing|ive|ous|ful|less|ble|ic)|boring|dull|hard|difficult|easy|tedious|"
+     r"overwhelming|ineffective|off-putting|uncomfortable|annoying|useless|helpful|relaxing|unpleasant|"
+     r"stressful|pointless|unappealing|distracting|disorienting|slow|bland)\b"),
+    ("preference", "durable_fact", 0.8,
+     r"\bmy\s+(?:absolute\s+)?(?:favou?rite|go-to|preferred)\s+\w+|" + _FIRST_I
+     + r"(?:exclusively|only|solely|strictly)\s+(?!had\b|was\b|got\b|did\b|went\b|saw\b)\w+|"
+     r"\bi\s+(?:firmly|strongly|truly|deeply)\s+believe\b"),
+    ("constraint", "durable_fact", 0.8,
+     _FIRST_I + r"(?:avoid|refuse|can't|cannot|can\s+not|don't|do\s+not|never|won't|will\s+not|no\s+longer|"
+     r"steer\s+clear|stay\s+away|shun|abstain)\b" + _CHATTER),
+    ("constraint", "durable_fact", 0.8,
+     r"\bi(?:'m|\s+am)\s+(?:not\s+(?:allowed|able|supposed)|unable|(?:\w+ly\s+)?against)\b|" + _FIRST_I
+     + r"(?:try|tries|aim|want|need|have)\s+to\s+(?:avoid|minimi[sz]e|limit|reduce|cut|stay\s+away|steer\s+clear)\b"),
     ("membership", "durable_fact", 0.85,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,4}?(?:member|members|subscriber|volunteer)\b"),
     ("membership", "durable_fact", 0.85,
@@ -42,6 +85,14 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi\s+(?:work|worked|am working|'m working)\s+(?:as|at|for|in)\b|\bi(?:'m| am)\s+an?\s+(?:\w+\s+){0,2}"
      r"(?:engineer|developer|teacher|nurse|doctor|designer|manager|artist|writer|student|lawyer|"
      r"counselor|dancer|chef|musician|photographer|scientist|consultant|owner|founder|instructor)\b"),
+    ("habit", "durable_fact", 0.75,
+     _FIRST_I + r"(?:play|practi[cs]e|train|go|run|swim|cook|bake|attend|volunteer|walk|hike|bike|cycle|read|write|"
+     r"paint|draw|meditate|drink|eat|take|visit|watch|listen|teach|study|work\s+out|do|dance|sing|knit|garden|"
+     r"climb|ski|surf|skate|jog|lift|commute|fly|travel)\b(?=[^.]*\b(?:every|each|on\s+(?:mondays|tuesdays|"
+     r"wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays)|daily|weekly|monthly|twice|once\s+a|"
+     r"(?:in|on)\s+the\s+(?:mornings|evenings|weekends)|at\s+night|regularly|most\s+(?:days|mornings|evenings)|"
+     r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays))\b)"),
+    ("habit", "durable_fact", 0.75, _FIRST_I + r"(?:play|practi[cs]e)\s+(?:the\s+|in\s+)?[\w-]+"),
     ("decision", "durable_fact", 0.8,
      r"\b(?:i|we)(?:'ve| have)?\s+(?:finally\s+)?(?:decided|chose|chosen|picked|settled on|went with|"
      r"are going with|'re going with|will go with)\b"),
@@ -67,7 +118,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
      r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b"),
-    ("preference", "durable_fact", 0.75, r"\b(?:i|we)\s+(?:always|never|usually)\s+(?!been\b)\w+"),
+    ("habit", "durable_fact", 0.75,
+     r"\b(?:i|we)\s+(?:always|never|usually|often|regularly|typically|normally)\s+(?!been\b)\w+"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
      r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
@@ -88,24 +140,7 @@ _SKIP = re.compile(
     r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay)\b", re.I)
 _HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably|wondering|not sure|thinking about whether|"
                     r"if i|would love to|wish)\b", re.I)
-_MIN_WORDS, _MAX_WORDS = 4, 60
-_THIRD = {  # first-person -> third-person rewrites (applied word by word)
-    "i'm": "{s} is", "im": "{s} is", "i am": "{s} is", "i've": "{s} has", "ive": "{s} has",
-    "i'd": "{s} would", "i'll": "{s} will", "i was": "{s} was", "i have": "{s} has", "i": "{s}",
-    "me": "{s}", "my": "{p}", "mine": "{p}", "myself": "{s}",
-    "we're": "{s} and others are", "we've": "{s} and others have", "we": "{s} and others",
-    "our": "{p}", "ours": "{p}", "us": "{s} and others",
-}
-_ADVERBS = {"really", "absolutely", "always", "usually", "never", "also", "just", "still", "often",
-            "much", "finally", "recently", "generally", "mostly", "definitely", "totally"}
-_VERB_3RD = re.compile(r"^(?:(?:really|absolutely|always|usually|never|also|just|still|often|much)\s+)*(\w+)")
-_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "was": "was",
-              "can't": "can't", "can": "can", "will": "will", "would": "would", "did": "did", "don't": "doesn't"}
-_NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wrote|built|became|"
-                           r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|"
-                           r"just|recently|finally|can|could|will|would|should|must|might)$")
-
-
+_MIN_WORDS, _MAX_WORDS = 4, 80
 @dataclass(frozen=True)
 class Statement:
     turn: int
@@ -118,60 +153,6 @@ class Statement:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
-
-
-def _conjugate(rest: str) -> str:
-    """'love hiking' -> 'loves hiking' (the word after a rewritten bare 'I')."""
-    m = _VERB_3RD.match(rest)
-    if not m:
-        return rest
-    verb = m.group(1)
-    low = verb.lower()
-    if _NO_CONJUGATE.match(low):
-        return rest
-    if low in _IRREGULAR:
-        new = _IRREGULAR[low]
-    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        new = verb + "es"
-    elif low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
-        new = verb[:-1] + "ies"
-    else:
-        new = verb + "s"
-    return rest[:m.start(1)] + new + rest[m.end(1):]
-
-
-def third_person(sentence: str, subject: str) -> str:
-    """Rewrite a first-person sentence as a statement about `subject`."""
-    possessive = subject + "'" if subject.endswith("s") else subject + "'s"
-    text = sentence.replace("’", "'").strip()
-    out: list[str] = []
-    tokens = re.split(r"(\s+)", text)
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        low = re.sub(r"[^\w']", "", tok.lower())
-        pair = (low + " " + re.sub(r"[^\w']", "", tokens[i + 2].lower())) if i + 2 < len(tokens) else None
-        if pair in _THIRD:
-            out.append(_THIRD[pair].format(s=subject, p=possessive) + tok[len(tok.rstrip(",.!?;:")):] * 0)
-            i += 3
-            continue
-        if low in _THIRD and tok.strip():
-            trail = tok[len(tok.rstrip(",.!?;:")):]
-            out.append(_THIRD[low].format(s=subject, p=possessive) + trail)
-            if low == "i":  # "I usually love" -> "User usually loves"
-                j = i + 2
-                while j < len(tokens) and tokens[j].lower() in _ADVERBS:
-                    j += 2
-                if j < len(tokens):
-                    tokens[j] = _conjugate(tokens[j])
-            i += 1
-            continue
-        out.append(tok)
-        i += 1
-    fact = "".join(out).strip()
-    fact = fact[0].upper() + fact[1:] if fact else fact
-    fact = re.sub(r"[!]+$", ".", fact)
-    return fact if fact.endswith((".", "?")) else fact + "."
 
 
 # A clause that opens with one of these leans on the clause before it ("I always fly out of
@@ -205,41 +186,117 @@ def _cut_tail(sentence: str, after: int) -> str:
     return sentence[:m.start()] if m else sentence
 
 
+STANDING = frozenset({"health", "preference", "constraint", "habit"})
+# A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
+# statement loses only this; its reasons and second halves ("; I prefer vinyl", "due to my
+# gluten intolerance") are what make it useful later.
+_LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please)\b|,\s+(?:can you|could you|please)\b",
+                            re.I)
+_SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
+
+
 def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statement]:
-    """Every first-person statement of a lasting kind in one message."""
+    """Every statement of a lasting kind in one message: first-person ones, and third-person ones
+    that place a named person ("Anna moved to Porto.")."""
     found: list[Statement] = []
-    for sentence in sentences(text):
+    for sentence in sentences((text or "").replace("’", "'")):
         sentence = _INTERJECTION.sub("", sentence).strip()
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
-        if not (_MIN_WORDS <= len(words) <= _MAX_WORDS):
+        if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS):
             continue
         if sentence.rstrip().endswith("?") or _SKIP.match(sentence) or _HEDGE.search(sentence):
             continue
-        if not re.search(r"\b" + _FIRST_PERSON + r"\b", sentence, re.I):
+        if not _SELF_WORD.search(sentence):
+            placed = _about_someone(sentence, turn)
+            found += placed
             continue
         for category, memory_class, confidence, pattern in _RULES:
             m = pattern.search(sentence)
             if m:
-                clause = _clause(_cut_tail(sentence, m.end()), m.start())
-                fact = third_person(clause, subject)
-                if len(_key_words(fact, subject)) < 3:
+                if (category in STANDING and not m.group(0).lower().startswith("my")
+                        and _names_nothing(sentence[m.end():])):
+                    break
+                fact = third_person(_span(sentence, m, category), subject)
+                if len(_key_words(fact, subject)) < (2 if category in STANDING else 3):
                     break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence))
                 break
+        else:
+            found += _naming(sentence, turn, subject)
     return found
+
+
+def _naming(sentence: str, turn: int, subject: str) -> list[Statement]:
+    """A first-person sentence no rule kept that still names someone or somewhere in the speaker's
+    life ("we got another cat named Bailey too"): kept for the graph, as a relation."""
+    if not graph_facts(sentence) or len(sentence.split()) < _MIN_WORDS:
+        return []
+    fact = third_person(_cut_tail(sentence, 0), subject)
+    return [Statement(turn, sentence, fact, "relation", "durable_fact", 0.7)]
+
+
+# A standing statement must name what it is about: "I love how it turned out", "I really
+# appreciate your support" name nothing a later task could use.
+_EMPTY_OBJECT = re.compile(r"^\s*(?:\w+ly\s+)?"
+                           r"(?:it|it's|this|that|these|those|them|how|what|your|you|him|her|everything|"
+                           r"all\s+of\s+(?:it|this|them)|so\s+much|a\s+lot|every\s+minute)\b", re.I)
+_REASON_LEAD = re.compile(r"^(?:due\s+to|because|as\s+an?|since|given|being|after|with|owing\s+to|for)\b", re.I)
+
+
+def _names_nothing(rest: str) -> bool:
+    """Whether what follows a stance word is only a pronoun ("I love it", "I like that!"); "that"
+    opening a clause of its own ("I firmly believe that resources should be free") names plenty."""
+    m = _EMPTY_OBJECT.match(rest)
+    if not m:
+        return False
+    return not (m.group(0).strip().lower() == "that" and len(rest[m.end():].split()) >= 4)
+
+
+def _span(sentence: str, m: re.Match, category: str) -> str:
+    """What of the sentence the fact keeps: a standing statement keeps all of it but a lead-in not
+    about the speaker and a tail addressed to the listener; other kinds keep the matched clause."""
+    if category not in STANDING:
+        return _clause(_cut_tail(sentence, m.end()), m.start())
+    tail = _LISTENER_TAIL.search(sentence, m.end())
+    kept = sentence[:tail.start()] if tail else sentence
+    lead = _clause(kept, m.start())
+    head = kept[:len(kept) - len(lead)]
+    return kept if (_SELF_WORD.search(head) or _REASON_LEAD.match(head)) else lead
+
+
+def _about_someone(sentence: str, turn: int) -> list[Statement]:
+    """A third-person sentence that places a named person (where they live or work)."""
+    facts = [f for f in graph_facts(sentence)
+             if f.source.name != USER and f.relation in ("lives_in", "works_at", "from")]
+    if not facts or len(sentence.split()) < 3:
+        return []
+    fact = sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
+    return [Statement(turn, sentence, fact, "person", "durable_fact", 0.75)]
 
 
 def _key_words(fact: str, subject: str) -> list[str]:
     stop = {"is", "are", "was", "has", "a", "an", "the", "and", "of", "to", "in", "on", "for", "with",
-            "at", "my", "her", "his", "their", "really", "just", "very", "so", subject.lower(),
-            subject.lower() + "'s"}
+            "at", "my", "her", "his", "their", "really", "just", "very", "so", "it", "this", "that", "them",
+            "you", "too", subject.lower(), subject.lower() + "'s"}
     return [w for w in re.findall(r"[\w'-]+", fact) if w.lower() not in stop]
 
 
+def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
+    """The statement's graph facts as relations (the user's anchor named `subject`)."""
+    name = lambda e: subject if e.name == USER else e.name  # noqa: E731
+    return tuple(RelationSpec(f.relation, name(f.target), f.target.kind, source=name(f.source),
+                              source_type=f.source.kind, exclusive=f.exclusive) for f in facts)
+
+
 def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user") -> list[Proposal]:
-    """Proposals from (turn index, user text) pairs: one per statement, most confident first."""
+    """Proposals from (turn index, user text) pairs: one per statement, most confident first.
+
+    A statement that names people, places, organisations or memberships hangs on the anchor of
+    what it is about (entities.main_entity: "Anna", typed person) and carries its graph facts as
+    relations; any other hangs on a `topic` anchor of its own words (the category is a facet).
+    """
     out: list[Proposal] = []
     seen: set[str] = set()
     for turn, text in turns:
@@ -250,38 +307,19 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             seen.add(key)
             words = _key_words(st.fact, subject)
             title = " ".join(words[:8]).strip(" .,") or st.category
-            anchor = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower()
+            facts = graph_facts(st.text)
+            about = main_entity(facts)
+            if about is not None:
+                anchor, anchor_type = about.name, about.kind
+            else:
+                anchor = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower()
+                anchor_type = "topic"
             out.append(Proposal(
                 memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=st.fact,
-                anchor=anchor, anchor_type=st.category, aliases=(" ".join(words[:3]),),
-                facets=(st.category, subject_kind), confidence=st.confidence, subject_kind=subject_kind,
-                subject=subject, recall_mode=None, turns=(turn,),
+                anchor=anchor, anchor_type=anchor_type, aliases=(" ".join(words[:3]),),
+                facets=(st.category, subject_kind), relations=relations(facts, subject),
+                confidence=st.confidence, subject_kind=subject_kind, subject=subject, recall_mode=None,
+                turns=(turn,),
             ))
     out.sort(key=lambda p: -p.confidence)
-    return out
-
-
-# -- netclaw's retired rules, kept as the baseline the eval compares against ------------------
-
-_NETCLAW_PREFIX = re.compile(r"^(?:i|well|going to|want to|if that|i'm|you|let me|maybe|just|so|anyway)\b", re.I)
-_NETCLAW_FACT = re.compile(
-    r"\b((?:[A-Z][\w-]*\s+){0,4}[A-Z][\w-]*|(?:[Oo]ur|[Tt]he)\s+(?:\w+\s+){0,3}\w+)\s+"
-    r"(has|have|uses|use|supports|support|requires|require|needs|need|completed)\s+(.+)")
-_NETCLAW_MILESTONE = re.compile(r"\bwe\s+(?:successfully\s+)?completed\s+(.+)", re.I)
-
-
-def netclaw_baseline(text: str) -> list[str]:
-    """netclaw's retired turn-complete rules (netclaw-facts §4), reimplemented for comparison."""
-    out = []
-    for sentence in sentences(text):
-        m = _NETCLAW_MILESTONE.search(sentence)
-        if m:
-            out.append(f"Project Milestone: {m.group(1).strip()}")
-            continue
-        if _NETCLAW_PREFIX.match(sentence):
-            continue
-        m = _NETCLAW_FACT.search(sentence)
-        if m:
-            label = "Project Constraint" if m.group(2).startswith(("requir", "need")) else "Project Fact"
-            out.append(f"{label}: {m.group(0).strip()}")
     return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import extractor
+from .extractor import sentences
 
 DEFAULT_THRESHOLD = 0.4
 _STOP = frozenset(
@@ -92,7 +93,7 @@ def turns_and_gold(sample: dict):
 
 def predict(text: str, speaker: str, method: str) -> list[str]:
     if method == "netclaw":
-        return extractor.netclaw_baseline(text)
+        return netclaw_baseline(text)
     return [s.fact for s in extractor.statements(text, subject=speaker)]
 
 
@@ -121,3 +122,29 @@ def evaluate(samples: list[dict], threshold: float = DEFAULT_THRESHOLD, method: 
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return EvalResult(round(precision, 4), round(recall, 4), round(f1, 4), statements, matched_statements,
                       gold_total, matched_gold, threshold, len(samples))
+
+
+# -- netclaw's retired rules, kept as the baseline the eval compares against ------------------
+
+_NETCLAW_PREFIX = re.compile(r"^(?:i|well|going to|want to|if that|i'm|you|let me|maybe|just|so|anyway)\b", re.I)
+_NETCLAW_FACT = re.compile(
+    r"\b((?:[A-Z][\w-]*\s+){0,4}[A-Z][\w-]*|(?:[Oo]ur|[Tt]he)\s+(?:\w+\s+){0,3}\w+)\s+"
+    r"(has|have|uses|use|supports|support|requires|require|needs|need|completed)\s+(.+)")
+_NETCLAW_MILESTONE = re.compile(r"\bwe\s+(?:successfully\s+)?completed\s+(.+)", re.I)
+
+
+def netclaw_baseline(text: str) -> list[str]:
+    """netclaw's retired turn-complete rules (netclaw-facts §4), reimplemented for comparison."""
+    out = []
+    for sentence in sentences(text):
+        m = _NETCLAW_MILESTONE.search(sentence)
+        if m:
+            out.append(f"Project Milestone: {m.group(1).strip()}")
+            continue
+        if _NETCLAW_PREFIX.match(sentence):
+            continue
+        m = _NETCLAW_FACT.search(sentence)
+        if m:
+            label = "Project Constraint" if m.group(2).startswith(("requir", "need")) else "Project Fact"
+            out.append(f"{label}: {m.group(0).strip()}")
+    return out

@@ -6,8 +6,9 @@ turns (0 disables), the session ended, or passivated after `session.idle_timeout
 One run at a time per session; a run made stale by newer turns is discarded. Recalled memories
 appear in the transcript as `[recalled-memory]` and the prompt says to skip them; proposals
 accepted by earlier runs are passed back so they are not restated. With no LLM configured (or
-after it failed three times in a row) the rule-based extractor distils instead. The observer
-never writes memories: proposals go into the checkpoint queue at priority 60.
+after it failed three times in a row) the rule-based extractor distils instead, keeping at most 3
+proposals per user turn (it cannot consolidate them). The observer never writes memories:
+proposals go into the checkpoint queue at priority 60.
 """
 
 from __future__ import annotations
@@ -218,8 +219,9 @@ class Observer:
             result = gate(parsed["proposals"])
             return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
         found = extractor.extract(list(transcript.user_turns))
-        return found[:MAX_PROPOSALS], ({"max-proposals-exceeded": len(found) - MAX_PROPOSALS}
-                                       if len(found) > MAX_PROPOSALS else {}), "rule", None
+        kept = per_turn(found, MAX_PROPOSALS)
+        dropped = {"max-proposals-exceeded": len(found) - len(kept)} if len(found) > len(kept) else {}
+        return kept, dropped, "rule", None
 
     def distill(self, session_id: str, now: int, trigger: str = "manual") -> RunResult | None:
         """Run once for this session (skipped when a run is already in flight)."""
@@ -256,6 +258,23 @@ class Observer:
         log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d",
                  session_id, trigger, result.status, len(result.proposals))
         return result
+
+
+def per_turn(proposals: list[Proposal], limit: int) -> list[Proposal]:
+    """At most `limit` proposals per user turn, the most confident first.
+
+    The rules make one proposal per statement and cannot consolidate, so a run over five turns in
+    which the user stated five preferences would otherwise keep three and lose two for good (the
+    turns are marked distilled). The LLM path keeps its limit per run: it consolidates.
+    """
+    counts: dict[int, int] = {}
+    out = []
+    for p in proposals:
+        turn = p.turns[0] if p.turns else -1
+        if counts.get(turn, 0) < limit:
+            counts[turn] = counts.get(turn, 0) + 1
+            out.append(p)
+    return out
 
 
 def _drop_known(proposals: list[Proposal], transcript: Transcript) -> list[Proposal]:

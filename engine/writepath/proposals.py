@@ -24,9 +24,18 @@ MAX_RELATIONS = 3
 
 @dataclass(frozen=True)
 class RelationSpec:
+    """An edge a proposal asserts: from `source` (None: the proposal's own anchor) to `target`.
+
+    An exclusive relation (lives_in, works_at, home_airport) replaces the source's earlier value;
+    a non-exclusive one (sister, member_of) is added next to it.
+    """
+
     relation: str
     target: str
     target_type: str = "concept"
+    source: str | None = None
+    source_type: str = "concept"
+    exclusive: bool = True
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,10 @@ class Proposal:
     @classmethod
     def from_payload(cls, data: dict) -> "Proposal":
         """Inverse of to_payload (raises KeyError/TypeError/ValueError on a malformed payload)."""
-        rels = tuple(RelationSpec(str(r["relation"]), str(r["target"]), str(r.get("target_type") or "concept"))
+        rels = tuple(RelationSpec(str(r["relation"]), str(r["target"]), str(r.get("target_type") or "concept"),
+                                  source=str(r["source"]) if r.get("source") else None,
+                                  source_type=str(r.get("source_type") or "concept"),
+                                  exclusive=bool(r.get("exclusive", True)))
                      for r in data.get("relations") or ())
         return cls(
             memory_class=str(data["memory_class"]), title=str(data.get("title") or ""),

@@ -3,7 +3,8 @@
 import pytest
 
 from keepmind.engine.writepath import extractor_eval
-from keepmind.engine.writepath.extractor import extract, netclaw_baseline, statements, third_person
+from keepmind.engine.writepath.extractor import extract, statements, third_person
+from keepmind.engine.writepath.extractor_eval import netclaw_baseline
 
 
 @pytest.mark.parametrize("text,category,fact", [
@@ -94,3 +95,59 @@ def test_eval_scores_a_tiny_conversation():
 def test_eval_reads_malformed_dia_ids():
     assert extractor_eval.dia_ids("D8:6; D9:17") == ["D8:6", "D9:17"]
     assert extractor_eval.dia_ids(["D1:3", "D1:4,D1:5"]) == ["D1:3", "D1:4", "D1:5"]
+
+
+@pytest.mark.parametrize("text,category,fact", [
+    ("I am allergic to peanuts.", "health", "User is allergic to peanuts."),
+    ("I play the cello in a community orchestra on Tuesdays.", "habit",
+     "User plays the cello in a community orchestra on Tuesdays."),
+    ("I strongly prefer trains and dislike overnight buses because I can't sleep on them.", "preference",
+     "User strongly prefers trains and dislike overnight buses because User can't sleep on them."),
+    ("I refuse to shop at stores that test on animals.", "constraint",
+     "User refuses to shop at stores that test on animals."),
+    ("I avoid anything with artificial sweeteners.", "constraint", "User avoids anything with artificial sweeteners."),
+    ("I can't eat shellfish.", "constraint", "User can't eat shellfish."),
+    ("I go swimming every Tuesday morning.", "habit", "User goes swimming every Tuesday morning."),
+    ("I find group chats distracting.", "preference", "User finds group chats distracting."),
+    ("Due to a knee injury, I avoid running on pavement.", "constraint",
+     "Due to a knee injury, User avoids running on pavement."),
+    ("I have a strong aversion to open-plan offices; I prefer quiet rooms.", "preference",
+     "User has a strong aversion to open-plan offices; User prefers quiet rooms."),
+    ("I only read books by independent publishers.", "preference", "User only reads books by independent publishers."),
+    ("I'm not a fan of musicals.", "preference", "User is not a fan of musicals."),
+])
+def test_standing_statements_keep_their_intensifiers_and_reasons(text, category, fact):
+    [found] = statements(text)
+    assert (found.category, found.fact, found.memory_class) == (category, fact, "durable_fact")
+
+
+@pytest.mark.parametrize("text", [
+    "I love it!", "I really appreciate your help.", "I can't wait to see you!", "I don't know what to say.",
+    "I won't give up.", "I love how it turned out.",
+])
+def test_a_stance_word_without_an_object_is_chatter(text):
+    assert statements(text) == []
+
+
+def test_a_statement_of_several_sentences_keeps_every_content_word():
+    from keepmind.engine.recall.plan import content_stems
+
+    said = "I'm not a fan of streaming services. I prefer physical formats like vinyl and cassette tapes."
+    found = extract([(1, said)])
+    assert [p.memory_class for p in found] == ["durable_fact", "durable_fact"]
+    learnt = set(content_stems(" ".join(p.content for p in found)))
+    assert set(content_stems(said)) <= learnt
+
+
+def test_the_observer_keeps_three_proposals_per_turn_not_per_run(engine, personal, clock):
+    from support.provider import drain
+
+    prefs = ["I avoid dairy.", "I prefer aisle seats.", "I dislike horror films.", "I love jazz records.",
+             "I refuse to fly overnight."]
+    for p in prefs:
+        engine.add_turn(personal, user=p, assistant="Noted.")
+    clock.advance(90_000)
+    [run] = engine.writepath.scheduler.run_once(clock())
+    assert run.decided_by == "rule" and len(run.checkpoint_ids) == 5
+    drain(engine)
+    assert len(engine.list_memories(personal)) == 5

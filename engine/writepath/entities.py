@@ -1,0 +1,200 @@
+"""Graph facts without an LLM: the people, places, organisations and memberships a statement names.
+
+The rule-based extractor finds a statement worth keeping; this module reads what it says about
+the graph, from cue phrases that say what a name is, not from a list of names: "my sister Anna"
+(Anna is a person, the user's sister), "lives in Lisbon" / "moved to Porto" (a place one lives
+in), "work at Acme" (an organisation one works at), "a United MileagePlus member" (a
+membership), "my home airport is SFO", "a dog named Pixel", "I met Sara", "went to Paris". Names are runs of
+capitalized words (or an all-caps code)
+right after the cue; a sentence-initial capital is never a name on its own.
+
+Each relation says which anchor it starts from (the user, or the person the statement is about)
+and whether a new value replaces the old one: `lives_in`, `works_at` and `home_airport` are
+exclusive, so "Anna moved to Porto." closes Anna's `lives_in Lisbon` edge and opens a new one
+(store.assert_edge keeps the old interval); `sister`, `member_of`, `knows` or `visited` are not
+(two sisters, two programmes, many places).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+USER = "User"  # the anchor of the person whose statements these are (anchors are per scope)
+
+# A name: capitalized words (joined by "of", "de", "and", "&", "-"), or a code like SFO; no
+# leading article.
+_NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
+         r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
+_SUBJECT = rf"(?:(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)|(?P<who>{_NAME}))"
+
+# Social and family roles: "my sister Anna", "Anna is my sister". The role names the edge.
+ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee",
+         "son", "daughter", "mother", "mom", "mum", "father", "dad", "grandmother", "grandma", "grandfather",
+         "grandpa", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "best friend", "roommate",
+         "flatmate", "neighbor", "neighbour", "boss", "manager", "colleague", "coworker", "co-worker",
+         "mentor", "coach", "teacher", "doctor", "dentist", "therapist", "landlord", "stepmother",
+         "stepfather", "stepson", "stepdaughter", "kid", "child", "baby")
+_ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
+_PETS = (r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|"
+         r"tortoise|snake|lizard|fish)")
+
+EXCLUSIVE = frozenset({"lives_in", "works_at", "home_airport", "from"})
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    kind: str      # person | place | organisation | membership | pet
+
+
+@dataclass(frozen=True)
+class GraphFact:
+    """One edge a statement asserts: `source relation target`."""
+
+    source: Entity
+    relation: str
+    target: Entity
+
+    @property
+    def exclusive(self) -> bool:
+        return self.relation in EXCLUSIVE
+
+
+_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
+    # my sister Anna / my best friend Tom
+    ("role", rf"\b[Mm]y\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    # Anna is my sister
+    ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
+    # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS})\s+(?:named|called)\s+"
+            rf"(?P<name>{_NAME})"),
+    ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
+            rf"(?P<name>{_NAME})"),
+    ("pet_my", rf"\b[Mm]y\s+(?P<animal>{_PETS})\s+(?P<name>{_NAME})"),
+    # someone named David; I met Sara
+    ("knows", rf"\b(?:someone|somebody|an?\s+(?:[\w-]+\s+){{0,2}}?(?:guy|man|woman|girl|boy|lady|person|kid|friend|"
+              rf"veteran|neighbou?r|coach|teacher|doctor|mentor|artist|musician|colleague|student))\s+(?:named|called)\s+"
+              rf"(?P<name>{_NAME})"),
+    ("knows", r"(?:^|[.!?,]\s+|\band\s+)(?P<name>[A-Z][a-z]+)\s+and\s+I\b"),
+    ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:up\s+with\s+)?(?P<name>{_NAME})"),
+    # places the user has been: went to / got back from / visited / been to Paris
+    ("visited", rf"\b(?:[Mm]y|[Oo]ur)\s+(?:[\w-]+\s+)?trips?\s+to\s+(?:the\s+)?(?P<place>{_NAME})"),
+    ("visited", rf"\b(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:location|town|city|village|place|spot|park|lake|beach|"
+                rf"island|country|restaurant|cafe|café|bar|shop|store|museum|trail|mountain|resort|campground|venue)\s+"
+                rf"(?:called|named)\s+(?P<place>{_NAME})"),
+    ("visited", rf"\b(?:I|we|We)(?:'ve|\s+have)?\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+|once\s+)*"
+                rf"(?:went|travel(?:l)?ed|flew|drove|"
+                rf"headed|got\s+back|came\s+back|returned|visited|been|explored|toured)\s+(?:back\s+)?"
+                rf"(?:to\s+|from\s+|in\s+)?(?:the\s+)?(?P<place>{_NAME})"),
+    # (I | Anna) live(s) in / moved to / relocated to / am based in Lisbon
+    ("lives_in", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|now\s+|still\s+)*(?:live|lives|lived|living|moved|move|moving|"
+                 rf"relocated|relocating|am\s+based|'m\s+based|is\s+based|are\s+based|'re\s+based)\s+"
+                 rf"(?:back\s+)?(?:in|to|near)\s+(?P<place>{_NAME})"),
+    ("from", rf"{_SUBJECT}\s+(?:am|'m|is|are|'re|was|were)\s+(?:originally\s+)?from\s+(?P<place>{_NAME})"),
+    ("from", rf"{_SUBJECT}\s+(?:grew\s+up|was\s+born|were\s+born)\s+in\s+(?P<place>{_NAME})"),
+    # (I | Anna) work(s) at / for Acme; I'm a nurse at Mass General; joined Acme as
+    ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|now\s+|still\s+)*(?:work|works|worked|working|am\s+working|'m\s+working|"
+                 rf"is\s+working)\s+(?:as\s+an?\s+[\w\s-]{{1,40}}?\s+)?(?:at|for)\s+(?:the\s+)?(?P<org>{_NAME})"),
+    ("works_at", rf"{_SUBJECT}\s+(?:am|'m|is|are|'re)\s+an?\s+(?:[\w-]+\s+){{0,3}}?(?:at|for|with)\s+(?:the\s+)?"
+                 rf"(?P<org>{_NAME})"),
+    # a United MileagePlus member / Gold member of X / member of the Sierra Club / joined the Y
+    ("member_program", rf"\b(?:am|'m|are|'re|is)\s+(?:an?\s+)?(?:proud\s+|long-time\s+|lifetime\s+)?(?P<org>{_NAME})"
+                       rf"(?:\s+(?:Gold|Silver|Platinum|Diamond|Premier|Elite|Medallion|Plus))*\s+"
+                       rf"(?:member|subscriber|cardholder)\b"),
+    ("member_program", rf"\bhave\s+(?P<org>{_NAME})\s+(?:status|membership|elite)\b"),
+    ("member_of", rf"\b(?:member|members|part)\s+of\s+(?:the\s+|a\s+)?(?P<org>{_NAME})"),
+    ("member_of", rf"\b(?:joined|belong\s+to|signed\s+up\s+for|signed\s+with|volunteer\s+(?:at|with|for))\s+(?:the\s+)?"
+                  rf"(?P<org>{_NAME})"),
+    ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|finally\s+)*(?:got|landed|started|have|had)"
+                 rf"\s+(?:a\s+|an\s+|my\s+)?"
+                 rf"(?:new\s+)?(?:job|internship|position|role)\s+(?:at|with)\s+(?:the\s+)?(?P<org>{_NAME})"),
+    # my home airport is SFO / SFO is my home airport / I fly out of Boston Logan
+    ("home_airport", rf"\b[Mm]y\s+home\s+airport\s+is\s+(?P<place>{_NAME})"),
+    ("home_airport", rf"(?P<place>{_NAME})(?:\s+\([A-Z]{{3}}\))?\s*(?:,\s*(?:it's|it\s+is|which\s+is)|\s+is)"
+                     r"\s+my\s+home\s+airport"),
+    ("home_airport", rf"\bI\s+(?:\w+ly\s+)*fly\s+(?:out\s+of|from)\s+(?P<place>{_NAME})"),
+]]
+# Capitalized words that start a clause or name a month or a day: never a name alone.
+_NOT_NAMES = frozenset("""
+I I'm I've I'd I'll My We We're Our The A An This That It It's He She They You Your His Her Their Also And But So
+Then When While If Yes No Oh Well Just Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February
+March April May June July August September October November December Today Tomorrow Yesterday Mom Dad
+""".split())
+
+
+def _clean(name: str) -> str | None:
+    name = re.sub(r"[.,;:!?'’]+$", "", (name or "").strip())
+    name = re.sub(r"'s$", "", name)
+    words = name.split()
+    while words and words[0] in _NOT_NAMES:
+        words = words[1:]
+    while words and words[-1].lower() in ("of", "de", "and", "&", "on", "upon"):
+        words = words[:-1]
+    if not words:
+        return None
+    name = " ".join(words)
+    return name if len(name) >= 2 else None
+
+
+def _subject(m: re.Match) -> Entity | None:
+    if m.groupdict().get("self"):
+        return Entity(USER, "person")
+    who = _clean(m.group("who") or "") if m.groupdict().get("who") is not None else None
+    return Entity(who, "person") if who else None
+
+
+def graph_facts(sentence: str) -> list[GraphFact]:
+    """The edges one sentence asserts, in the order found (duplicates dropped)."""
+    text = (sentence or "").replace("’", "'")
+    out: list[GraphFact] = []
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            fact = _fact(kind, m)
+            if fact is not None and fact not in out:
+                out.append(fact)
+    return out
+
+
+def _fact(kind: str, m: re.Match) -> GraphFact | None:
+    user = Entity(USER, "person")
+    groups = m.groupdict()
+    if kind in ("role", "role_of"):
+        name = _clean(groups["name"])
+        role = groups["role"].lower().replace(" ", "_").replace("-", "_")
+        return GraphFact(user, role, Entity(name, "person")) if name else None
+    if kind in ("pet", "pet_my"):
+        name = _clean(groups["name"])
+        return GraphFact(user, "pet", Entity(name, "pet")) if name else None
+    if kind == "knows":
+        name = _clean(groups["name"])
+        return GraphFact(user, "knows", Entity(name, "person")) if name else None
+    if kind == "visited":
+        place = _clean(groups["place"])
+        return GraphFact(user, "visited", Entity(place, "place")) if place else None
+    if kind in ("lives_in", "from"):
+        source, place = _subject(m), _clean(groups["place"])
+        return GraphFact(source, kind, Entity(place, "place")) if source and place else None
+    if kind == "works_at":
+        source, org = _subject(m), _clean(groups["org"])
+        return GraphFact(source, "works_at", Entity(org, "organisation")) if source and org else None
+    if kind in ("member_program", "member_of"):
+        org = _clean(groups["org"])
+        return GraphFact(user, "member_of", Entity(org, "membership" if kind == "member_program" else "organisation")) \
+            if org else None
+    if kind == "home_airport":
+        place = _clean(groups["place"])
+        return GraphFact(user, "home_airport", Entity(place, "place")) if place else None
+    return None
+
+
+def main_entity(facts: list[GraphFact]) -> Entity | None:
+    """The entity a statement is about, to hang its memory on: the first named target that is not
+    the user (the person in "my sister Anna lives in Lisbon"), else a named source."""
+    for f in facts:
+        if f.source.name != USER and f.source.kind == "person":
+            return f.source
+    for f in facts:
+        if f.target.name != USER:
+            return f.target
+    return None

@@ -1,0 +1,97 @@
+"""Third-person rewriting: a first-person statement as a statement about its speaker.
+
+"I usually fly out of Boston Logan" becomes "User usually flies out of Boston Logan", so a memory
+still reads right when it is recalled weeks later, in another session, to another agent. Pronouns
+and contractions are replaced word by word; the verb after a bare "I" is conjugated, past any
+adverbs ("I strongly prefer" -> "User strongly prefers", "I only read" -> "User only reads").
+"""
+
+from __future__ import annotations
+
+import re
+
+_THIRD = {  # first-person -> third-person rewrites (applied word by word)
+    "i'm": "{s} is", "im": "{s} is", "i am": "{s} is", "i've": "{s} has", "ive": "{s} has",
+    "i'd": "{s} would", "i'll": "{s} will", "i was": "{s} was", "i have": "{s} has", "i": "{s}",
+    "me": "{s}", "my": "{p}", "mine": "{p}", "myself": "{s}",
+    "we're": "{s} and others are", "we've": "{s} and others have", "we": "{s} and others",
+    "our": "{p}", "ours": "{p}", "us": "{s} and others",
+}
+_ADVERBS = {"really", "absolutely", "always", "usually", "never", "also", "just", "still", "often",
+            "much", "finally", "recently", "generally", "mostly", "definitely", "totally", "only", "even",
+            "rarely", "seldom", "sometimes", "mainly", "truly", "deeply", "strongly", "firmly", "strictly",
+            "exclusively", "simply", "actually", "personally", "typically", "normally", "especially"}
+# Verbs that end like an adverb: never skipped as one.
+_LY_VERBS = {"fly", "apply", "reply", "rely", "supply", "comply", "multiply", "ally", "bully", "tally", "rally"}
+
+
+def is_adverb(word: str) -> bool:
+    """An adverb the conjugation skips ("I strongly prefer"): a known one, or a -ly word that is
+    not a verb ("fly", "rely")."""
+    low = word.lower().strip(",.;:!?")
+    return low in _ADVERBS or (low.endswith("ly") and len(low) >= 5 and low not in _LY_VERBS)
+
+
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "was": "was",
+              "can't": "can't", "can": "can", "will": "will", "would": "would", "did": "did", "don't": "doesn't",
+              "haven't": "hasn't", "won't": "won't", "didn't": "didn't", "wasn't": "wasn't", "cannot": "cannot"}
+_NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wrote|built|became|"
+                           r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|"
+                           r"just|recently|finally|can|could|will|would|should|must|might)$")
+
+
+def _conjugate(rest: str) -> str:
+    """'love hiking' -> 'loves hiking' (the word after a rewritten bare 'I')."""
+    verb = rest.split(" ", 1)[0] if rest else ""
+    low = verb.lower()
+    if "'" in verb:  # a contraction is conjugated only when known ("don't" -> "doesn't")
+        return _IRREGULAR.get(low, verb) + rest[len(verb):]
+    if not re.fullmatch(r"\w+", verb):
+        return rest
+    if _NO_CONJUGATE.match(low):
+        return rest
+    if low in _IRREGULAR:
+        new = _IRREGULAR[low]
+    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        new = verb + "es"
+    elif low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
+        new = verb[:-1] + "ies"
+    else:
+        new = verb + "s"
+    return new + rest[len(verb):]
+
+
+def third_person(sentence: str, subject: str) -> str:
+    """Rewrite a first-person sentence as a statement about `subject`."""
+    possessive = subject + "'" if subject.endswith("s") else subject + "'s"
+    text = sentence.replace("’", "'").strip()
+    out: list[str] = []
+    tokens = re.split(r"(\s+)", text)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        low = re.sub(r"[^\w']", "", tok.lower())
+        pair = (low + " " + re.sub(r"[^\w']", "", tokens[i + 2].lower())) if i + 2 < len(tokens) else None
+        if pair in _THIRD:
+            out.append(_THIRD[pair].format(s=subject, p=possessive) + tok[len(tok.rstrip(",.!?;:")):] * 0)
+            i += 3
+            continue
+        if low in _THIRD and tok.strip():
+            trail = tok[len(tok.rstrip(",.!?;:")):]
+            out.append(_THIRD[low].format(s=subject, p=possessive) + trail)
+            if low == "i":  # "I usually love" -> "User usually loves"
+                j = i + 2
+                while j < len(tokens) and is_adverb(tokens[j]):
+                    j += 2
+                if j < len(tokens):
+                    tokens[j] = _conjugate(tokens[j])
+            i += 1
+            continue
+        out.append(tok)
+        i += 1
+    fact = "".join(out).strip()
+    fact = fact[0].upper() + fact[1:] if fact else fact
+    fact = re.sub(r"[!]+$", ".", fact)
+    return fact if fact.endswith((".", "?")) else fact + "."
+
+

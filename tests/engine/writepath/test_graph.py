@@ -1,0 +1,110 @@
+"""The knowledge graph without an LLM: anchors named by what they are, typed, and dated edges.
+
+Statements are said as user turns, the observer's rule-based extractor distils them, curation
+writes them (real SQLite file, no model needed): the people, places, organisations and
+memberships they name become anchors, their ties become edges, and a move closes the old
+`lives_in` edge instead of overwriting it.
+"""
+
+import pytest
+
+from keepmind.engine.db import rows
+from keepmind.engine.writepath.entities import graph_facts
+from support.provider import drain
+
+
+def _say(engine, session, clock, *lines):
+    for line in lines:
+        engine.add_turn(session, user=line, assistant="Noted.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    return drain(engine)
+
+
+def _anchors(engine) -> dict[str, str]:
+    with engine.db.snapshot() as conn:
+        return {r["canonical_name"]: r["anchor_type"] for r in rows(conn, "SELECT canonical_name, anchor_type"
+                                                                          " FROM memory_anchors")}
+
+
+def _edges(engine) -> list[tuple]:
+    with engine.db.snapshot() as conn:
+        return [(r["src"], r["relation"], r["dst"], r["valid_to"] is None) for r in rows(
+            conn, "SELECT s.canonical_name AS src, e.relation, t.canonical_name AS dst, e.valid_to, e.valid_from"
+                  " FROM memory_edges e JOIN memory_anchors s ON s.anchor_id = e.from_anchor_id"
+                  " JOIN memory_anchors t ON t.anchor_id = e.to_anchor_id ORDER BY e.valid_from, e.relation")]
+
+
+def test_people_places_organisations_and_memberships_become_typed_anchors_with_edges(engine, personal, clock):
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.", "I work at Acme as a data engineer.",
+         "I'm a United MileagePlus member.", "My home airport is SFO.")
+    anchors = _anchors(engine)
+    assert {k: anchors[k] for k in ("User", "Anna", "Lisbon", "Acme", "United MileagePlus", "SFO")} == {
+        "User": "person", "Anna": "person", "Lisbon": "place", "Acme": "organisation",
+        "United MileagePlus": "membership", "SFO": "place"}
+    assert "anna lives lisbon" not in {a.lower() for a in anchors} and not any("acme as" in a.lower() for a in anchors)
+    assert set(_edges(engine)) == {("User", "sister", "Anna", True), ("Anna", "lives_in", "Lisbon", True),
+                                   ("User", "works_at", "Acme", True),
+                                   ("User", "member_of", "United MileagePlus", True),
+                                   ("User", "home_airport", "SFO", True)}
+    bodies = {m.body for m in engine.list_memories(personal)}
+    assert "User's sister Anna lives in Lisbon." in bodies and "User works at Acme as a data engineer." in bodies
+
+
+def test_a_move_closes_the_old_lives_in_edge_and_opens_the_new_one(engine, personal, clock):
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    clock.advance(7 * 86_400_000)
+    moved_at = clock()
+    later = engine.open_session("personal", "work")
+    _say(engine, later, clock, "Anna moved to Porto.")
+    edges = _edges(engine)
+    assert ("Anna", "lives_in", "Lisbon", False) in edges and ("Anna", "lives_in", "Porto", True) in edges
+    assert ("User", "sister", "Anna", True) in edges   # the move retires nothing else
+    with engine.db.snapshot() as conn:
+        [old] = rows(conn, "SELECT e.valid_from, e.valid_to FROM memory_edges e JOIN memory_anchors t"
+                           " ON t.anchor_id = e.to_anchor_id WHERE t.canonical_name='Lisbon'")
+    assert old["valid_from"] < old["valid_to"] and old["valid_to"] >= moved_at
+    # one living document about Anna holds both statements
+    [anna] = [m for m in engine.list_memories(personal) if "Anna" in m.body]
+    assert "Lisbon" in anna.body and "Porto" in anna.body
+
+
+def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine, personal, clock):
+    _say(engine, personal, clock, "I'm a United MileagePlus member.", "I work at Acme as a data engineer.")
+    clock.advance(86_400_000)
+    _say(engine, engine.open_session("personal", "work"), clock, "I'm a Delta SkyMiles member.",
+         "I work for Globex now.")
+    edges = set(_edges(engine))
+    assert {("User", "member_of", "United MileagePlus", True), ("User", "member_of", "Delta SkyMiles", True),
+            ("User", "works_at", "Acme", False), ("User", "works_at", "Globex", True)} <= edges
+
+
+@pytest.mark.parametrize("sentence,expected", [
+    ("My best friend Tom works for Initech.", {("User", "best_friend", "Tom"), ("Tom", "works_at", "Initech")}),
+    ("Priya is my cousin.", {("User", "cousin", "Priya")}),
+    ("We moved to Denver in March.", {("User", "lives_in", "Denver")}),
+    ("I grew up in Ohio.", {("User", "from", "Ohio")}),
+    ("I always fly out of Boston Logan, it's my home airport.", {("User", "home_airport", "Boston Logan")}),
+    ("I just adopted a rescue greyhound named Pixel!", {("User", "pet", "Pixel")}),
+    ("I am a member of the Sierra Club.", {("User", "member_of", "Sierra Club")}),
+    ("Yesterday I went to Paris with friends.", {("User", "visited", "Paris")}),
+    ("At the fair I talked to someone named David.", {("User", "knows", "David")}),
+    ("I got a new job at Initech.", {("User", "works_at", "Initech")}),
+    ("We got another cat named Bailey too.", {("User", "pet", "Bailey")}),
+    ("Anthony and I went to a charity quiz.", {("User", "knows", "Anthony")}),
+    ("Here is a photo from my trip to New York City!", {("User", "visited", "New York City")}),
+    ("I took this at a lovely town called Woodhaven.", {("User", "visited", "Woodhaven")}),
+    ("I love hiking on weekends.", set()),
+    ("I went to a support group last week.", set()),
+])
+def test_graph_facts_are_read_from_cue_phrases(sentence, expected):
+    assert {(f.source.name, f.relation, f.target.name) for f in graph_facts(sentence)} == expected
+
+
+def test_a_sentence_that_only_names_someone_is_kept_for_the_graph(engine, personal, clock):
+    from keepmind.engine.writepath.extractor import statements
+
+    [found] = statements("We got another cat named Bailey too.")
+    assert (found.category, found.fact) == ("relation", "User and others got another cat named Bailey too.")
+    _say(engine, personal, clock, "We got another cat named Bailey too.")
+    assert ("User", "pet", "Bailey", True) in _edges(engine) and _anchors(engine)["Bailey"] == "pet"
