@@ -19,6 +19,7 @@ from .commands import (
     memories,
     models,
     pause,
+    prefeval,
     recall,
     serve,
     store,
@@ -28,7 +29,7 @@ from .commands import (
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, ui, pause, autostart, recall,
-            writepath)  # writepath last: it joins an `eval` group another module may create
+            prefeval, writepath)  # writepath last: it joins an `eval` group another module may create
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,6 +25,7 @@ from . import explain
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
 DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
+DEV_PREFEVAL = Path("eval/prefeval/prefeval-dev.jsonl")
 
 
 def _subcommands(sub, name: str, help_text: str, dest: str):
@@ -93,7 +94,7 @@ def _say(msg: str) -> None:
 
 def _shared_eval() -> Path | None:
     """../shared/eval next to the repository (how the dev data is found without --data)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # desktop/commands/recall.py -> the repository
     found = root.parent / "shared"
     return found if found.is_dir() else None
 

@@ -56,6 +56,7 @@ class JobRecord:
     model_id: str | None = None
     floor: float | None = None
     coverage_weight: float | None = None
+    topic: str = ""                      # PrefEval: the question's topic (leave-one-topic-out)
 
 
 @dataclass
@@ -103,11 +104,11 @@ def build_store(engine, name: str, conv: Conversation, options: EvalOptions, *, 
         engine.notify_written(new)
         ids += new
         provenance.update({i: m.dia_ids for i, m in zip(new, chunk)})
-    _wait_for_vectors(engine, ids, wait_s)
+    wait_for_vectors(engine, ids, wait_s)
     return Store(name, engine, scope, provenance)
 
 
-def _wait_for_vectors(engine, ids: list[str], wait_s: float) -> None:
+def wait_for_vectors(engine, ids: list[str], wait_s: float) -> None:
     """Vectors are written by the models' listener (possibly in the background): wait for them."""
     models = engine.models
     if models is None or models.embedder() is None:
@@ -148,7 +149,7 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
         records.append(JobRecord(
             kind=kind, source=source, qid=qid, store=store.name, relevant=relevant,
             ranked=trace.ranked[:keep_top],
-            pool=[replace(c, row=_slim(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
+            pool=[replace(c, row=slim_row(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
             injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
             degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
             model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight))
@@ -157,11 +158,26 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
     return records
 
 
-def _slim(rows: dict, store: str, c) -> dict:
+def slim_row(rows: dict, store: str, c) -> dict:
     key = (store, c.id)
     if key not in rows:
         rows[key] = {k: c.row.get(k) for k in SLIM}
     return rows[key]
+
+
+def open_stores_engine(home: Path, open_engine: Callable, models_dir: Path | None = None):
+    """A fresh engine in `home` reading models from `models_dir`, its embedder loaded and warm."""
+    home.mkdir(parents=True, exist_ok=True)
+    settings = defaults().with_overrides(memory__embeddings__auto_download=False)
+    if models_dir is not None:
+        settings = settings.with_overrides(memory__models_dir=str(models_dir))
+    engine = open_engine(home, settings=settings, start_workers=False)
+    models = getattr(engine, "models", None)
+    if models is not None and hasattr(models, "load"):
+        models.load(download=False, repair=False)
+        if models.embedder() is not None:  # the first inference is slow: keep it out of the budget
+            models.embedder().embed_queries(["warm up"])
+    return engine
 
 
 def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,
@@ -170,17 +186,7 @@ def open_stores(convs: list[Conversation], options: EvalOptions, home: Path, *,
     """One fresh engine per conversation under `home` (each sees the same models folder)."""
     stores = []
     for conv in convs:
-        conv_home = home / conv.sample_id
-        conv_home.mkdir(parents=True, exist_ok=True)
-        settings = defaults().with_overrides(memory__embeddings__auto_download=False)
-        if models_dir is not None:
-            settings = settings.with_overrides(memory__models_dir=str(models_dir))
-        engine = open_engine(conv_home, settings=settings, start_workers=False)
-        models = engine.models
-        if models is not None and hasattr(models, "load"):
-            models.load(download=False, repair=False)
-            if models.embedder() is not None:  # the first inference is slow: keep it out of the budget
-                models.embedder().embed_queries(["warm up"])
+        engine = open_stores_engine(home / conv.sample_id, open_engine, models_dir)
         stores.append(build_store(engine, conv.sample_id, conv, options))
         if progress:
             progress(f"stored {conv.sample_id}: {len(stores[-1].provenance)} memories")
