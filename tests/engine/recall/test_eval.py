@@ -233,3 +233,10 @@ def test_logistic_fit_separates_separable_data():
     X = np.array([[0.1], [0.2], [0.3], [0.7], [0.8], [0.9]])
     w = fit_logistic(X, np.array([0, 0, 0, 1, 1, 1.0]), l2=0.01)
     assert w[0] > 0 and (X[:, 0] * w[0] + w[1] > 0).tolist() == [False, False, False, True, True, True]
+
+
+def test_eval_commands_look_for_the_dev_data_next_to_the_checkout():
+    from keepmind.desktop.commands import recall
+
+    assert (recall.repository() / "pyproject.toml").is_file()
+    assert (recall.repository() / "engine" / "recall" / "pipeline.py").is_file()
