@@ -101,10 +101,14 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def repository() -> Path:
+    """The development checkout this module runs from (desktop/commands/recall.py is two down)."""
+    return Path(__file__).resolve().parents[2]
+
+
 def _shared_eval() -> Path | None:
     """../shared/eval next to the repository (how the dev data is found without --data)."""
-    root = Path(__file__).resolve().parents[2]  # desktop/commands/recall.py -> the repository
-    found = root.parent / "shared"
+    found = repository().parent / "shared"
     return found if found.is_dir() else None
 
 

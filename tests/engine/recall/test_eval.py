@@ -264,3 +264,10 @@ def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_
     assert hybrid["targets"]["zero_injection"] == 0.5
     assert "pairs.jsonl: 3 simulated users" in cal["data"]
     assert (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text() == shipped
+
+
+def test_eval_commands_look_for_the_dev_data_next_to_the_checkout():
+    from keepmind.desktop.commands import recall
+
+    assert (recall.repository() / "pyproject.toml").is_file()
+    assert (recall.repository() / "engine" / "recall" / "pipeline.py").is_file()
