@@ -83,6 +83,15 @@ def register(sub) -> None:
     p.add_argument("--lexical", action="store_true",
                    help="calibrate the lexical gate (recall without a query vector) instead, and write it into "
                         "the engine's engine/recall/lexical_gate.json")
+    p.add_argument("--prefeval", metavar="FILE",
+                   help="PrefEval pairs (JSON Lines {id, topic, preference, question}): task messages that need a "
+                        "stated preference join the calibration with a target of their own (default without "
+                        "--data: ../shared/eval/prefeval/prefeval-dev.jsonl)")
+    p.add_argument("--prefeval-users", type=int, default=12, help="simulated PrefEval users (default 12)")
+    p.add_argument("--prefeval-seed", type=int, default=0, help="the PrefEval users' seed (default 0)")
+    p.add_argument("--target-zero-injection", type=float, default=0.90,
+                   help="share of PrefEval questions whose topic the store lacks that must inject nothing "
+                        "(default 0.90)")
     p.set_defaults(func=cmd_calibrate, anonymize_default=True)
 
     explain.register(group)
@@ -205,6 +214,7 @@ def cmd_calibrate(args) -> int:
     if args.lexical:
         return _calibrate_lexical(args, replace(relaxed, embeddings_enabled=False))
     data, convs, negs, records, seconds = _run(args, calibrating=True, config=relaxed)
+    tasks, task_note = _task_records(args, relaxed)
     named = None
     if args.anonymize:  # the ranking weight is swept with the names intact (see calibrate.calibrate)
         _, _, _, named, more = _run(argparse.Namespace(**{**vars(args), "anonymize": False}), calibrating=True,
@@ -218,10 +228,10 @@ def cmd_calibrate(args) -> int:
     if args.feedback:
         records = records + _feedback_records(args, model_id, relaxed)
     result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight,
-                             ranking_records=named)
+                             ranking_records=named, task_records=tasks, zero_target=args.target_zero_injection)
     describe = _describe(data, args, convs, negs,
                          ("; ranking weight swept on the same data with names intact" if named else "")
-                         + ("; with people's feedback labels" if args.feedback else ""))
+                         + ("; with people's feedback labels" if args.feedback else "") + task_note)
     from keepmind.engine.models import manifest as manifests
 
     current = manifests.find(models_dir_of(args), model_id)
@@ -250,6 +260,27 @@ def _feedback_records(args, model_id: str, config: RecallConfig) -> list:
     return found
 
 
+def _task_records(args, config: RecallConfig):
+    """PrefEval's calibrating records (task messages needing a preference), or (None, "")."""
+    path = getattr(args, "prefeval", None)
+    shared = _shared_eval()
+    if path is None and args.data is None and shared is not None and (shared / DEV_PREFEVAL).is_file():
+        path = str(shared / DEV_PREFEVAL)
+    if path is None:
+        return None, ""
+    from keepmind.engine.recall import prefeval
+
+    pairs = prefeval.load_prefeval(path)
+    background = load_locomo(args.data or shared / DEV_DATA, anonymize=True) if (args.data or shared) else []
+    protocol = prefeval.Protocol(users=args.prefeval_users, seed=args.prefeval_seed)
+    records, _, _ = prefeval.evaluate(pairs, background, protocol, open_engine=open_engine,
+                                      models_dir=models_dir_of(args), config=config, calibrating=True)
+    topics = len({p.topic for p in pairs})
+    return records, (f"; with {Path(path).name}: {protocol.users} simulated users (seed {protocol.seed}), "
+                     f"{topics} topics, {sum(r.kind == 'positive' for r in records)} task questions needing a "
+                     f"preference, {sum(r.kind != 'positive' for r in records)} whose topic the store lacks")
+
+
 def _describe(data: Path, args, convs, negs, more: str = "") -> str:
     """What a calibration was fitted on, as recorded with it."""
     return (f"{data.name} ({args.mode} mode{', anonymized' if args.anonymize else ''}; "
@@ -272,8 +303,10 @@ def _show(cal: dict, args) -> None:
 def _calibrate_lexical(args, config: RecallConfig) -> int:
     data, convs, negs, records, _ = _run(args, calibrating=True, config=config)
     _need_negatives(records)
-    cal = calib.calibrate_lexical(records, target_retention=args.target_retention)
-    cal.update({"data": _describe(data, args, convs, negs),
+    tasks, task_note = _task_records(args, config)
+    cal = calib.calibrate_lexical(records, target_retention=args.target_retention, task_records=tasks,
+                                  zero_target=args.target_zero_injection)
+    cal.update({"data": _describe(data, args, convs, negs, task_note),
                 "date": time.strftime("%Y-%m-%d", time.gmtime())})
     if args.note:
         cal["note"] = args.note

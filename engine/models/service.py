@@ -55,10 +55,21 @@ class LoadResult:
 
 
 def passage_text(title: str | None, body: str | None) -> str:
-    """The text a memory is embedded from (title, newline, body), the same for every path."""
+    """The text a memory is embedded from (title, newline, body), the same for every path.
+
+    A title that is only the body's own opening words (the title made for a memory stored without
+    one) is left out: embedded twice, those words outweigh the rest of the body ("I have a strong
+    aversion to" counted double against what the aversion is to).
+    """
     title = (title or "").strip()
     body = (body or "").strip()
-    return f"{title}\n{body}" if title else body
+    if not title or _squash(body).startswith(_squash(title).rstrip("…").rstrip()):
+        return body
+    return f"{title}\n{body}"
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 class ModelRuntime:

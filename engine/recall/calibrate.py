@@ -1,13 +1,16 @@
-"""Calibration: the ranking's coverage weight, the cosine floor, the feature gate's weights and both
-of its thresholds, from dev data.
+"""Calibration: the ranking's weights, the cosine floor, the feature gate's weights and both of its
+thresholds, from dev data.
 
 Run over the LoCoMo harness's records (facts mode, anonymized: with names in every question the
-cross-conversation test is trivial). Steps, all on the records of one calibrating run:
+cross-conversation test is trivial), and with PrefEval's records too when given (task messages
+that need a stated preference, prefeval.py). Steps, all on the records of calibrating runs:
 0. ranking: the `hybrid` ranking's coverage weight, the one of COVERAGE_GRID with the best MRR
-   over the positives (ties: the smaller weight), by re-ranking each question's whole candidate
-   pool; the records are then re-ranked with it, since what the floor and the gate see depends on
-   the ranking;
-1. floor: the highest cosine floor that alone still keeps `floor_retention` (all) of the
+   over the LoCoMo positives (ties: the smaller weight); then, with PrefEval records, the coverage
+   weight of task messages and the standing weight (rank.py), the pair of TASK_GRID x
+   STANDING_GRID with the best MRR over the PrefEval positives (ties: the smaller weights). Each
+   question's whole candidate pool is re-ranked; the records are then re-ranked with the weights,
+   since what the floor and the gate see depends on the ranking;
+1. floor: the highest cosine floor that alone still keeps `floor_retention` (all) of the LoCoMo
    questions whose relevant memory is in the top 3; a loose pre-filter, the gate does the work;
 2. item model: L2-regularized logistic regression (Newton) of "this top-3 candidate is relevant"
    on gate.FEATURES, over positives and negatives alike;
@@ -18,28 +21,30 @@ cross-conversation test is trivial). Steps, all on the records of one calibratin
    of refusals on the negatives (mean zero-injection over the sources) and precision on the
    positives, among those whose relevant_recall_retained is still >= `target_retention` (0.96:
    the acceptance bar is 0.95 on held-out data, and leave-one-conversation-out retention came
-   out up to 0.013 below the dev figure at a target of 0.955).
-Held-out quality is estimated by leave-one-conversation-out (both models refit without the
-conversation, thresholds kept) and reported with the result; floors belong to one model and
-its query encoding, so the result is written into that model's manifest only.
+   out up to 0.013 below the dev figure at a target of 0.955); with PrefEval records, also
+   refusing at least `zero_target` of the questions whose topic the store lacks, and adding the
+   share of needed preferences injected and their precision to the objective (gatefit.py).
+Held-out quality is estimated by leave-one-conversation-out and leave-one-topic-out (both models
+refit without the conversation or topic, thresholds kept) and reported with the result; floors
+belong to one model and its query encoding, so the result is written into that model's manifest
+only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cached_property
-
-import numpy as np
 
 from ..errors import InvalidInput
 from . import metrics
-from .gate import FEATURES, QUERY_FEATURES, FeatureGateParams, features, keeps, query_features
+from .gate import FeatureGateParams
+from .gatefit import RELATIVE_GRID, calibrate_gate, fit_logistic, tops_after_floor  # noqa: F401 - RELATIVE_GRID, fit_logistic re-exported
 from .rank import RankWeights, rank
 
-L2 = 1.0
 KEPT_KEYS = ("encoding", "threshold")
 COVERAGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
+TASK_COVERAGE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
+STANDING_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4)
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,14 @@ class Calibration:
     report: dict
     coverage_weight: float = RankWeights().coverage
     min_memories: int = 0  # the smallest store calibrated on: recall's IDF never reads a smaller N
+    task_weights: dict = field(default_factory=dict)   # task_coverage_weight, standing_weight (with PrefEval)
 
     def as_manifest(self, base: dict, data: str, note: str | None = None) -> dict:
         # Keep what describes the model (its encoding); everything else is this run's.
         out = {k: v for k, v in (base or {}).items() if k in KEPT_KEYS}
         out.update({
             "min_cosine": round(self.floor, 4),
-            "ranking": {"coverage_weight": self.coverage_weight},
+            "ranking": {"coverage_weight": self.coverage_weight, **self.task_weights},
             "term_stats": {"min_memories": self.min_memories},
             "feature_gate": self.gate.as_calibration(),
             "data": data,
@@ -65,22 +71,6 @@ class Calibration:
         if note:
             out["note"] = note
         return out
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 30) -> np.ndarray:
-    """Weights (last = bias) of an L2-regularized logistic regression, by Newton's method."""
-    Xb = np.hstack([X, np.ones((len(X), 1))])
-    w = np.zeros(Xb.shape[1])
-    reg = np.r_[np.full(X.shape[1], l2), 0.0]
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(Xb @ w, -50, 50)))
-        grad = Xb.T @ (p - y) + reg * w
-        hess = (Xb * (p * (1 - p))[:, None]).T @ Xb + np.diag(reg)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w
 
 
 def sweep_coverage(records, grid=COVERAGE_GRID, base: RankWeights = RankWeights()) -> tuple[float, list[dict]]:
@@ -93,6 +83,22 @@ def sweep_coverage(records, grid=COVERAGE_GRID, base: RankWeights = RankWeights(
     return best["coverage_weight"], sweep
 
 
+def sweep_task_weights(records, base: RankWeights, task_grid=TASK_COVERAGE_GRID,
+                       standing_grid=STANDING_GRID) -> tuple[tuple[float, float], list[dict]]:
+    """The (task coverage weight, standing weight) pair with the best MRR on the task positives
+    (ties: the smaller weights), and the retrieval (with the top-3 rate) of every pair."""
+    positives = [r for r in records if r.kind == "positive"]
+    sweep = []
+    for tw in sorted(task_grid):
+        for sw in sorted(standing_grid):
+            order = metrics.channel_order("hybrid", 0, replace(base, task_coverage=tw, standing=sw))
+            found = metrics.retrieval(positives, order)
+            top3 = sum(1 for r in positives if set(order(r)[:3]) & r.relevant) / len(positives) if positives else 0.0
+            sweep.append({"task_coverage_weight": tw, "standing_weight": sw, **found, "in_top3": round(top3, 4)})
+    best = max(sweep, key=lambda m: (m["mrr"], -m["standing_weight"], -m["task_coverage_weight"]))
+    return (best["task_coverage_weight"], best["standing_weight"]), sweep
+
+
 def rerank(records, weights: RankWeights, keep: int = 20) -> list:
     """The records as the `hybrid` ranking with these weights orders their pools (top `keep`).
 
@@ -102,227 +108,59 @@ def rerank(records, weights: RankWeights, keep: int = 20) -> list:
     return [replace(r, ranked=rank(r.pool, 0, method="hybrid", weights=weights)[:keep]) for r in records]
 
 
-def _tops(records, floor: float, max_items: int):
-    """Per record: the ranked list the gate would see (after the floor), best first."""
-    return [[c for c in r.ranked if c.candidate.cosine is None or c.candidate.cosine >= floor][:max_items]
-            for r in records]
-
-
-@dataclass
-class GateRows:
-    """The calibrating records as the gate sees them: one row per top candidate."""
-
-    X: np.ndarray           # item features (FEATURES), one row per candidate
-    y: np.ndarray           # 1: the candidate is relevant to its question
-    owner: np.ndarray       # index of the candidate's record
-    ids: list[str]
-    records: list
-    tops: list
-
-    def by_record(self, values) -> dict[int, list[float]]:
-        out: dict[int, list[float]] = {}
-        for v, qi in zip(values, self.owner):
-            out.setdefault(int(qi), []).append(float(v))
-        return out
-
-    @cached_property
-    def ids_by_record(self) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        for mid, qi in zip(self.ids, self.owner):
-            out.setdefault(int(qi), []).append(mid)
-        return out
-
-
-def gate_rows(records, tops) -> GateRows:
-    rows, labels, owner, ids = [], [], [], []
-    for qi, (r, top) in enumerate(zip(records, tops)):
-        if not top:
-            continue
-        for c, f in zip(top, features(r.plan, top, r.stats, context=r.ranked)):
-            rows.append([f[k] for k in FEATURES])
-            labels.append(1.0 if c.id in r.relevant else 0.0)
-            owner.append(qi)
-            ids.append(c.id)
-    return GateRows(np.array(rows).reshape(-1, len(FEATURES)), np.array(labels), np.array(owner, dtype=int), ids,
-                    records, tops)
-
-
-def _predict(w: np.ndarray, X: np.ndarray) -> np.ndarray:
-    return np.hstack([X, np.ones((len(X), 1))]) @ w
-
-
-def _query_rows(g: GateRows, item_logits: np.ndarray):
-    """Per record with candidates: its query features (given the item model's logits) and whether
-    its top candidates hold a relevant memory (what the query model learns to predict)."""
-    per = g.by_record(item_logits)
-    order = sorted(per)
-    Q = np.array([[query_features(g.records[qi].plan, g.tops[qi], g.records[qi].stats, per[qi])[k]
-                   for k in QUERY_FEATURES] for qi in order]).reshape(-1, len(QUERY_FEATURES))
-    L = np.array([1.0 if g.records[qi].kind == "positive" and any(c.id in g.records[qi].relevant
-                                                                  for c in g.tops[qi]) else 0.0 for qi in order])
-    return order, Q, L
-
-
-def _fit_both(g: GateRows, train_items: np.ndarray, train_record) -> tuple[np.ndarray, np.ndarray]:
-    """Item weights on the training candidates, then query weights on the training records."""
-    w_item = fit_logistic(g.X[train_items], g.y[train_items])
-    order, Q, L = _query_rows(g, _predict(w_item, g.X))
-    train = np.array([train_record(qi) for qi in order], dtype=bool)
-    if L[train].sum() == 0 or L[train].sum() == train.sum():
-        raise InvalidInput("too little data to calibrate the query model: some questions must have a relevant "
-                           "memory among their top candidates and some must not")
-    return w_item, fit_logistic(Q[train], L[train])
-
-
-def _with_models(base: FeatureGateParams, w_item: np.ndarray, w_query: np.ndarray) -> FeatureGateParams:
-    return replace(base, weights=tuple(float(v) for v in w_item[:-1]), bias=float(w_item[-1]),
-                   query_weights=tuple(float(v) for v in w_query[:-1]), query_bias=float(w_query[-1]))
-
-
-def _scores(g: GateRows, params: FeatureGateParams) -> tuple[dict[int, list[float]], dict[int, float]]:
-    """Item probabilities and the query score, per record with candidates."""
-    w_item = np.r_[params.weights, params.bias]
-    logits = _predict(w_item, g.X)
-    items = g.by_record(1.0 / (1.0 + np.exp(-np.clip(logits, -50, 50))))
-    order, Q, _ = _query_rows(g, logits)
-    if params.query_weights is None:
-        return items, {qi: max(items[qi]) for qi in order}
-    q = _predict(np.r_[params.query_weights, params.query_bias], Q)
-    return items, {qi: float(v) for qi, v in zip(order, 1.0 / (1.0 + np.exp(-np.clip(q, -50, 50))))}
-
-
-def _injected(g: GateRows, items, queries, params: FeatureGateParams, only=None) -> dict[int, list[str]]:
-    ids = g.ids_by_record
-    out = {}
-    for qi, vs in items.items():
-        if only is not None and qi not in only:
-            continue
-        mask = keeps(vs, queries[qi], params.item_threshold, params.query_threshold, params.relative)
-        out[id(g.records[qi])] = [mid for mid, k in zip(ids[qi], mask) if k]
-    return out
-
-
-def _objective(m: dict) -> float:
-    """Mean zero-injection over the negative sources plus precision on the positives."""
-    zero = list(m["zero_injection"].values())
-    return (sum(zero) / len(zero) if zero else 0.0) + m["precision"]
-
-
-RELATIVE_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
-
-
-def choose_thresholds(g: GateRows, base: FeatureGateParams, target: float,
-                      objective=None) -> tuple[FeatureGateParams, dict]:
-    """The (query, item, relative) thresholds with the best objective at retention >= target."""
-    items, queries = _scores(g, base)
-    flat_items = np.array([v for vs in items.values() for v in vs])
-    flat_query = np.array(list(queries.values()))
-    q_grid = np.unique(np.quantile(flat_query, np.linspace(0.2, 0.99, 80))) if len(flat_query) else np.array([0.5])
-    i_grid = (np.unique(np.r_[0.0, np.quantile(flat_items, np.linspace(0.02, 0.9, 30))]) if len(flat_items)
-              else np.array([0.0]))
-    records = g.records
-
-    def run(tq: float, ti: float, rho: float) -> dict:
-        inj = _injected(g, items, queries, replace(base, item_threshold=ti, query_threshold=tq, relative=rho))
-        return metrics.gate_metrics(records, lambda r: inj.get(id(r), []))
-
-    objective = objective or _objective
-    best = None
-    for tq in q_grid:
-        for ti in i_grid:
-            for rho in RELATIVE_GRID:
-                m = run(float(tq), float(ti), rho)
-                if m["relevant_recall_retained"] >= target and (best is None or objective(m) > objective(best[1])):
-                    best = (replace(base, item_threshold=float(ti), query_threshold=float(tq), relative=rho), m)
-    if best is None:  # nothing reaches the target: inject whatever the floor lets through
-        return replace(base, item_threshold=0.0, query_threshold=0.0, relative=0.0), run(0.0, 0.0, 0.0)
-    return best
-
-
-def calibrate_gate(records, tops, *, target: float) -> tuple[FeatureGateParams, dict]:
-    g = gate_rows(records, tops)
-    if not len(g.y) or g.y.sum() == 0 or g.y.sum() == len(g.y):
-        raise InvalidInput("too little data to calibrate: the top 3 candidates must include both relevant "
-                           "and irrelevant memories; use more conversations or add --negatives files")
-    everything = np.ones(len(g.y), dtype=bool)
-    w_item, w_query = _fit_both(g, everything, lambda qi: True)
-    base = _with_models(FeatureGateParams(weights=(), bias=0.0, item_threshold=0.0, query_threshold=0.0,
-                                          source="calibration"), w_item, w_query)
-    # Retention is relative to what the floor alone keeps: the target applies to the ungated injection.
-    index = {id(r): qi for qi, r in enumerate(records)}
-    ungated = metrics.gate_metrics(records, lambda r: [c.id for c in tops[index[id(r)]]])
-    target = target * ungated["relevant_recall_retained"]
-    params, m = choose_thresholds(g, base, target)
-    # Leave one conversation out: refit both models without it, keep the thresholds, score it.
-    held_out = {}
-    stores = sorted({r.store for r in records})
-    if len(stores) > 1:
-        inj_all: dict[int, list[str]] = {}
-        store_of = np.array([records[qi].store for qi in g.owner])
-        for s in stores:
-            train = store_of != s
-            try:
-                w_i, w_q = _fit_both(g, train, lambda qi, s=s: records[qi].store != s)
-            except InvalidInput:
-                continue
-            held = _with_models(params, w_i, w_q)
-            items, queries = _scores(g, held)
-            inj_all.update(_injected(g, items, queries, held, only={qi for qi in items if records[qi].store == s}))
-        held_out = metrics.gate_metrics(records, lambda r: inj_all.get(id(r), []))
-    item_logits = _predict(np.r_[params.weights, params.bias], g.X)
-    order, Q, labels = _query_rows(g, item_logits)
-    item_auc = _auc(item_logits, g.y)
-    query_auc = _auc(_predict(np.r_[params.query_weights, params.query_bias], Q), labels)
-    return params, {"dev": m, "leave_one_conversation_out": held_out, "auc": round(item_auc, 4),
-                    "query_auc": round(query_auc, 4), "candidates": int(len(g.y)), "relevant": int(g.y.sum()),
-                    "questions_with_candidates": len(order), "questions_with_relevant_on_top": int(labels.sum())}
-
-
-def _auc(scores: np.ndarray, y: np.ndarray) -> float:
-    order = np.argsort(scores)
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    pos = y.sum()
-    neg = len(y) - pos
-    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg)) if pos and neg else 0.5
-
-
 def calibrate(records, *, target_retention: float = 0.96, floor_retention: float = 1.0,
               max_items: int = 3, coverage_grid=COVERAGE_GRID, coverage_weight: float | None = None,
-              weights: RankWeights = RankWeights(), ranking_records=None) -> Calibration:
-    """Coverage weight, floor and feature gate from one calibrating run's records.
+              weights: RankWeights = RankWeights(), ranking_records=None, task_records=None,
+              zero_target: float = 0.90) -> Calibration:
+    """Ranking weights, floor and feature gate from calibrating runs' records.
 
     The coverage weight is swept on `ranking_records` when given (the run with the speakers' names
     intact: real memories carry names, and anonymizing is only there to make the gate's
     cross-conversation test fair), else on `records`. `coverage_weight` overrides the sweep's pick
-    (recorded as chosen by hand, with the sweep).
+    (recorded as chosen by hand, with the sweep). `task_records` (PrefEval's) pick the task
+    weights and join the floor and the gate with a target of their own (`zero_target`).
     """
     picked, sweep = sweep_coverage(ranking_records or records, coverage_grid, weights)
     chosen = picked if coverage_weight is None else float(coverage_weight)
-    records = rerank(records, replace(weights, coverage=chosen), max((len(r.ranked) for r in records), default=20))
+    weights = replace(weights, coverage=chosen)
     ranking = {"coverage_weight": chosen, "chosen_by": "sweep" if coverage_weight is None else "hand",
                "swept_on": "the run with names intact" if ranking_records else "the calibrating run",
                "sweep_pick": picked, "criterion": "mrr on the positives; ties: the smaller weight",
                "sweep": sweep}
-    found = metrics.floor_only_at_retention(records, floor_retention, max_items)
+    task_weights = {}
+    if task_records:
+        (task_w, standing_w), task_sweep = sweep_task_weights(task_records, weights)
+        weights = replace(weights, task_coverage=task_w, standing=standing_w)
+        task_weights = {"task_coverage_weight": task_w, "standing_weight": standing_w}
+        ranking["task"] = {**task_weights, "criterion": "mrr on the PrefEval positives; ties: the smaller weights",
+                           "sweep": task_sweep}
+    questions = len(records)
+    records = list(records) + list(task_records or [])
+    records = rerank(records, weights, max((len(r.ranked) for r in records), default=20))
+    # The floor is set on the questions alone: the preferences task messages need sit at lower
+    # cosines (PrefEval's median 0.34), and a floor low enough to keep all of them let through
+    # enough noise to cost the questions' refusals (CISI 0.984, cross-conversation 0.679).
+    found = metrics.floor_only_at_retention(records[:questions], floor_retention, max_items)
     floor = found["floor"] if found.get("floor") is not None else -1.0
     try:
-        tops = _tops(records, floor, max_items)
-        gate, report = calibrate_gate(records, tops, target=target_retention)
+        tops = tops_after_floor(records, floor, max_items)
+        gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
     except InvalidInput:  # on small data the floor can leave only relevant candidates: no floor then
         floor = -1.0
-        tops = _tops(records, floor, max_items)
-        gate, report = calibrate_gate(records, tops, target=target_retention)
+        tops = tops_after_floor(records, floor, max_items)
+        gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
     return Calibration(floor, gate, {
         "ranking": ranking,
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
-        "hybrid": report, "target_retention": target_retention}, chosen,
-        min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0))
+        "hybrid": report, "target_retention": target_retention,
+        **({"target_zero_injection_prefeval": zero_target} if task_records else {})}, chosen,
+        min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0), task_weights)
 
 
 # -- the lexical gate: recall without a query vector ----------------------------------------------
 
-def calibrate_lexical(records, *, target_retention: float = 0.96, max_items: int = 3) -> dict:
+def calibrate_lexical(records, *, target_retention: float = 0.96, max_items: int = 3, task_records=None,
+                      zero_target: float = 0.90) -> dict:
     """The gate of recall without a query vector, from a calibrating run with embeddings off.
 
     The same two models over the same features (the cosine features are all zero there, so they
@@ -331,13 +169,25 @@ def calibrate_lexical(records, *, target_retention: float = 0.96, max_items: int
     result has a model calibration's shape (`feature_gate`, `term_stats`), so recall reads it the
     same way; it belongs to no model and ships with the engine (gate.LEXICAL_CALIBRATION).
     """
-    if any(r.mode != "lexical" for r in records):
+    if any(r.mode != "lexical" for r in [*records, *(task_records or [])]):
         raise InvalidInput("the lexical gate is calibrated on a run without query vectors (embeddings off)")
+    ranking = {}
+    if task_records:  # lexical recall ranks task messages with weights of its own
+        (task_w, standing_w), sweep = sweep_task_weights(task_records, RankWeights())
+        ranking = {"task_coverage_weight": task_w, "standing_weight": standing_w}
+        task_records = rerank(task_records, replace(RankWeights(), task_coverage=task_w, standing=standing_w),
+                              max((len(r.ranked) for r in task_records), default=20))
+    records = list(records) + list(task_records or [])
     tops = [r.ranked[:max_items] for r in records]
-    gate, report = calibrate_gate(records, tops, target=target_retention)
-    return {
+    gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
+    out = {
         "term_stats": {"min_memories": min((r.stats.size for r in records if getattr(r, "stats", None)
                                             is not None), default=0)},
         "feature_gate": gate.as_calibration(),
         "dev_metrics": {"lexical": report, "target_retention": target_retention},
     }
+    if ranking:
+        out["ranking"] = ranking
+        out["dev_metrics"]["ranking"] = {"task": {**ranking, "sweep": sweep}}
+        out["dev_metrics"]["target_zero_injection_prefeval"] = zero_target
+    return out

@@ -62,45 +62,66 @@ def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, li
     return [(rows[i], c) for i, c in hits if i in rows][:limit]
 
 
-def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -> dict[str, float]:
-    """Exact cosines for embedded memories the vector channel did not return (from the table)."""
-    out: dict[str, float] = {}
+def stored_vectors(conn, model_id: str, ids: list[str]) -> dict[str, np.ndarray]:
+    """The normalized vectors of embedded memories, read from the embeddings table."""
+    out: dict[str, np.ndarray] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         sql = (f"SELECT item_id, vector FROM memory_embeddings WHERE model_id=?"
                f" AND item_id IN ({','.join('?' * len(chunk))})")
         for item_id, blob in conn.execute(sql, (model_id, *chunk)):
             vec = np.frombuffer(blob, dtype=np.float32)
-            if vec.shape == query_vec.shape:
-                norm = float(np.linalg.norm(vec)) or 1.0
-                out[item_id] = float(vec @ query_vec) / norm
+            out[item_id] = vec / (float(np.linalg.norm(vec)) or 1.0)
     return out
 
 
+def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -> dict[str, float]:
+    """Exact cosines for embedded memories the vector channel did not return (from the table)."""
+    return {i: float(v @ query_vec) for i, v in stored_vectors(conn, model_id, ids).items()
+            if v.shape == query_vec.shape}
+
+
 def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *, vectors=None,
-          model_id: str | None = None, query_vec: np.ndarray | None = None) -> Pool:
-    """Merge both channels' hits; lexical hits the vector channel missed get their exact cosine."""
+          model_id: str | None = None, query_vec: np.ndarray | None = None,
+          part_vecs: np.ndarray | None = None, part_hits: list[tuple[dict, float]] = ()) -> Pool:
+    """Merge both channels' hits; lexical hits the vector channel missed get their exact cosine.
+
+    With a message of several parts, `part_vecs` holds one query vector per part and `part_hits`
+    what their searches found: every candidate then gets its cosine to each part too (`cosines`,
+    the whole message's first), from the index or the embeddings table.
+    """
     cos = {r["id"]: c for r, c in vec}
     vrank = {r["id"]: i + 1 for i, (r, _) in enumerate(vec)}
     lrank = {r["id"]: i + 1 for i, (r, _) in enumerate(lex)}
     lexical = {r["id"]: s for r, s in lex}
-    rows = {r["id"]: r for r, _ in vec}
+    rows = {r["id"]: r for r, _ in part_hits}
+    rows.update({r["id"]: r for r, _ in vec})
     rows.update({r["id"]: r for r, _ in lex})
     gaps: list[str] = []
+    per_part: dict[str, tuple] = {}
     if query_vec is not None:
-        missing = [i for i in lexical if i not in cos]
+        missing = [i for i in rows if i not in cos]
         lookup = getattr(vectors, "vector", None)
-        for i in missing if lookup else ():
+        found_vecs: dict[str, np.ndarray] = {}
+        for i in (rows if (lookup and part_vecs is not None) else missing if lookup else ()):
             found = lookup(i)
             if found is not None:
-                cos[i] = float(found @ query_vec)
+                found_vecs[i] = found
+                if i not in cos:
+                    cos[i] = float(found @ query_vec)
         missing = [i for i in missing if i not in cos]
         if missing and model_id:
             cos.update(stored_cosines(conn, model_id, missing, query_vec))
         gaps = [i for i in missing if i not in cos]
+        if part_vecs is not None and len(part_vecs):
+            absent = [i for i in rows if i not in found_vecs and i not in gaps]
+            stored = stored_vectors(conn, model_id, absent) if (absent and model_id) else {}
+            for i in rows:
+                v = found_vecs.get(i, stored.get(i))
+                per_part[i] = (cos.get(i), *(float(x) for x in part_vecs @ v)) if v is not None else ()
     candidates = [
         Candidate(id=i, row=row, cosine=cos.get(i), lexical=lexical.get(i, 0.0),
-                  vector_rank=vrank.get(i), lexical_rank=lrank.get(i))
+                  vector_rank=vrank.get(i), lexical_rank=lrank.get(i), cosines=per_part.get(i, ()))
         for i, row in rows.items()
     ]
     return Pool(candidates, len(lex), len(vec), tuple(gaps))

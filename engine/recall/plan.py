@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..stance import asks_for_help
 from .stem import stem
 
 MAX_TERMS = 12
+MAX_SEGMENTS = 4      # sentences of a message recalled for on their own (a long prompt: the first ones)
+MIN_SEGMENT_WORDS = 2  # content words a sentence needs to be a segment; shorter ones join the next
+SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 TOKEN_RE = re.compile(r"[^\W_][\w]*", re.UNICODE)
 CAPITALIZED_RE = re.compile(r"\b([A-Z][\w]{2,})")
 
@@ -45,16 +49,33 @@ also anyway btw hello hey hmm okay please so sorry thanks well yes
 
 @dataclass(frozen=True)
 class RecallPlan:
-    """What recall searches for: FTS terms, stemmed content and anchor hints."""
+    """What recall searches for: FTS terms, stemmed content and anchor hints.
+
+    A message of several sentences that each carry content ("What coffee should I get this
+    afternoon? Also, I just adopted a greyhound named Pixel.") also has one plan per sentence in
+    `parts`: each is embedded and searched on its own, and a candidate is judged against the part
+    it matches best (segment 1..n; 0 is the whole message), so one topic does not drown the other.
+    """
 
     query: str
     terms: tuple[str, ...]        # lowercase words for the FTS5 query (anchors first, then longest)
     content: tuple[str, ...]      # distinct stems of the message's content words (coverage)
     anchors: tuple[str, ...]      # lowercase capitalized names from the message and recent turns
+    task: bool = False            # the message asks for something to be done or recommended
+    parts: tuple["RecallPlan", ...] = ()
 
     @property
     def empty(self) -> bool:
         return not self.terms
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        """The texts recall embeds: the whole message, then each part."""
+        return (self.query, *(p.query for p in self.parts))
+
+    def part(self, segment: int) -> "RecallPlan":
+        """The plan of segment `segment` (0: the whole message)."""
+        return self.parts[segment - 1] if 0 < segment <= len(self.parts) else self
 
 
 def tokens(text: str) -> list[str]:
@@ -87,12 +108,41 @@ def anchor_hints(text: str) -> list[str]:
     return out
 
 
-def plan(message: str, context: list[str] | tuple[str, ...] = ()) -> RecallPlan:
+def segments(message: str) -> list[str]:
+    """The sentences of a message that carry content on their own, or [] when there is one.
+
+    A sentence with fewer than MIN_SEGMENT_WORDS content words ("Thanks!", "Also:") joins the next
+    one (the last joins the one before); at most MAX_SEGMENTS are kept.
+    """
+    out: list[str] = []
+    pending = ""
+    for sentence in SENTENCE_RE.split((message or "").strip()):
+        sentence = f"{pending} {sentence}".strip() if pending else sentence.strip()
+        if not sentence:
+            continue
+        if len(set(content_words(sentence))) < MIN_SEGMENT_WORDS:
+            pending = sentence
+            continue
+        out.append(sentence)
+        pending = ""
+    if pending and out:
+        out[-1] = f"{out[-1]} {pending}"
+    return out[:MAX_SEGMENTS] if len(out) > 1 else []
+
+
+def plan(message: str, context: list[str] | tuple[str, ...] = (), *, parts: bool = True) -> RecallPlan:
     """Plan a recall for `message`; `context` (recent turns) contributes anchor hints only.
 
     Context terms are not searched: a memory about the previous topic is not evidence for
-    this message, and the embedding sees only the message.
+    this message, and the embedding sees only the message. `parts`: also plan each sentence of a
+    message of several (segments) to be recalled for on its own.
     """
+    whole = _plan(message, context)
+    parts = tuple(_plan(s, context) for s in segments(message)) if parts else ()
+    return RecallPlan(whole.query, whole.terms, whole.content, whole.anchors, whole.task, parts)
+
+
+def _plan(message: str, context) -> RecallPlan:
     words = content_words(message)
     anchors = anchor_hints(message)
     for turn in context or ():
@@ -107,4 +157,4 @@ def plan(message: str, context: list[str] | tuple[str, ...] = ()) -> RecallPlan:
     rest = sorted((w for w in distinct if w not in anchors), key=lambda w: (-len(w), distinct.index(w)))
     terms = (first + rest)[:MAX_TERMS]
     return RecallPlan(query=message, terms=tuple(terms), content=tuple(content_stems(message)),
-                      anchors=tuple(anchors))
+                      anchors=tuple(anchors), task=asks_for_help(message))

@@ -10,11 +10,25 @@ short partial matches; coverage rewards covering the whole question). The weight
 the calibration command and read from the embedder's calibration (`ranking.coverage_weight`); the
 functions here take it as an argument. The eval compares them all in one run
 (`keepmind eval locomo --compare-rankings`).
+
+A task message ("Book me a flight to Berlin", "What coffee should I get?") needs the user's
+standing preferences, which rarely share its words: on PrefEval the preference a task needs ranked
+behind background facts with the same cosine. So `hybrid` and `fused` add `standing_weight` to a
+memory that states a lasting preference, constraint, condition or habit of the user
+(stance.standing) when the part of the message it matched asks for something
+(stance.asks_for_help), and weighs such a memory's coverage of the message with a coverage weight
+of its own, `task_coverage_weight` (the words of a task are mostly not the preference's words).
+Both are picked by the calibration too (`ranking.standing_weight`, `ranking.task_coverage_weight`);
+without them (the defaults) ranking is as before.
+
+A message of several sentences is matched part by part (plan.RecallPlan.parts): each candidate
+has a cosine per part, and `best_segment` keeps the part where it scores best, with that part's
+coverage, so a two-topic prompt finds each topic's memories.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..clock import DAY_MS
 
@@ -40,6 +54,10 @@ class Candidate:
     vector_rank: int | None = None
     lexical_rank: int | None = None
     coverage: float = 0.0         # IDF-weighted share of the query's content stems it contains
+    cosines: tuple = ()           # cosine to each part of the message (0: the whole), when it has parts
+    segment: int = 0              # the part of the message it is judged against (0: the whole)
+    standing: bool = False        # states a lasting preference, constraint, condition or habit of the user
+    for_task: bool = False        # the part of the message it matched asks for something to be done
 
     @property
     def text(self) -> str:
@@ -53,6 +71,12 @@ class RankWeights:
     squash_half: float = 8.0      # bm25 at which the squashed lexical score reaches 0.5
     coverage: float = DEFAULT_COVERAGE_WEIGHT   # weight of query coverage in the `hybrid` ranking
     half_life_days: float = 30.0
+    standing: float = 0.0         # added to a standing statement matched by a task message
+    task_coverage: float | None = None   # the coverage weight for a task message (None: `coverage`)
+
+    def coverage_for(self, task: bool) -> float:
+        """The coverage weight for a candidate matched by a task message or by a question."""
+        return self.task_coverage if (task and self.task_coverage is not None) else self.coverage
 
 
 @dataclass(frozen=True)
@@ -68,8 +92,13 @@ class Ranked:
 
 def calibrated_coverage_weight(calibration: dict | None) -> float | None:
     """The `hybrid` coverage weight a model's calibration carries, or None if it carries none."""
+    return calibrated_weight(calibration, "coverage_weight")
+
+
+def calibrated_weight(calibration: dict | None, key: str) -> float | None:
+    """A ranking weight (`ranking.<key>`) a model's calibration carries, or None if it carries none."""
     ranking = (calibration or {}).get("ranking")
-    value = ranking.get("coverage_weight") if isinstance(ranking, dict) else None
+    value = ranking.get(key) if isinstance(ranking, dict) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 10.0:
         return None
     return float(value)
@@ -102,18 +131,46 @@ def recency(row: dict, now: int, half_life_days: float) -> float:
     return 0.85 + 0.15 * 2.0 ** (-age_days / half_life_days)
 
 
+def standing_prior(c: Candidate, w: RankWeights) -> float:
+    """The standing weight for a standing statement matched by a task message, else 0."""
+    return w.standing if (c.standing and c.for_task) else 0.0
+
+
 def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = False) -> tuple[float, tuple[str, ...]]:
     cos = c.cosine if c.cosine is not None else 0.0
     lex = squash(c.lexical, w.squash_half)
     prior = class_prior(c.row)
     rec = recency(c.row, now, w.half_life_days)
-    extra = w.coverage * c.coverage if coverage else 0.0
-    score = (w.vector * cos + w.lexical * lex + extra + prior) * rec
+    extra = w.coverage_for(c.for_task) * c.coverage if coverage else 0.0
+    stand = standing_prior(c, w)
+    score = (w.vector * cos + w.lexical * lex + extra + prior + stand) * rec
     reasons = (f"cosine={cos:.3f}" + (" (no vector)" if c.cosine is None else ""),
                f"lexical={c.lexical:.2f} squashed={lex:.3f}", f"prior={prior:.3f}", f"recency={rec:.3f}")
     if coverage:
         reasons += (f"coverage={c.coverage:.3f}",)
+    if stand:
+        reasons += (f"standing={stand:.3f}",)
+    if c.segment:
+        reasons += (f"segment={c.segment}",)
     return score, reasons
+
+
+def best_segment(c: Candidate, coverages: list[float], tasks: list[bool], w: RankWeights) -> Candidate:
+    """The candidate judged against the part of the message where it scores best.
+
+    `coverages[s]` and `tasks[s]` are its coverage of part s and whether part s asks for
+    something (0: the whole message); its cosine to part s is `c.cosines[s]` (the whole message's
+    when it has no vector for the part). Ties keep the earlier part.
+    """
+    best, best_score = 0, None
+    for s, (cov, task) in enumerate(zip(coverages, tasks)):
+        cos = c.cosines[s] if s < len(c.cosines) and c.cosines[s] is not None else (c.cosine or 0.0)
+        score = w.vector * cos + w.coverage_for(task) * cov + (w.standing if (task and c.standing) else 0.0)
+        if best_score is None or score > best_score + 1e-12:
+            best, best_score = s, score
+    cos = c.cosines[best] if best < len(c.cosines) and c.cosines[best] is not None else c.cosine
+    return replace(c, cosine=cos, coverage=coverages[best] if coverages else c.coverage, segment=best,
+                   for_task=bool(tasks[best]) if tasks else c.for_task)
 
 
 def rank(candidates: list[Candidate], now: int, *, method: str = "hybrid",

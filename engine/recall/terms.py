@@ -42,6 +42,15 @@ class TermStats:
         self._built = False
         self._seen: set[str] = set()
 
+    def __getstate__(self) -> dict:  # the lock stays behind: a copy (a saved calibration run) gets its own
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def built(self) -> bool:
         return self._built

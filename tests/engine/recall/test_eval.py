@@ -235,6 +235,37 @@ def test_logistic_fit_separates_separable_data():
     assert w[0] > 0 and (X[:, 0] * w[0] + w[1] > 0).tolist() == [False, False, False, True, True, True]
 
 
+@pytest.mark.offline_model
+def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_leave_one_topic_out(
+        tmp_path, offline_models_home):
+    from keepmind.engine.models.manifest import MANIFEST_DIR
+    from keepmind.engine.recall.calibrate import STANDING_GRID, TASK_COVERAGE_GRID
+
+    from .test_prefeval import write_pairs
+
+    data, negatives = write_data(tmp_path)
+    shipped = (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text()
+    out = tmp_path / "cal.json"
+    assert main(["recall", "calibrate", "--home", str(offline_models_home), "--data", str(data),
+                 "--negatives", str(negatives), "--anonymize", "--prefeval", str(write_pairs(tmp_path)),
+                 "--prefeval-users", "3", "--target-zero-injection", "0.5", "--dry-run", "--json", str(out)]) == 0
+    cal = json.loads(out.read_text())
+    ranking = cal["ranking"]
+    assert ranking["task_coverage_weight"] in TASK_COVERAGE_GRID and ranking["standing_weight"] in STANDING_GRID
+    task_sweep = cal["dev_metrics"]["ranking"]["task"]["sweep"]
+    assert len(task_sweep) == len(TASK_COVERAGE_GRID) * len(STANDING_GRID)
+    assert max(r["mrr"] for r in task_sweep) == next(r["mrr"] for r in task_sweep if (
+        r["task_coverage_weight"], r["standing_weight"]) == (ranking["task_coverage_weight"], ranking["standing_weight"]))
+    hybrid = cal["dev_metrics"]["hybrid"]
+    task_gate = cal["feature_gate"]["task"]
+    assert {"weights", "bias", "item_threshold", "query_threshold", "relative", "query_model"} <= set(task_gate)
+    assert hybrid["prefeval_dev"]["zero_injection"]["absent_topic"] >= 0.5
+    assert hybrid["leave_one_topic_out"]["n_positive"] == hybrid["prefeval_dev"]["n_positive"] > 0
+    assert hybrid["targets"]["zero_injection"] == 0.5
+    assert "pairs.jsonl: 3 simulated users" in cal["data"]
+    assert (MANIFEST_DIR / "all-minilm-l6-v2.json").read_text() == shipped
+
+
 def test_eval_commands_look_for_the_dev_data_next_to_the_checkout():
     from keepmind.desktop.commands import recall
 

@@ -117,3 +117,39 @@ def test_a_memorys_aliases_and_facets_count_as_its_words():
     [without] = features(plan("Which airline do I prefer?"), [Ranked(Candidate("airline", bare, 0.3, 0.0), 0.3, ())],
                          stats)
     assert with_facets["covered_terms"] == without["covered_terms"] + 1 and with_facets["coverage"] > without["coverage"]
+
+
+def test_task_messages_are_decided_by_a_gate_of_their_own():
+    from dataclasses import replace
+
+    stats = _stats()
+    pref = Ranked(replace(_ranked("editor", 0.3).candidate, standing=True, for_task=True), 0.3, ())
+    gate = _params(query_threshold=0.9, task=_params(query_threshold=0.2))  # questions need 0.9, tasks 0.2
+    assert all(d.kept for d in feature_gate(gate, plan("Set up my editor for me."), [pref], stats))
+    question = Ranked(replace(pref.candidate, for_task=False), 0.3, ())
+    assert not any(d.kept for d in feature_gate(gate, plan("Which editor theme was it?"), [question], stats))
+    assert not any(d.kept for d in feature_gate(replace(gate, task=None), plan("Set up my editor for me."),
+                                                  [pref], stats))
+    kept = feature_gate(gate, plan("Set up my editor for me."), [pref], stats)
+    assert kept[0].reason == "kept by the task gate"
+    # a task message keeps what the question gate keeps too
+    both = _params(query_threshold=0.2, task=_params(query_threshold=0.9))
+    assert all(d.kept and d.reason == "kept" for d in feature_gate(both, plan("Set up my editor for me."), [pref], stats))
+    again = FeatureGateParams.from_calibration({"feature_gate": gate.as_calibration()}, source="default")
+    assert again == gate and again.task.query_threshold == 0.2 and again.query_threshold == 0.9
+
+
+def test_task_features_read_the_standing_statement_and_the_part_it_matched():
+    from dataclasses import replace
+
+    stats = _stats()
+    p = plan("Grind some beans for me. Also, where is my home airport?")
+    airport = Ranked(replace(_ranked("airport", 0.6).candidate, segment=2, for_task=False), 0.6, ())
+    grinder = Ranked(replace(_ranked("grinder", 0.4).candidate, segment=1, for_task=True, standing=True), 0.4, ())
+    f_air, f_grind = features(p, [airport, grinder], stats)
+    assert (f_air["task"], f_air["task_standing"]) == (0.0, 0.0)
+    assert (f_grind["task"], f_grind["task_standing"], f_grind["task_standing_cosine"]) == (1.0, 1.0, 0.4)
+    # each is covered against its own sentence: the airport memory covers "home airport"
+    assert f_air["coverage"] > 0.5 and f_grind["coverage"] > 0.0
+    q = query_features(p, [airport, grinder], stats, [3.0, -1.0])
+    assert q["task"] == 0.0 and q["task_standing_cosine"] == 0.4   # the best item matched the question part

@@ -1,9 +1,12 @@
+from dataclasses import replace
+
 from keepmind.engine.recall.pipeline import ranking_weights
 from keepmind.engine.recall.plan import plan
 from keepmind.engine.recall.rank import (
     DEFAULT_COVERAGE_WEIGHT,
     Candidate,
     RankWeights,
+    best_segment,
     calibrated_coverage_weight,
     rank,
     squash,
@@ -106,3 +109,55 @@ def test_idf_on_a_tiny_store_reads_as_the_smallest_calibrated_store():
     for i in range(500):
         big._add(f"doc-{i}", "t", f"word{i} airport" if i == 0 else f"word{i}")
     assert big.floored(169).weights(query) == big.weights(query)  # no effect on larger stores
+
+
+def test_a_message_of_several_topics_gets_one_part_per_sentence():
+    p = plan("What coffee should I get this afternoon? Also, I just adopted a greyhound named Pixel.")
+    assert p.segments == ("What coffee should I get this afternoon? Also, I just adopted a greyhound named Pixel.",
+                          "What coffee should I get this afternoon?", "Also, I just adopted a greyhound named Pixel.")
+    assert p.task and p.part(1).task and not p.part(2).task
+    assert "coffe" in p.part(1).content and "greyhound" not in p.part(1).content
+    assert p.part(0) is p and p.part(9) is p
+
+
+def test_a_single_sentence_or_a_short_aside_makes_no_parts():
+    assert plan("When did Caroline go to the support group?").parts == ()
+    # "Thanks!" carries no content: it joins its neighbour, leaving one segment
+    assert plan("Thanks! When is my dentist appointment?").parts == ()
+    p = plan("Book a table for two. Also remind me to call the bank tomorrow. Then pick a wine.")
+    assert len(p.parts) == 3
+
+
+def test_the_standing_weight_lifts_a_standing_statement_only_for_a_task():
+    w = RankWeights(standing=0.2)
+    pref = replace(_cand("pref", 0.30, 0.0), standing=True, for_task=True)
+    fact = _cand("fact", 0.45, 0.0)
+    assert [r.id for r in rank([fact, pref], 0, method="hybrid", weights=w)] == ["pref", "fact"]
+    assert any(r.startswith("standing=") for r in rank([pref], 0, weights=w)[0].reasons)
+    question = replace(pref, for_task=False)
+    assert [r.id for r in rank([fact, question], 0, method="hybrid", weights=w)] == ["fact", "pref"]
+    assert [r.id for r in rank([fact, pref], 0, method="hybrid", weights=RankWeights())] == ["fact", "pref"]
+
+
+def test_task_messages_weigh_coverage_with_their_own_weight():
+    w = RankWeights(coverage=0.5, task_coverage=0.0)
+    c = _cand("x", 0.5, 0.0, cov=1.0)
+    as_question = rank([c], 0, weights=w)[0].score
+    as_task = rank([replace(c, for_task=True)], 0, weights=w)[0].score
+    assert abs(as_question - as_task - 0.5) < 1e-9
+    assert RankWeights(coverage=0.5).coverage_for(True) == 0.5  # no task weight: the coverage weight
+
+
+def test_a_candidate_is_judged_against_the_part_it_matches_best():
+    c = replace(_cand("coffee", 0.20, 0.0), cosines=(0.20, 0.55, 0.05), standing=True)
+    judged = best_segment(c, [0.1, 0.6, 0.0], [True, True, False], RankWeights(coverage=0.5))
+    assert (judged.segment, judged.cosine, judged.coverage, judged.for_task) == (1, 0.55, 0.6, True)
+    # without vectors for the parts, the whole message's cosine stands in
+    flat = best_segment(replace(c, cosines=()), [0.0, 0.0, 0.9], [False, False, False], RankWeights())
+    assert (flat.segment, flat.cosine, flat.coverage) == (2, 0.20, 0.9)
+
+
+def test_task_weights_come_from_the_calibration():
+    cal = {"ranking": {"coverage_weight": 0.5, "standing_weight": 0.15, "task_coverage_weight": 0.1}}
+    assert ranking_weights(RankWeights(), cal) == RankWeights(coverage=0.5, standing=0.15, task_coverage=0.1)
+    assert ranking_weights(RankWeights(), {"ranking": {"coverage_weight": 0.5}}).standing == 0.0

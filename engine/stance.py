@@ -1,0 +1,86 @@
+"""What a statement says about its subject's standing dispositions, and whether a message asks for help.
+
+Shared by the write path (the rule-based extractor learns such statements) and recall (a task
+message leans on them). Everything here is generic English: the verbs and nouns of preference,
+aversion and refusal, of health conditions and of habit, and the forms a request takes ("can you",
+"what should I", "recommend", an imperative). Nothing names a domain, so a statement about food,
+travel, games or tools is recognized the same way, and no list of topics has to be kept.
+
+- A *standing statement* says something that stays true of the user and bears on future tasks:
+  a preference or dislike ("I strongly prefer...", "The user avoids..."), a constraint ("I can't
+  eat...", "I refuse to..."), a condition ("allergic to peanuts"), a habit ("every Tuesday").
+- A *task message* asks the assistant to do or recommend something ("Book me a flight to Berlin",
+  "What coffee should I get?"), as opposed to a question about the past ("When did I...?"). Such
+  a message rarely shares words with the preferences it needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Preference, aversion and refusal: verbs, their nouns and the idioms that carry them.
+LIKING = (r"prefer(?:s|red|ring|ence|ences)?|likes?|liked|lov(?:e|es|ed)|enjoy(?:s|ed)?|ador(?:e|es|ed)|"
+          r"fond|fan\s+of|into|passionate|keen\s+on|appreciat(?:e|es|ed)|favou?rites?|go-to|"
+          r"thriv(?:e|es)|learns?\s+best|work(?:s)?\s+best|relax(?:es)?\s+best|swear(?:s)?\s+by|"
+          r"believ(?:e|es)|value(?:s)?|insist(?:s)?|stick(?:s)?\s+to|only\s+(?:eat|drink|use|buy|read|watch|"
+          r"wear|play|listen|fly|stay|take)s?")
+DISLIKING = (r"dislik(?:e|es|ed)|hat(?:e|es|ed)|despis(?:e|es|ed)|detest(?:s|ed)?|loath(?:e|es|ed)|abhor(?:s|red)?|"
+             r"can't\s+stand|cannot\s+stand|aversion|averse|disdain|distaste|"
+             r"avoid(?:s|ed)?|refus(?:e|es|ed)|steer(?:s)?\s+clear|stay(?:s)?\s+away|shun(?:s)?|"
+             r"(?:no|little|zero)\s+interest|not\s+(?:interested|into|a\s+fan|fond|keen)|"
+             r"(?:don't|do\s+not|doesn't|does\s+not|never|won't|will\s+not|can't|cannot)\s+\w+|"
+             r"uncomfortable|afraid|fear(?:s|ful)?|phobi[ac]|wary|opposed|against|tired\s+of|sick\s+of|"
+             r"find(?:s)?\s+(?:\S+\s+){0,6}?\w+(?:ing|ive|ous|ful|less|ble|ic|al|y)\b|"
+             r"exclusively|solely|strictly|only\s+\w+|minimi[sz]e|limit(?:s)?\s+my|cut(?:s)?\s+(?:back|down|out)")
+CONDITION = (r"allerg(?:y|ies|ic)|intoleran(?:t|ce)|sensitiv(?:e|ity)|celiac|coeliac|diabet(?:es|ic)|"
+             r"asthma(?:tic)?|vegetarian|vegan|pescatarian|kosher|halal|gluten-free|sober|pregnant|"
+             r"diagnosed|condition|disorder|injur(?:y|ed)|disabilit(?:y|ies)|chronic|sufferer|suffer(?:s)?\s+from|"
+             r"on\s+an?\s+[^.]{0,40}?\b(?:diet|regimen)|follow(?:s)?\s+an?\s+[^.]{0,40}?\b(?:diet|regimen|routine)|"
+             r"adhere(?:s)?\s+to")
+HABIT = (r"every\s+(?:day|morning|evening|night|week|weekend|month|year|summer|winter|"
+         r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+         r"on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends)|"
+         r"daily|weekly|nightly|each\s+(?:day|morning|week)|usually|always|never|often|regularly|"
+         r"habitually|routinely|whenever|most\s+(?:days|mornings|evenings|weekends)")
+
+_STANCE = re.compile(rf"\b(?:{LIKING}|{DISLIKING}|{CONDITION}|{HABIT})\b", re.I)
+# The statement is about the user: first person, or the user named as such.
+_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|im|my|me|myself|we|our|user|user's|the\s+user)\b", re.I)
+
+# The forms of a request: asking for a recommendation or an action, not about the past. Words
+# such as "advice" or "recommend" count only addressed to the assistant or for the speaker ("What
+# advice did Anna give?" asks about the past).
+_TASK = re.compile(r"""
+    \b(?:recommend\w*|suggest\w*|ideas?|tips|advice|advise|options|alternatives)\b
+        (?=.*\b(?:you|me|my|i)\b)
+  | \b(?:help|remind)\s+me\b
+  | (?:^|[.!?]\s+)\s*(?:please\s+)?(?:book|find|plan|help|give|show|list|create|write|make|draft|organi[sz]e|prepare|
+        choose|pick|get|buy|order|schedule|arrange|design|cook|teach|explain|compare|recommend|suggest|
+        reserve|rent|fix|set\s+up|put\s+together|come\s+up\s+with|tell\s+me|send|add)\b
+  | \b(?:can|could|would|will)\s+you\b
+  | \b(?:should|could|can|shall|might)\s+i\b
+  | \bwhat(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:some|a\s+good|good|the\s+best|the\s+right|a\s+few|any)\b
+  | \b(?:are\s+there|is\s+there)\s+any\b
+  | \bbest\s+(?:way|ways|place|places|option|options|time)\b
+  | \bhow\s+(?:do|can|should|could|might)\s+i\b | \bhow\s+to\b
+  | \bi(?:'m|\s+am)\s+(?:looking|planning|thinking|considering|trying|hoping|going|searching|interested|
+        about\s+to|in\s+the\s+market)\b
+  | \bi\s+(?:need|want|would\s+like|wanna|plan)\b | \bi'd\s+like\b | \blet's\b
+""", re.I | re.X)
+
+
+def standing(text: str) -> bool:
+    """Whether a memory states a lasting preference, aversion, constraint, condition or habit of
+    the user (first person, or the user named as such)."""
+    text = (text or "").replace("’", "'")
+    return bool(_SELF.search(text) and _STANCE.search(text))
+
+
+def stance_match(text: str) -> re.Match | None:
+    """The first stance word of a statement (the extractor's hook), or None."""
+    return _STANCE.search((text or "").replace("’", "'"))
+
+
+def asks_for_help(message: str) -> bool:
+    """Whether a message asks the assistant to do or recommend something (a task), in any domain."""
+    return bool(_TASK.search((message or "").replace("’", "'")))

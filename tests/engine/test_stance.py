@@ -1,0 +1,59 @@
+"""stance.py: task messages and standing statements, recognized by their form in any domain."""
+
+import pytest
+
+from keepmind.engine.stance import asks_for_help, standing
+
+
+@pytest.mark.parametrize("message", [
+    "Book me a flight to Berlin next week.",
+    "What coffee should I get this afternoon?",
+    "Can you recommend some podcasts for my commute?",
+    "I'm looking for a weekend getaway near the coast.",
+    "What are some good board games for four players?",
+    "Help me choose a laptop for video editing.",
+    "Are there any vegetarian restaurants near the office?",
+    "How should I prepare for a job interview at a bank?",
+    "What’s the best way to learn Portuguese on my own?",
+])
+def test_task_messages_are_recognized(message):
+    assert asks_for_help(message)
+
+
+@pytest.mark.parametrize("message", [
+    "When did I go to the LGBTQ support group?",
+    "What advice did Anna give about the adoption agency?",
+    "What book did Tom recommend to Priya?",
+    "What is the capital of Peru?",
+    "Where did my sister move last year?",
+    "The meeting went well.",
+])
+def test_questions_about_the_past_and_statements_are_not_tasks(message):
+    assert not asks_for_help(message)
+
+
+@pytest.mark.parametrize("text", [
+    "I always prefer a window seat when I fly.",
+    "The user is allergic to peanuts.",
+    "I strongly dislike horror films because they give me nightmares.",
+    "User refuses to use subscription apps.",
+    "I can't eat gluten.",
+    "I play the cello in a community orchestra every Tuesday.",
+    "The user drinks oat-milk flat whites every morning.",
+    "I find crowded gyms overwhelming.",
+    "I don’t drink alcohol.",
+    "I follow a low-sodium diet.",
+    "My favourite editor is Helix.",
+])
+def test_standing_statements_about_the_user_are_recognized(text):
+    assert standing(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The user's dentist appointment is on 14 March.",
+    "User went to Paris in May 2023.",
+    "Tom prefers tea.",                    # about someone else, not the user
+    "Sprint review moved to Thursday.",
+])
+def test_events_and_other_peoples_tastes_are_not_standing_statements(text):
+    assert not standing(text)
