@@ -452,6 +452,23 @@ class ModelRuntime:
         index.upsert_many([i for i, _ in keyed], vectors)
         index.set_places(where)
 
+    def store_vectors(self, ids: list[str], vectors) -> None:
+        """Keep vectors made elsewhere for these memories under the active model, as if embedded here
+        (their content hashes are the memories' own, so nothing is embedded again). For bulk builds
+        that embed each distinct text once (`keepmind bench recall --distinct`); the vectors must
+        come from the active embedder's `embed_passages`."""
+        embedder, index = self._embedder, self._index
+        if embedder is None or index is None:
+            raise ModelError("no embedding model is loaded")
+        with self.engine.db.snapshot() as conn:
+            live = vec.live_items(conn, list(ids))
+        keep = [n for n, i in enumerate(ids) if i in live]
+        keyed = [(ids[n], content_hash(live[ids[n]][0], live[ids[n]][1])) for n in keep]
+        chosen = vectors[keep]
+        self.engine.write(vec.save_vectors, embedder.model_id, keyed, chosen, self.engine.now())
+        index.upsert_many([i for i, _ in keyed], chosen)
+        index.set_places({i: live[i][2] for i, _ in keyed})
+
     # -- reporting -----------------------------------------------------------------------------------
 
     def details(self) -> dict:

@@ -49,6 +49,11 @@ class VectorIndex:
     def has(self, item_id: str) -> bool:
         return item_id in self._rows
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays (allocated rows included); the ids and their dict come on top."""
+        return self._matrix.nbytes + self._place.nbytes + self._expires.nbytes
+
     def ids(self) -> list[str]:
         with self._lock:
             return list(self._ids)

@@ -27,6 +27,51 @@ def test_bench_recall_prints_stage_latencies(tmp_path, offline_models_home, caps
     assert "recall over 40 memories in 4 boundaries" in capsys.readouterr().out
 
 
+def test_bench_recall_builds_synthetically_measures_the_floor_and_a_cold_start(tmp_path, offline_models_home, capsys):
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text("\n".join(json.dumps({"text": t}) for t in (
+        "I love hiking in the mountains.", "My dog is called Rex.", "I work as a nurse.")) + "\n")
+    out = tmp_path / "bench.json"
+    assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts), "--memories", "60",
+                 "--distinct", "3", "--queries", "6", "--cold-starts", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["memories"] == 60 and result["distinct_embedded"] == 3 and result["modes"] == ["hybrid"]
+    assert result["floor_ms"]["embed"]["p95"] > 0 and result["floor_ms"]["scan"]["p95"] > 0
+    assert result["ratio_p95"] == round(result["recall_ms"]["p95"] / (
+        result["floor_ms"]["embed"]["p95"] + result["floor_ms"]["scan"]["p95"]), 2)
+    assert result["disk_mb"] > 0 and result["vector_matrix_mb"] > 0
+    [cold] = result["cold_start_s"]["runs"]
+    assert 0 < cold < 120
+    printed = capsys.readouterr().out
+    assert "synthetic: 3 distinct facts embedded once" in printed and "cold start to the first healthy recall" in printed
+
+
+def test_stored_vectors_are_the_given_ones_and_survive_a_restart(tmp_path, offline_models_home):
+    """store_vectors keeps vectors made elsewhere under the memories' own content hashes: a restart
+    loads them and embeds nothing again."""
+    import numpy as np
+
+    from keepmind.engine import open_engine
+    from keepmind.engine.settings import defaults
+
+    settings = defaults().with_overrides(memory__embeddings__auto_download=False,
+                                         memory__models_dir=str(offline_models_home / "models"))
+    home = tmp_path / "store"
+    with open_engine(home, settings=settings, start_workers=False) as engine:
+        engine.models.load(download=False, repair=False)
+        scope = engine.scope(engine.open_session("personal", "work"))
+        ids = engine.insert_drafts([engine.draft(scope, "", t) for t in ("I like tea.", "I like tea (2).")],
+                                   notify=False)
+        vector = engine.models.embedder().embed_passages(["I like tea."])
+        engine.models.store_vectors(ids, np.repeat(vector, 2, axis=0))
+        assert np.allclose(engine.models.vectors().vector(ids[1]), vector[0])
+    with open_engine(home, settings=settings, start_workers=False) as engine:
+        result = engine.models.load(download=False, repair=True)
+        assert result.repair is not None and result.repair.embedded == 0
+        assert len(engine.models.vectors()) == 2
+        assert np.allclose(engine.models.vectors().vector(ids[1]), vector[0])
+
+
 def test_recall_explain_prints_the_receipt(engine, home, capsys):
     sid = engine.open_session("personal", "work")
     engine.store(sid, "Coffee", "The user drinks flat whites.")

@@ -52,9 +52,29 @@ def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, term
                           memory_class="evidence" if m["record"] else "durable_fact")
             scope = eng.scope(sessions["work"])
             with eng.db.snapshot() as conn:
-                got = [(r["id"], round(score, 9))
-                       for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
                 want = reference(conn, scope, terms, clock(), limit)
-            assert got == want
+                for prefix in (search.PREFIX_MIN, 1):  # 1: the prefix grows, round after round
+                    search.PREFIX_MIN, saved = prefix, search.PREFIX_MIN
+                    try:
+                        got = [(r["id"], round(score, 9))
+                               for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
+                    finally:
+                        search.PREFIX_MIN = saved
+                    assert got == want
         finally:
             eng.close()
+
+
+def test_hidden_matches_that_outrank_every_visible_one_do_not_crowd_it_out(tmp_path):
+    """300 better-ranked matches in another boundary fill the first prefixes: it grows until the
+    visible ones are found, and the answer is the joined query's."""
+    clock = FakeClock()
+    with open_engine(tmp_path, settings=defaults(), clock=clock, start_workers=False) as eng:
+        home, work = eng.open_session("personal", "home"), eng.open_session("personal", "work")
+        eng.insert_drafts([eng.draft(eng.scope(home), f"alpha {i}", "alpha alpha") for i in range(300)])
+        mine = [eng.store(work, f"note {i}", "alpha and a much longer body about other things").id for i in range(3)]
+        scope = eng.scope(work)
+        with eng.db.snapshot() as conn:
+            got = search.lexical_candidates(conn, scope, ["alpha"], clock(), 2)
+            assert [r["id"] for r, _ in got] == [i for i, _ in reference(conn, scope, ["alpha"], clock(), 2)]
+        assert {r["id"] for r, _ in got} <= set(mine) and len(got) == 2
