@@ -218,6 +218,9 @@ class ModelRuntime:
             (man.min_cosine, "manifest") if man.min_cosine is not None else (None, None))
         try:
             embedder = Embedder(man, model_dir(self.models_dir, model_id), floor=floor, floor_source=source)
+            # ONNX Runtime's first run is several times slower than the next ones (allocations, thread
+            # start): done here, it is not the first recall's, which would miss its embed budget.
+            embedder.embed_queries(["warm up"])
             with self.engine.db.snapshot() as conn:
                 index = vec.load_index(conn, model_id, embedder.dims)
         except Exception as exc:  # noqa: BLE001 - a model failure is a degraded state

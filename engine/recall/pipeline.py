@@ -104,7 +104,7 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
             whole = embedder.embed_queries([segments[0]])[0]
             embed_ms = (timer() - t_e) * 1000
             if embed_ms > budget:
-                return None, embed_ms, [], None, []
+                return None, embed_ms, [], None, [], None, False
             parts = None
             if len(segments) > 1 and 2 * embed_ms <= budget:
                 parts = embedder.embed_queries(list(segments[1:]))
@@ -112,17 +112,20 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
                     parts = None
                 else:
                     embed_ms = (timer() - t_e) * 1000
-            if len(segments) > 1 and parts is None:
-                trace.degraded.append("parts:sub_budget_exceeded")  # recalled as one message
+            parts_dropped = len(segments) > 1 and parts is None  # recalled as one message
+            t_s = timer()
             with r.snapshot() as vconn:
                 hits = vector_hits(vconn, r.scope, vectors, whole, r.now, exclude=r.exclude)
                 part_hits = [h for v in (parts if parts is not None else ())
                              for h in vector_hits(vconn, r.scope, vectors, v, r.now, exclude=r.exclude)]
-                return whole, embed_ms, hits, parts, part_hits
+            # Returned, not written into the trace: a job past its deadline must not touch it.
+            return whole, embed_ms, hits, parts, part_hits, (timer() - t_s) * 1000, parts_dropped
         vector_job = r.executor.submit(vector_search) if r.executor is not None else None
     with r.snapshot() as conn:
         stats.build(conn)
+        t_l = timer()
         lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude)
+        trace.timings["lexical_ms"] = round((timer() - t_l) * 1000, 3)
         vec_hits: list = []
         part_vecs, part_hits = None, []
         if trace.model_id is not None:
@@ -135,8 +138,12 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
             if failure:
                 channel.reason = failure if failure == "sub_budget_exceeded" else f"embed_{failure}"
             else:
-                channel.query_vec, embed_ms, vec_hits, part_vecs, part_hits = result
+                channel.query_vec, embed_ms, vec_hits, part_vecs, part_hits, search_ms, parts_dropped = result
                 trace.timings["embed_ms"] = round(embed_ms, 3)
+                if search_ms is not None:
+                    trace.timings["vector_search_ms"] = round(search_ms, 3)
+                if parts_dropped:
+                    trace.degraded.append("parts:sub_budget_exceeded")
                 if channel.query_vec is None:
                     channel.reason = "sub_budget_exceeded"
         pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec,
