@@ -85,3 +85,21 @@ def test_places_follow_their_rows_through_removal_updates_and_re_embedding():
     assert index.search(np.array([1, 0]), 5, places=[("team", "q")], now=10) == []
     with pytest.raises(ValueError):
         index.upsert_many(["w"], np.array([[1, 0]], dtype=np.float32), [])
+
+
+def test_extend_new_is_upsert_many_for_a_load_and_refuses_known_ids():
+    rng = np.random.default_rng(7)
+    vecs = _unit(rng, 3000, 24)
+    ids = [f"id{i}" for i in range(3000)]
+    places = [("personal", f"b{i % 3}", None if i % 5 else 1_000 + i) for i in range(3000)]
+    bulk, slow = VectorIndex("m", 24, capacity=16), VectorIndex("m", 24, capacity=16)
+    for start in range(0, 3000, 700):  # in chunks, growing on the way, as load_index does
+        bulk.extend_new(ids[start:start + 700], vecs[start:start + 700], places[start:start + 700])
+    slow.upsert_many(ids, vecs, places)
+    q = _unit(rng, 1, 24)[0]
+    for where, now in ((None, None), ([("personal", "b1")], None), ([("personal", "b2")], 2_000)):
+        assert bulk.search(q, 40, places=where, now=now) == slow.search(q, 40, places=where, now=now)
+    bulk.remove("id5")
+    assert not bulk.has("id5") and bulk.vector("id6") is not None
+    with pytest.raises(ValueError):
+        bulk.extend_new(["id7"], vecs[:1], places[:1])
