@@ -65,7 +65,14 @@ class ApiServer:
                 fn()
             finally:
                 done.set()
-        self.server.trigger.pull_trigger(thunk)
+        try:
+            self.server.trigger.pull_trigger(thunk)
+        except OSError:
+            # The trigger closed between the check and the pull: the loop is ending. Once it has,
+            # nothing else touches its map, so run fn here (it is idempotent for every caller).
+            self._thread.join(5)
+            fn()
+            return
         done.wait(5)
 
     def stop(self, timeout: float = 5.0) -> None:

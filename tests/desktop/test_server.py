@@ -142,3 +142,32 @@ def test_a_taken_port_is_an_error_that_says_what_to_do(tmp_path, clock, live):
     with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{live.port}.*--port"):
         daemon.start()
     assert not (tmp_path / "other" / "server.json").exists()
+
+
+def test_stop_survives_a_loop_that_ends_between_its_check_and_its_pull():
+    """Seen once in CI: the loop thread ended and closed its trigger after stop() saw it alive;
+    pulling the closed trigger raised EBADF. stop() must still close everything, without error."""
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok"]
+
+    server = ApiServer(app, 0, threads=1).start()
+    assert httpx.get(server.url + "/", timeout=10).text == "ok"
+    real_pull = server.server.trigger.pull_trigger
+    pulls = []
+
+    def pull_after_the_loop_ended(thunk):
+        pulls.append(thunk)
+        if len(pulls) == 2:  # the close: let the loop finish for real first, then fail as a closed fd does
+            done = threading.Event()
+            real_pull(lambda: (server._close_everything(), done.set()))
+            done.wait(5)
+            server._thread.join(5)
+            raise OSError(9, "Bad file descriptor")
+        real_pull(thunk)
+
+    server.server.trigger.pull_trigger = pull_after_the_loop_ended
+    server.stop()
+    assert len(pulls) == 2 and not server.running and not server._thread.is_alive()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(server.url + "/", timeout=2)
