@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import sqlite3
+import string
 import subprocess
 import sys
 import time
@@ -88,7 +90,8 @@ def test_markdown_goes_to_the_options_scope_else_the_mcp_settings(tmp_path, caps
 def test_a_markdown_file_with_a_secret_imports_nothing_and_names_the_line(tmp_path, capsys):
     home = tmp_path / "home"
     notes = tmp_path / "MEMORY.md"
-    notes.write_text("## Keys\n- The deploy key is AKIAIOSFODNN7EXAMPLE\n- Deploys go out on Tuesdays\n")
+    key = "AKIA" + "".join(random.Random(7).choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    notes.write_text(f"## Keys\n- The deploy key is {key}\n- Deploys go out on Tuesdays\n")
     assert cli(["import", str(notes), "--home", str(home)]) == 1
     out = capsys.readouterr().out
     assert "nothing was imported" in out and "MEMORY.md line 2" in out and "AKIA" not in out
