@@ -119,10 +119,15 @@ def summarize(records, *, config: dict, baseline: bool = False, compare_rankings
     times = [r.total_ms for r in records]
     out["latency_ms"] = {"p50": round(percentile(times, 0.5), 2), "p95": round(percentile(times, 0.95), 2),
                          "n": len(times)}
-    degraded: dict[str, int] = defaultdict(int)
-    for r in records:
-        for d in r.degraded:
-            degraded[d.split(":")[0]] += 1
-    out["degraded"] = dict(degraded)
+    out["degraded"] = degraded_counts(records)
     out["config"] = config
     return out
+
+
+def degraded_counts(records) -> dict[str, int]:
+    """How many recalls degraded, per stage (the part of each reason before its colon)."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in records:
+        for d in r.degraded:
+            counts[d.split(":")[0]] += 1
+    return dict(counts)

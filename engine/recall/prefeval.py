@@ -27,7 +27,7 @@ from typing import Callable
 from ..errors import InvalidInput
 from .eval_data import Conversation, Memory
 from .evaluation import JobRecord, memory_text, open_stores_engine, slim_row, wait_for_vectors
-from .metrics import gate_metrics, percentile
+from .metrics import degraded_counts, gate_metrics, percentile
 from .pipeline import RecallConfig
 
 ABSENT_SOURCE = "absent_topic"
@@ -244,11 +244,7 @@ def summarize(records: list[JobRecord], *, config: dict, learnt: dict[str, list[
     }
     if learnt is not None:
         out["learnt"] = _learnt(learnt, keeps_words, pairs or {})
-    degraded: dict[str, int] = defaultdict(int)
-    for r in records:
-        for d in r.degraded:
-            degraded[d.split(":")[0]] += 1
-    out["degraded"] = dict(degraded)
+    out["degraded"] = degraded_counts(records)
     out["config"] = config
     return out
 
