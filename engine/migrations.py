@@ -495,6 +495,19 @@ def _m006_review_and_feedback(conn: apsw.Connection) -> None:
     )
 
 
+def _m007_recall_term_stats(conn: apsw.Connection) -> None:
+    """Recall's term statistics as last counted, so a start counts only what was written since."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS recall_term_stats (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            body BLOB NOT NULL,
+            saved_at INTEGER NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -502,6 +515,7 @@ MIGRATIONS: list[Migration] = [
     ("004_browser_ui", _m004_browser_ui),
     ("005_app_state", _m005_app_state),
     ("006_review_and_feedback", _m006_review_and_feedback),
+    ("007_recall_term_stats", _m007_recall_term_stats),
 ]
 
 

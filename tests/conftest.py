@@ -14,6 +14,8 @@ from keepmind.engine import open_engine
 from keepmind.engine.clock import FakeClock
 from keepmind.engine.settings import defaults
 
+TEST_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "test-cache"
+
 # `live` and `start_live`: a real server on a free loopback port (tests/support/live.py).
 pytest_plugins = ["support.live"]
 
@@ -22,6 +24,9 @@ pytest_plugins = ["support.live"]
 def _isolated_home(tmp_path_factory, monkeypatch):
     """No test ever touches the real user data dir."""
     monkeypatch.setenv("KEEPMIND_HOME", str(tmp_path_factory.mktemp("keepmind-home")))
+    # Prepared model graphs (engine/models/prepare.py) are derived files: one cache for the whole run,
+    # kept between runs, never the user's own.
+    monkeypatch.setenv("KEEPMIND_CACHE_DIR", str(TEST_CACHE))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 

@@ -9,13 +9,17 @@ applies the sigmoid to its single logit here (the exported graphs end at the log
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
 
 import numpy as np
 
+from . import prepare
 from .manifest import Manifest, ModelError
+
+log = logging.getLogger("keepmind.models")
 
 BATCH = 8  # sub-batch per ONNX run: 4-32 measured within noise here; small keeps padding waste low
 MAX_THREADS = 4  # measured upstream: more intra-op threads do not pay for a 6-12 layer BERT
@@ -45,6 +49,19 @@ def _session(path: Path, threads: int | None):
                          f"({exc.__class__.__name__}: {str(exc)[:200]}); re-install the model") from None
 
 
+def _load(folder: Path, manifest: Manifest, threads: int | None):
+    """A session on the model's prepared copy (`prepare`: its weights folded once, so the session does
+    not hold them twice), or on its own file when there is no copy or the copy does not load."""
+    spec = manifest.file("model.onnx")
+    path = prepare.load_path(folder, spec.sha256 if spec is not None else None)
+    if path != folder / "model.onnx":
+        try:
+            return _session(path, threads)
+        except ModelError as exc:
+            log.info("memory_model_prepared_unusable model=%s reason=%s", manifest.id, exc)
+    return _session(folder / "model.onnx", threads)
+
+
 def load_tokenizer(folder: Path, manifest: Manifest, *, pairs: bool = False):
     """The model's tokenizer with our padding and truncation (overriding any baked into the file)."""
     from tokenizers import Tokenizer
@@ -71,7 +88,7 @@ class _OnnxModel:
         self.manifest = manifest
         self.model_id = manifest.id
         self.folder = Path(folder)
-        self._session = _session(self.folder / "model.onnx", threads)
+        self._session = _load(self.folder, manifest, threads)
         self._inputs = {i.name: i.type for i in self._session.get_inputs()}
         if "input_ids" not in self._inputs:
             raise ModelError(f"{manifest.id}: model.onnx has no input_ids input "

@@ -216,6 +216,19 @@ LIVE_SQL = (
     " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
 )
 LIVE_TEXT_SQL = f"SELECT id, title, body FROM ({LIVE_SQL})"
+# Live memories whose text has no vector for a model (?) at its content hash, each table joined on
+# its own (a join over the union of both would materialize every live text first).
+STALE_SQL = (
+    "SELECT d.document_id, d.title, d.body FROM memory_documents d"
+    " LEFT JOIN memory_embeddings e ON e.item_id = d.document_id AND e.model_id = ?1"
+    " WHERE d.deleted_at IS NULL AND (e.content_hash IS NULL OR e.content_hash != d.content_hash)"
+    " UNION ALL SELECT r.record_id, r.title, r.body FROM memory_records r"
+    " LEFT JOIN memory_embeddings e ON e.item_id = r.record_id AND e.model_id = ?1"
+    " WHERE r.is_tombstone = 0"
+    " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
+    " AND (e.content_hash IS NULL OR e.content_hash != r.content_hash)"
+    " ORDER BY 1"
+)
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -301,14 +314,15 @@ def stored_hashes(conn: apsw.Connection, model_id: str, ids: list[str]) -> dict[
 
 
 def gaps(conn: apsw.Connection, model_id: str, *, force: bool = False) -> list[tuple[str, str, str]]:
-    """(id, title, body) of live memories lacking a vector for this model and their content hash."""
-    found = []
-    current = {} if force else dict(conn.execute(
-        "SELECT item_id, content_hash FROM memory_embeddings WHERE model_id=?", (model_id,)).fetchall())
-    for item_id, title, body in conn.execute(LIVE_TEXT_SQL + " ORDER BY 1"):
-        if force or current.get(item_id) != content_hash(title, body):
-            found.append((item_id, title, body))
-    return found
+    """(id, title, body) of live memories lacking a vector for this model at their content hash.
+
+    Compared in SQL with the hash each memory row keeps of its own text (every writer sets it from
+    `content_hash(title, body)`): at 100,000 memories reading every text and hashing it in Python
+    took 0.57 s of the first seconds after a start, beside the first recalls.
+    """
+    if force:
+        return [tuple(r) for r in conn.execute(LIVE_TEXT_SQL + " ORDER BY 1")]
+    return [tuple(r) for r in conn.execute(STALE_SQL, (model_id,))]
 
 
 def embedded_ids(conn: apsw.Connection, ids: list[str]) -> set[str]:

@@ -18,7 +18,7 @@ from ..secretfilter import MARKER, redact_text
 from . import doctor, receipts
 from .inject import Injected
 from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
-from .terms import TermStats
+from .terms import TermStats, load_snapshot, save_snapshot
 
 MAX_MESSAGE_CHARS = 20_000
 log = logging.getLogger("keepmind.recall")
@@ -59,10 +59,26 @@ class Recaller:
 
     def warm(self) -> None:
         try:
-            with self.engine.db.snapshot() as conn:
-                self.stats.build(conn)
+            self.build_stats()
         except Exception:  # noqa: BLE001 - the first recall builds them instead
             log.debug("memory_recall_warm_failed", exc_info=True)
+
+    def build_stats(self, conn=None) -> None:
+        """Count the store's words (from the saved counts when they are recent), and save the counts
+        when a full count or many new memories made them worth saving."""
+        if self.stats.built:
+            return
+        now = self.engine.clock()
+        if conn is None:
+            with self.engine.db.snapshot() as own:
+                snapshot = self.stats.build(own, load_snapshot(own), now=now)
+        else:
+            snapshot = self.stats.build(conn, load_snapshot(conn), now=now)
+        if snapshot is not None and not self.engine.closed:
+            try:
+                self.engine.write(save_snapshot, snapshot, now)
+            except Exception:  # noqa: BLE001 - the next start counts again
+                log.debug("memory_recall_term_stats_not_saved", exc_info=True)
 
     def stop(self) -> None:
         if self._warmer is not None:
@@ -83,11 +99,12 @@ class Recaller:
             return
         with self.engine.db.snapshot() as conn:
             for memory_id in ids:
-                for row in conn.execute(
-                        "SELECT title, body, aliases, facets FROM memory_documents WHERE document_id=?"
-                        " AND deleted_at IS NULL UNION ALL SELECT title, body, aliases, facets FROM memory_records"
+                for kind, rowid, *row in conn.execute(
+                        "SELECT 'document', rowid, title, body, aliases, facets FROM memory_documents"
+                        " WHERE document_id=? AND deleted_at IS NULL"
+                        " UNION ALL SELECT 'record', rowid, title, body, aliases, facets FROM memory_records"
                         " WHERE record_id=? AND is_tombstone=0", (memory_id, memory_id)):
-                    self.stats.add(memory_id, *row)
+                    self.stats.add(memory_id, *row, rowid=(kind, rowid))
 
     # -- recall ---------------------------------------------------------------------------------
 
@@ -97,6 +114,8 @@ class Recaller:
     def trace(self, scope: Scope, message: str, *, context=(), exclude: frozenset[str] = frozenset(),
               config: RecallConfig | None = None, calibrating: bool = False) -> RecallTrace:
         """Run the pipeline without storing a receipt (the eval and calibration use this)."""
+        if not self.stats.built:
+            self.build_stats()  # from the saved counts; the pipeline would count everything
         return run(models=self.engine.models, snapshot=self.engine.db.snapshot,
                    scope=scope, message=message, now=self.engine.now(), stats=self.stats,
                    config=config or self.config(), context=context, exclude=exclude,
