@@ -508,6 +508,18 @@ def _m007_recall_term_stats(conn: apsw.Connection) -> None:
     )
 
 
+def _m008_recall_events_epoch(conn: apsw.Connection) -> None:
+    """The compaction epoch of each receipt as a column: progressive exclusion reads what a session
+    was given since its last compaction from the injection rows, not by parsing every receipt."""
+    conn.execute(
+        """
+        ALTER TABLE recall_events ADD COLUMN compaction_epoch INTEGER;
+        UPDATE recall_events SET compaction_epoch = json_extract(receipt_json, '$.compaction_epoch');
+        CREATE INDEX recall_events_session_epoch ON recall_events (session_id, compaction_epoch);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -516,6 +528,7 @@ MIGRATIONS: list[Migration] = [
     ("005_app_state", _m005_app_state),
     ("006_review_and_feedback", _m006_review_and_feedback),
     ("007_recall_term_stats", _m007_recall_term_stats),
+    ("008_recall_events_epoch", _m008_recall_events_epoch),
 ]
 
 

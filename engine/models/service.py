@@ -221,6 +221,7 @@ class ModelRuntime:
             # ONNX Runtime's first run is several times slower than the next ones (allocations, thread
             # start): done here, it is not the first recall's, which would miss its embed budget.
             embedder.embed_queries(["warm up"])
+            vec.scan_on_one_thread()
             with self.engine.db.snapshot() as conn:
                 index = vec.load_index(conn, model_id, embedder.dims)
         except Exception as exc:  # noqa: BLE001 - a model failure is a degraded state

@@ -83,9 +83,9 @@ def insert_receipt(conn, body: dict, created_at: int, retention_days: int | None
     """Store one receipt (and prune old ones when asked); a write function: conn first, no commit."""
     conn.execute(
         "INSERT INTO recall_events(receipt_id, session_id, query, receipt_json, injected_count, degraded,"
-        " total_ms, created_at) VALUES (?,?,?,?,?,?,?,?)",
+        " total_ms, created_at, compaction_epoch) VALUES (?,?,?,?,?,?,?,?,?)",
         (body["receipt"], body.get("session_id"), body["query"], json.dumps(body), len(body["injected"]),
-         1 if body["degraded"] else 0, body["timings_ms"].get("total_ms"), created_at),
+         1 if body["degraded"] else 0, body["timings_ms"].get("total_ms"), created_at, body.get("compaction_epoch")),
     )
     record_injections(conn, body["receipt"], [i["id"] for i in body["injected"]], created_at)
     if retention_days is not None:
@@ -124,13 +124,11 @@ def load(conn, receipt_id: str) -> dict:
 
 
 def injected_this_epoch(conn, session_id: str, epoch: int) -> frozenset[str]:
-    """Ids already injected in this session since its last compaction (progressive exclusion)."""
-    found: set[str] = set()
-    for (text,) in conn.execute(
-            "SELECT receipt_json FROM recall_events WHERE session_id=? AND injected_count > 0"
-            " AND json_extract(receipt_json, '$.compaction_epoch') = ?", (session_id, epoch)):
-        found.update(i["id"] for i in json.loads(text).get("injected", []))
-    return frozenset(found)
+    """Ids already injected in this session since its last compaction (progressive exclusion): read
+    from the injection rows, so a session's hundredth turn does not parse its 99 receipts."""
+    return frozenset(r[0] for r in conn.execute(
+        "SELECT DISTINCT i.item_id FROM recall_events e JOIN recall_injections i ON i.receipt_id = e.receipt_id"
+        " WHERE e.session_id=? AND e.compaction_epoch=? AND e.injected_count > 0", (session_id, epoch)))
 
 
 def count(conn) -> int:
