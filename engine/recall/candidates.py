@@ -22,6 +22,7 @@ from .rank import Candidate
 VECTOR_K = 50
 LEXICAL_K = 50
 VECTOR_OVERFETCH = 4
+HYDRATE_MARGIN = 8  # rows read beyond those still missing, for the few a finer visibility rule drops
 RECALL_MODES = ("auto", "searchable")  # manual and never are not auto-recalled
 
 
@@ -58,8 +59,17 @@ def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, li
     want = (limit + len(exclude)) * VECTOR_OVERFETCH
     hits = [(i, c) for i, c in vectors.search(query_vec, want, places=readable_places(scope), now=now)
             if i not in exclude]
-    rows = search.hydrate_visible(conn, scope, [i for i, _ in hits], now, recall_modes=RECALL_MODES)
-    return [(rows[i], c) for i, c in hits if i in rows][:limit]
+    # Read rows best first, a little more than is missing each time, until `limit` are visible: the
+    # search already kept only this scope's places and the unexpired, so the first read nearly
+    # always suffices (reading all 200 rows cost 1.9 ms of a 10,000-memory recall's 2.5 ms search).
+    found: list[tuple[dict, float]] = []
+    start = 0
+    while start < len(hits) and len(found) < limit:
+        chunk = hits[start:start + limit - len(found) + HYDRATE_MARGIN]
+        start += len(chunk)
+        rows = search.hydrate_visible(conn, scope, [i for i, _ in chunk], now, recall_modes=RECALL_MODES)
+        found += [(rows[i], c) for i, c in chunk if i in rows]
+    return found[:limit]
 
 
 def stored_vectors(conn, model_id: str, ids: list[str]) -> dict[str, np.ndarray]:

@@ -39,3 +39,22 @@ def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(e
         hits = vector_hits(conn, scope, index, q, clock())
     assert [r["id"] for r, _ in hits] == [mine]
     assert readable_places(scope) == [("personal", "home"), ("team", "home")]
+
+
+def test_rows_read_in_chunks_give_the_same_hits_as_reading_the_whole_fetch(engine, clock):
+    """Traces (never auto-recalled) lie nearest the query in the scope's own boundary: the index
+    cannot tell them apart, the rows can. Reading rows a chunk at a time must still reach the
+    auto-recallable memories behind them, in cosine order."""
+    here = engine.open_session("personal", "home")
+    traces = [engine.store(here, f"Trace {i}", f"tool output {i}", memory_class="trace").id for i in range(150)]
+    kept = [engine.store(here, f"Fact {i}", f"durable fact {i}").id for i in range(5)]
+    index = vec.VectorIndex("m", 2)
+    vectors = [_unit(1, 0.001 * i) for i in range(150)] + [_unit(1, 0.5 + 0.1 * i) for i in range(5)]
+    with engine.db.snapshot() as conn:
+        index.upsert_many([*traces, *kept], np.stack(vectors))
+        index.set_places(vec.live_places(conn, [*traces, *kept]))
+        hits = vector_hits(conn, engine.scope(here), index, _unit(1, 0), clock())
+        one = vector_hits(conn, engine.scope(here), index, _unit(1, 0), clock(), limit=1)
+    assert [r["id"] for r, _ in hits] == kept
+    assert [c for _, c in hits] == sorted((c for _, c in hits), reverse=True)
+    assert [r["id"] for r, _ in one] == []  # limit 1 fetches 4 ids: all traces, nothing behind them
