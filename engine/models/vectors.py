@@ -15,7 +15,9 @@ never narrowed away: the hydration still decides.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 import apsw
@@ -42,6 +44,37 @@ def scan_on_one_thread() -> None:
     except ImportError:  # the scan stays correct, only slower under load
         return
     threadpool_limits(limits=1, user_api="blas")
+
+
+SPLIT_ROWS = 32_768   # from here a scan is split across cores (below, one part takes under ~1 ms)
+_scanners: ThreadPoolExecutor | None = None
+_scanners_lock = threading.Lock()
+
+
+def scan(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """matrix @ query, the rows split across the machine's cores (at most 4) when there are many.
+
+    numpy's BLAS runs on one thread (`scan_on_one_thread`), so the parts run on threads of our own
+    that sleep between scans instead of spinning; each row's dot product is the one the whole
+    product computes (with the same blocking), so the scores are the same bit for bit.
+    """
+    parts = min(4, os.cpu_count() or 1)
+    n = len(matrix)
+    if parts < 2 or n < SPLIT_ROWS:
+        return matrix @ query
+    global _scanners
+    with _scanners_lock:
+        if _scanners is None:
+            _scanners = ThreadPoolExecutor(max_workers=parts - 1, thread_name_prefix="keepmind-scan")
+    out = np.empty(n, dtype=np.result_type(matrix, query))
+    # Boundaries on multiples of 64 rows keep every row in the kernel's block it has in the whole
+    # product, so its dot product is summed in the same order.
+    bounds = [0, *(int(n * i / parts) // 64 * 64 for i in range(1, parts)), n]
+    futures = [_scanners.submit(np.dot, matrix[a:b], query, out[a:b]) for a, b in zip(bounds[1:-1], bounds[2:])]
+    np.dot(matrix[:bounds[1]], query, out=out[:bounds[1]])
+    for future in futures:
+        future.result()
+    return out
 
 
 class VectorIndex:
@@ -188,7 +221,7 @@ class VectorIndex:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return []
-            scores = self._matrix[:n] @ query
+            scores = scan(self._matrix[:n], query)
             keep = self._narrow(n, places, now)
             if keep is not None:
                 candidates = np.flatnonzero(keep)

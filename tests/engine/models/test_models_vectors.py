@@ -103,3 +103,14 @@ def test_extend_new_is_upsert_many_for_a_load_and_refuses_known_ids():
     assert not bulk.has("id5") and bulk.vector("id6") is not None
     with pytest.raises(ValueError):
         bulk.extend_new(["id7"], vecs[:1], places[:1])
+
+
+def test_a_scan_split_across_cores_gives_the_same_scores_bit_for_bit(monkeypatch):
+    from keepmind.engine.models import vectors as vec
+
+    monkeypatch.setattr(vec.os, "cpu_count", lambda: 3)
+    vec.scan_on_one_thread()  # as a running Keepmind scans
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((vec.SPLIT_ROWS + 123, 16)).astype(np.float32)
+    for query in rng.standard_normal((4, 16)).astype(np.float32):
+        assert np.array_equal(vec.scan(matrix, query), matrix @ query)
