@@ -27,7 +27,7 @@ from . import doctor
 from . import manifest as manifests
 from . import vectors as vec
 from .manifest import DEFAULT_DOWNLOAD, DEFAULT_EMBEDDERS, DEFAULT_GATE, Manifest, ModelError
-from .runtime import Embedder, Gate
+from .runtime import Embedder, Gate, trim_heap
 from .verify import HashCache, Verification, model_dir, verify_installed
 
 log = logging.getLogger("keepmind.models")
@@ -178,6 +178,7 @@ class ModelRuntime:
             elif not self.gate_enabled:
                 self._gate = None
                 self._reasons.pop("gate", None)
+            trim_heap()  # what loading freed goes back to the OS, not into resident memory
             if self._embedder is not None and self._index is not None and repair:
                 self.last_repair = self.repair_gaps()
             return LoadResult(self._embedder.model_id if self._embedder else None,
