@@ -7,6 +7,7 @@ milliseconds do not: load slows the numerator and the denominator alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -48,8 +49,34 @@ def register(bsub) -> None:
     p.add_argument("--cold-starts", type=int, default=0,
                    help="after the build, time this many fresh processes from start to their first healthy "
                         "recall (models loaded, vectors in memory)")
+    p.add_argument("--store", help="build the store in this folder and keep it; a later run with the same "
+                                   "--facts, --memories, --boundaries and --distinct times it again without "
+                                   "building (a million memories take minutes to build)")
     p.add_argument("--json", dest="json_out", help="write the numbers as JSON to this file")
     p.set_defaults(func=run)
+
+
+BUILD_MARK = "bench-build.json"
+
+
+def _build_key(args) -> dict:
+    facts = Path(args.facts)
+    return {"facts": facts.name, "facts_bytes": facts.stat().st_size if facts.is_file() else None,
+            "memories": args.memories, "boundaries": args.boundaries, "distinct": args.distinct}
+
+
+def _kept_build(store: Path, args) -> dict | None:
+    """What an earlier run recorded when it built this very store in `store`, else None (and a
+    folder holding anything else is refused rather than built over)."""
+    mark = store / BUILD_MARK
+    if mark.is_file():
+        found = json.loads(mark.read_text(encoding="utf-8"))
+        if found.get("key") == _build_key(args):
+            return found
+        raise InvalidInput(f"{store} holds another bench build ({found.get('key')}); use another --store folder")
+    if store.exists() and any(store.iterdir()):
+        raise InvalidInput(f"{store} is not empty and holds no bench build; use an empty or new folder")
+    return None
 
 
 def fact_texts(path: str, n: int, rng: random.Random) -> list[str]:
@@ -92,7 +119,10 @@ def run(args) -> int:
     rng = random.Random(11)
     texts = fact_texts(args.facts, args.memories, rng)
     proc = psutil.Process()
-    with tempfile.TemporaryDirectory(prefix="keepmind-bench-") as tmp:
+    store = Path(args.store) if getattr(args, "store", None) else None
+    kept = _kept_build(store, args) if store is not None else None
+    with (contextlib.nullcontext(str(store)) if store is not None
+          else tempfile.TemporaryDirectory(prefix="keepmind-bench-")) as tmp:
         settings = defaults().with_overrides(memory__embeddings__auto_download=False,
                                              memory__models_dir=str(models_dir_of(args)))
         engine = open_engine(Path(tmp), settings=settings, start_workers=False)
@@ -104,9 +134,15 @@ def run(args) -> int:
             sessions = [engine.open_session("personal", _boundary(b)) for b in range(args.boundaries)]
             if args.distinct < 0:
                 raise InvalidInput("--distinct must be 0 or more")
-            start = time.perf_counter()
-            ingest(engine, [engine.scope(s) for s in sessions], texts, args.distinct, model)
-            ingest_s = time.perf_counter() - start
+            if kept is None:
+                start = time.perf_counter()
+                ingest(engine, [engine.scope(s) for s in sessions], texts, args.distinct, model)
+                ingest_s = time.perf_counter() - start
+                if store is not None:
+                    (store / BUILD_MARK).write_text(json.dumps({"key": _build_key(args), "ingest_s": ingest_s}),
+                                                    encoding="utf-8")
+            else:
+                ingest_s = float(kept["ingest_s"])  # the build's, when this store was built
             # Timed as a restarted Keepmind finds the store: the build's write-ahead log folded back.
             engine.close()
             engine = open_engine(Path(tmp), settings=settings, start_workers=False)
@@ -139,12 +175,12 @@ def run(args) -> int:
             matrix_mb = index.nbytes / 2**20 if index is not None else 0.0
         finally:
             engine.close()
-        disk = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file())
+        disk = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file() and f.name != BUILD_MARK)
         cold = cold_starts(Path(tmp), models_dir_of(args), args.cold_starts, qs[0]) if args.cold_starts else None
     result = {
         "memories": len(texts), "boundaries": args.boundaries, "queries": len(qs),
         "model": model.model_id if model else None,
-        "modes": sorted(modes), "ingest_per_s": round(len(texts) / ingest_s, 1),
+        "modes": sorted(modes), "store_reused": kept is not None, "ingest_per_s": round(len(texts) / ingest_s, 1),
         "ingest_s": round(ingest_s, 1), "term_stats_build_s": round(warm_s, 2),
         "rss_mb": round(rss / 2**20, 1), "vector_matrix_mb": round(matrix_mb, 1),
         "disk_mb": round(disk / 2**20, 1), "distinct_embedded": args.distinct or None,
@@ -164,11 +200,12 @@ def run(args) -> int:
     for k, v in result["stages_ms"].items():
         print(f"  {k[:-3]:<14} p50 {v['p50']:7.2f} ms   p95 {v['p95']:7.2f} ms")
     how = (f"synthetic: {args.distinct:,} distinct facts embedded once" if args.distinct
-           else "with embedding")
+           else "with embedding") + ("; recorded when the kept store was built" if kept is not None else "")
+    built = "the build included" if kept is None else "no build: the store was kept"
     print(f"ingest {result['ingest_per_s']:,.0f} memories/s ({how}), RSS {result['rss_mb']:.0f} MB (this "
-          f"process, the build included; vector matrix {result['vector_matrix_mb']:.0f} MB), on disk "
+          f"process, {built}; vector matrix {result['vector_matrix_mb']:.0f} MB), on disk "
           f"{result['disk_mb']:.0f} MB, "
-          f"term statistics built in {result['term_stats_build_s']:.2f} s")
+          f"term statistics ready in {result['term_stats_build_s']:.2f} s")
     if floor is not None:
         print(f"physical floor, same run: query embedding alone p50 {floor['embed']['p50']:.2f} / p95 "
               f"{floor['embed']['p95']:.2f} ms, exact top-50 scan p50 {floor['scan']['p50']:.2f} / p95 "

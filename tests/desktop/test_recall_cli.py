@@ -46,6 +46,26 @@ def test_bench_recall_builds_synthetically_measures_the_floor_and_a_cold_start(t
     assert "synthetic: 3 distinct facts embedded once" in printed and "cold start to the first healthy recall" in printed
 
 
+def test_bench_recall_keeps_its_store_and_times_it_again_without_building(tmp_path, offline_models_home, capsys):
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text("\n".join(json.dumps({"text": t}) for t in (
+        "I love hiking in the mountains.", "My dog is called Rex.", "I work as a nurse.")) + "\n")
+    store, first, again = tmp_path / "kept", tmp_path / "first.json", tmp_path / "again.json"
+    common = ["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts), "--memories", "40",
+              "--distinct", "3", "--queries", "4", "--store", str(store)]
+    assert main([*common, "--json", str(first)]) == 0
+    assert main([*common, "--json", str(again)]) == 0
+    one, two = json.loads(first.read_text()), json.loads(again.read_text())
+    assert not one["store_reused"] and two["store_reused"] and two["ingest_s"] == one["ingest_s"]
+    assert two["memories"] == 40 and "recorded when the kept store was built" in capsys.readouterr().out
+    with __import__("sqlite3").connect(store / "keepmind.db") as db:  # nothing was written twice
+        assert db.execute("SELECT COUNT(*) FROM memory_documents").fetchone()[0] == 40
+    # another build is refused, not mixed into this store
+    assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts), "--memories", "50",
+                 "--distinct", "3", "--queries", "4", "--store", str(store)]) != 0
+    assert "holds another bench build" in capsys.readouterr().err
+
+
 def test_stored_vectors_are_the_given_ones_and_survive_a_restart(tmp_path, offline_models_home):
     """store_vectors keeps vectors made elsewhere under the memories' own content hashes: a restart
     loads them and embeds nothing again."""
