@@ -69,11 +69,21 @@ _TASK = re.compile(r"""
 """, re.I | re.X)
 
 
+# A statement anchored to a day ("On 25 May 2023, ...", "yesterday", "last week") tells what
+# happened then: an episode, whose stance words ("appreciated the offer", "loves the pizza they
+# made") describe the moment, not a disposition that bears on the user's next task.
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
+                    r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b", re.I)
+
+
 def standing(text: str) -> bool:
     """Whether a memory states a lasting preference, aversion, constraint, condition or habit of
-    the user (first person, or the user named as such)."""
+    the user (first person, or the user named as such), and is not an episode dated to a day."""
     text = (text or "").replace("’", "'")
-    return bool(_SELF.search(text) and _STANCE.search(text))
+    return bool(_SELF.search(text) and _STANCE.search(text)) and not _DATED.search(text)
+
 
 
 def stance_match(text: str) -> re.Match | None:

@@ -11,7 +11,10 @@ that need a stated preference, prefeval.py). Steps, all on the records of calibr
    question's whole candidate pool is re-ranked; the records are then re-ranked with the weights,
    since what the floor and the gate see depends on the ranking;
 1. floor: the highest cosine floor that alone still keeps `floor_retention` (all) of the LoCoMo
-   questions whose relevant memory is in the top 3; a loose pre-filter, the gate does the work;
+   questions whose relevant memory is in the top 3; a loose pre-filter, the gate does the work.
+   With PrefEval records, a task message's standing statements get a floor of their own
+   (`min_cosine_task`, task_floor_at): the highest that keeps `task_floor_retention` (all) of the
+   needed preferences ranked in the top 3, never above the questions' floor;
 2. item model: L2-regularized logistic regression (Newton) of "this top-3 candidate is relevant"
    on gate.FEATURES, over positives and negatives alike;
 3. query model: the same regression of "this question's top 3 hold a relevant memory" on
@@ -55,12 +58,14 @@ class Calibration:
     coverage_weight: float = RankWeights().coverage
     min_memories: int = 0  # the smallest store calibrated on: recall's IDF never reads a smaller N
     task_weights: dict = field(default_factory=dict)   # task_coverage_weight, standing_weight (with PrefEval)
+    task_floor: float | None = None   # the floor of a task message's standing statements (with PrefEval)
 
     def as_manifest(self, base: dict, data: str, note: str | None = None) -> dict:
         # Keep what describes the model (its encoding); everything else is this run's.
         out = {k: v for k, v in (base or {}).items() if k in KEPT_KEYS}
         out.update({
             "min_cosine": round(self.floor, 4),
+            **({"min_cosine_task": round(self.task_floor, 4)} if self.task_floor is not None else {}),
             "ranking": {"coverage_weight": self.coverage_weight, **self.task_weights},
             "term_stats": {"min_memories": self.min_memories},
             "feature_gate": self.gate.as_calibration(),
@@ -111,7 +116,7 @@ def rerank(records, weights: RankWeights, keep: int = 20) -> list:
 def calibrate(records, *, target_retention: float = 0.96, floor_retention: float = 1.0,
               max_items: int = 3, coverage_grid=COVERAGE_GRID, coverage_weight: float | None = None,
               weights: RankWeights = RankWeights(), ranking_records=None, task_records=None,
-              zero_target: float = 0.90) -> Calibration:
+              zero_target: float = 0.90, task_floor_retention: float = 1.0) -> Calibration:
     """Ranking weights, floor and feature gate from calibrating runs' records.
 
     The coverage weight is swept on `ranking_records` when given (the run with the speakers' names
@@ -142,19 +147,38 @@ def calibrate(records, *, target_retention: float = 0.96, floor_retention: float
     # enough noise to cost the questions' refusals (CISI 0.984, cross-conversation 0.679).
     found = metrics.floor_only_at_retention(records[:questions], floor_retention, max_items)
     floor = found["floor"] if found.get("floor") is not None else -1.0
+    task_floor = task_floor_at(records[questions:], floor, task_floor_retention, max_items) if task_records else None
     try:
-        tops = tops_after_floor(records, floor, max_items)
+        tops = tops_after_floor(records, floor, max_items, task_floor)
         gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
     except InvalidInput:  # on small data the floor can leave only relevant candidates: no floor then
-        floor = -1.0
+        floor, task_floor = -1.0, None
         tops = tops_after_floor(records, floor, max_items)
         gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
     return Calibration(floor, gate, {
         "ranking": ranking,
-        "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained")},
+        "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained"),
+                  **({"task": round(task_floor, 4), "task_retention": task_floor_retention}
+                     if task_floor is not None else {})},
         "hybrid": report, "target_retention": target_retention,
         **({"target_zero_injection_prefeval": zero_target} if task_records else {})}, chosen,
-        min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0), task_weights)
+        min((r.stats.size for r in records if getattr(r, "stats", None) is not None), default=0), task_weights,
+        task_floor)
+
+
+def task_floor_at(task_records, floor: float, retention: float, max_items: int = 3) -> float | None:
+    """The floor of a task message's standing statements: the highest cosine that still keeps
+    `retention` of the needed preferences ranked in the top `max_items` (never above the questions'
+    floor). The preference a task needs sits at lower cosines than a question's answer (PrefEval's
+    median 0.34): the questions' floor dropped 14 in 100 of them before the gate could judge them."""
+    cosines = sorted(c.candidate.cosine for r in task_records if r.kind == "positive"
+                     for c in r.ranked[:max_items]
+                     if c.id in r.relevant and c.candidate.standing and c.candidate.for_task
+                     and c.candidate.cosine is not None)
+    if not cosines:
+        return None
+    cut = cosines[min(len(cosines) - 1, int((1.0 - retention) * len(cosines)))]
+    return min(floor, cut)
 
 
 # -- the lexical gate: recall without a query vector ----------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import search
 from .budget import call_with_budget
 from .candidates import RECALL_MODES
-from .gate import FeatureGateParams, GateDecision, cross_encoder_gate, feature_gate
+from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
 from .inject import Injected, fit
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
 from .rank import Ranked
@@ -29,13 +29,21 @@ def floor_stage(trace: RecallTrace, channel: Channel, config: RecallConfig) -> l
         trace.floor, trace.floor_source = config.floor, "override"
     else:
         trace.floor, trace.floor_source = channel.embedder.floor, channel.embedder.floor_source or "manifest"
+    # A task message's standing statements have a floor of their own when the calibration gives one
+    # (calibrate.task_floor_at): the preference a task needs sits at lower cosines than an answer.
+    task_floor = None if config.floor is not None else _task_floor(channel.embedder.calibration)
     survivors = []
     for ranked in trace.ranked:
-        if ranked.candidate.cosine is not None and ranked.candidate.cosine < trace.floor:
-            trace.floor_dropped.append(ranked)
-        else:
+        if above_floor(ranked.candidate, trace.floor, task_floor):
             survivors.append(ranked)
+        else:
+            trace.floor_dropped.append(ranked)
     return survivors
+
+
+def _task_floor(calibration: dict | None) -> float | None:
+    value = (calibration or {}).get("min_cosine_task")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def gate_stage(r: Run, trace: RecallTrace, survivors: list[Ranked], calibration: dict | None,

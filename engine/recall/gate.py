@@ -52,9 +52,11 @@ from .terms import TermStats, keyword_stems
 # handful of memories every match scores about 0 (coverage reads the floored term statistics).
 FEATURES = ("cosine", "coverage", "best_uncovered", "gap_to_best", "rank", "coverage_gap",
             "cosine_x_coverage", "phrase", "cosine_z", "cosine_rank", "cosine_over_4th",
-            "length", "lexical_rank", "covered_terms", "task", "task_standing", "task_standing_cosine")
+            "length", "lexical_rank", "covered_terms", "task", "task_standing", "task_standing_cosine",
+            "task_standing_z")
 # Per message: does the top of the ranking hold anything relevant at all?
-QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf", "task", "task_standing_cosine")
+QUERY_FEATURES = ("best", "known", "terms", "max_cosine", "mean_idf", "task", "task_standing_cosine",
+                  "task_standing_z")
 CONTEXT = 20          # how much of the ranking the relative features compare a candidate with
 # The gate of recall without a query vector (`keepmind recall calibrate --lexical` writes it).
 LEXICAL_CALIBRATION = Path(__file__).with_name("lexical_gate.json")
@@ -130,6 +132,16 @@ class GateDecision:
     features: dict = field(default_factory=dict)
 
 
+def above_floor(c, floor: float, task_floor: float | None = None) -> bool:
+    """Whether a candidate passes the cosine floor: a task message's standing statement passes the
+    task floor when there is one; a candidate without a vector is not floored."""
+    if c.cosine is None:
+        return True
+    if task_floor is not None and c.for_task and c.standing:
+        return c.cosine >= task_floor
+    return c.cosine >= floor
+
+
 def coverage(idf: dict[str, float], stems: set[str]) -> float:
     """IDF-weighted share of the query's content stems found in a memory."""
     total = sum(idf.values())
@@ -153,6 +165,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
     mean = sum(pool) / len(pool) if pool else 0.0
     spread = max(1e-3, math.sqrt(sum((x - mean) ** 2 for x in pool) / len(pool))) if pool else 1.0
     fourth = sorted(pool, reverse=True)[3] if len(pool) > 3 else 0.0
+    standing_stats = _standing_spread(context or top)
     rows = []
     for r in top:
         c = r.candidate
@@ -169,7 +182,7 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
                      max(uncovered) / rarest if uncovered and rarest > 0 else 0.0,
                      len(query_pairs & set(zip(seq, seq[1:]))) / len(query_pairs) if query_pairs else 0.0,
                      len(seq), c.lexical_rank or NO_LEXICAL_RANK, sum(1 for s in idf if s in stems),
-                     float(c.for_task), float(c.for_task and c.standing)))
+                     float(c.for_task), float(c.for_task and c.standing), standing_z(c, standing_stats)))
     best_cos = max((row[0] for row in rows), default=0.0)
     best_cov = max((row[1] for row in rows), default=0.0)
     return [{
@@ -195,7 +208,30 @@ def features(plan: RecallPlan, top: list[Ranked], stats: TermStats,
         "task": task,
         "task_standing": task_standing,
         "task_standing_cosine": task_standing * cos,
-    } for i, (cos, cov, unc, phrase, length, lex_rank, covered, task, task_standing) in enumerate(rows)]
+        # How far its cosine stands above the other standing statements at the head of the ranking:
+        # a task in a domain the user has preferences about finds a few of them well above the rest;
+        # a task in a domain the store knows nothing of finds them all alike.
+        "task_standing_z": stz,
+    } for i, (cos, cov, unc, phrase, length, lex_rank, covered, task, task_standing, stz) in enumerate(rows)]
+
+
+def _standing_spread(context: list[Ranked]) -> tuple[float, float] | None:
+    """Mean and spread of the cosines of the task message's standing statements at the head of the
+    ranking (CONTEXT candidates), or None when there are fewer than three of them."""
+    pool = [r.candidate.cosine for r in context[:CONTEXT]
+            if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None]
+    if len(pool) < 3:
+        return None
+    mean = sum(pool) / len(pool)
+    return mean, max(0.02, math.sqrt(sum((x - mean) ** 2 for x in pool) / len(pool)))
+
+
+def standing_z(c, spread: tuple[float, float] | None) -> float:
+    """A task message's standing statement: its cosine's z-score among the standing statements at the
+    head of the ranking (0 for anything else, or without enough of them to compare)."""
+    if spread is None or not (c.for_task and c.standing) or c.cosine is None:
+        return 0.0
+    return (c.cosine - spread[0]) / spread[1]
 
 
 def logit(params: FeatureGateParams, feats: dict) -> float:
@@ -211,7 +247,8 @@ def probability(params: FeatureGateParams, feats: dict) -> float:
     return sigmoid(logit(params, feats))
 
 
-def query_features(plan: RecallPlan, top: list[Ranked], stats: TermStats, logits: list[float]) -> dict:
+def query_features(plan: RecallPlan, top: list[Ranked], stats: TermStats, logits: list[float],
+                   context: list[Ranked] | None = None) -> dict:
     """The query model's inputs: how good the best candidate is, and how much of the message's
     rare content this store knows anything about (a message about things no memory mentions is
     not about this store). For a message of several parts, the content is the part the best
@@ -220,6 +257,7 @@ def query_features(plan: RecallPlan, top: list[Ranked], stats: TermStats, logits
     part = plan.part(top[best].candidate.segment) if best is not None else plan
     idf = stats.weights(part.content)
     total = sum(idf.values())
+    spread = _standing_spread(context or top)
     return {
         "best": max(-50.0, min(50.0, max(logits))) if logits else -50.0,
         "known": sum(w for s, w in idf.items() if stats.holds(s)) / total if total > 0 else 0.0,
@@ -229,6 +267,7 @@ def query_features(plan: RecallPlan, top: list[Ranked], stats: TermStats, logits
         "task": float(part.task),
         "task_standing_cosine": max((r.candidate.cosine or 0.0 for r in top
                                      if r.candidate.for_task and r.candidate.standing), default=0.0),
+        "task_standing_z": max((standing_z(r.candidate, spread) for r in top), default=0.0),
     }
 
 
@@ -285,7 +324,7 @@ def _one_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], st
     feats = features(plan, top, stats, context)
     logits = [logit(params, f) for f in feats]
     scores = [sigmoid(z) for z in logits]
-    qfeats = query_features(plan, top, stats, logits)
+    qfeats = query_features(plan, top, stats, logits, context)
     q = query_score(params, qfeats, scores)
     for f in feats:
         f["query_score"] = q

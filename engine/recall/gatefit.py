@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from . import metrics
-from .gate import FEATURES, QUERY_FEATURES, FeatureGateParams, features, keeps, query_features
+from .gate import FEATURES, QUERY_FEATURES, FeatureGateParams, above_floor, features, keeps, query_features
 
 L2 = 1.0
 RELATIVE_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
@@ -54,10 +54,9 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 30) 
 
 
 
-def tops_after_floor(records, floor: float, max_items: int):
+def tops_after_floor(records, floor: float, max_items: int, task_floor: float | None = None):
     """Per record: the ranked list the gate would see (after the floor), best first."""
-    return [[c for c in r.ranked if c.candidate.cosine is None or c.candidate.cosine >= floor][:max_items]
-            for r in records]
+    return [[c for c in r.ranked if above_floor(c.candidate, floor, task_floor)][:max_items] for r in records]
 
 
 @dataclass
@@ -113,7 +112,8 @@ def _query_rows(g: GateRows, item_logits: np.ndarray):
     its top candidates hold a relevant memory (what the query model learns to predict)."""
     per = g.by_record(item_logits)
     order = sorted(per)
-    Q = np.array([[query_features(g.records[qi].plan, g.tops[qi], g.records[qi].stats, per[qi])[k]
+    Q = np.array([[query_features(g.records[qi].plan, g.tops[qi], g.records[qi].stats, per[qi],
+                                  g.records[qi].ranked)[k]
                    for k in QUERY_FEATURES] for qi in order]).reshape(-1, len(QUERY_FEATURES))
     L = np.array([1.0 if g.records[qi].kind == "positive" and any(c.id in g.records[qi].relevant
                                                                   for c in g.tops[qi]) else 0.0 for qi in order])

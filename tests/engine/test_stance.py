@@ -54,6 +54,11 @@ def test_standing_statements_about_the_user_are_recognized(text):
     "User went to Paris in May 2023.",
     "Tom prefers tea.",                    # about someone else, not the user
     "Sprint review moved to Thursday.",
+    # dated to a day: an episode, whose stance words describe the moment
+    "On 25 May 2023, User went on a hiking trip with his workmates and values their support.",
+    "On 22 December 2022, User's family loves to make and enjoy pizzas together.",
+    "Yesterday I really enjoyed the jazz concert.",
+    "I hated the sushi place we tried on March 3rd.",
 ])
 def test_events_and_other_peoples_tastes_are_not_standing_statements(text):
     assert not standing(text)

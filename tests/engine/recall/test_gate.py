@@ -153,3 +153,38 @@ def test_task_features_read_the_standing_statement_and_the_part_it_matched():
     assert f_air["coverage"] > 0.5 and f_grind["coverage"] > 0.0
     q = query_features(p, [airport, grinder], stats, [3.0, -1.0])
     assert q["task"] == 0.0 and q["task_standing_cosine"] == 0.4   # the best item matched the question part
+
+
+def test_a_task_messages_standing_statement_well_above_the_others_stands_out():
+    from dataclasses import replace
+
+    stats = _stats()
+    p = plan("Can you recommend a coffee grinder for me?")
+
+    def standing(mid, cosine, for_task=True, standing=True):
+        return Ranked(replace(_ranked(mid, cosine).candidate, for_task=for_task, standing=standing), cosine, ())
+    head = [standing("grinder", 0.6), standing("editor", 0.2), standing("airport", 0.2), standing("editor", 0.2)]
+    f_grind, f_editor = features(p, head[:2], stats, context=head)
+    assert f_grind["task_standing_z"] > 1.5 and f_editor["task_standing_z"] < 0
+    assert query_features(p, head[:2], stats, [1.0, -1.0], head)["task_standing_z"] == f_grind["task_standing_z"]
+    # alike standing statements do not stand out, and neither does a memory that is not one
+    alike = [standing("grinder", 0.3), standing("editor", 0.3), standing("airport", 0.3)]
+    assert features(p, alike[:1], stats, context=alike)[0]["task_standing_z"] == 0.0
+    fact = standing("grinder", 0.6, standing=False)
+    assert features(p, [fact], stats, context=[fact, *head[1:]])[0]["task_standing_z"] == 0.0
+    # fewer than three standing statements to compare with: no reading
+    assert features(p, head[:2], stats, context=head[:2])[0]["task_standing_z"] == 0.0
+
+
+def test_a_task_messages_standing_statements_have_a_floor_of_their_own():
+    from dataclasses import replace
+
+    from keepmind.engine.recall.gate import above_floor
+
+    low = _ranked("grinder", 0.15).candidate
+    assert not above_floor(low, 0.24)
+    assert not above_floor(low, 0.24, 0.1)                        # not a standing statement of a task message
+    assert above_floor(replace(low, for_task=True, standing=True), 0.24, 0.1)
+    assert not above_floor(replace(low, for_task=True, standing=True), 0.24, 0.2)
+    assert not above_floor(replace(low, for_task=True, standing=True), 0.24)   # no task floor calibrated
+    assert above_floor(replace(low, cosine=None), 0.24)           # no vector: not floored
