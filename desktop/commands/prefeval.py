@@ -24,7 +24,9 @@ def register(sub) -> None:
     p.add_argument("--data", help="PrefEval pairs as JSON Lines {id, topic, preference, question} "
                                   "(default in the development checkout: ../shared/eval/prefeval/prefeval-dev.jsonl)")
     p.add_argument("--background", help="a LoCoMo JSON file whose facts fill each user's store "
-                                        "(default in the development checkout: the LoCoMo dev file)")
+                                        "(default in the development checkout: the LoCoMo dev file, also with --data)")
+    p.add_argument("--no-background", action="store_true",
+                   help="no background facts: each user's store holds only their preferences")
     p.add_argument("--users", type=int, default=12, help="simulated users (default 12)")
     p.add_argument("--seed", type=int, default=0, help="the seed every user's draw derives from (default 0)")
     p.add_argument("--end-to-end", action="store_true",
@@ -33,24 +35,26 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_eval_prefeval)
 
 
-def inputs(data: str | None, background: str | None):
+def inputs(data: str | None, background: str | None, *, none: bool = False):
     """The pairs and the background conversations (the dev files by default, inside the checkout)."""
     shared = _shared_eval()
     if data is None:
         if shared is None:
             raise InvalidInput("no --data given and no ../shared/eval next to the repository")
         data = str(shared / DEV_PREFEVAL)
-        if background is None:
-            background = str(shared / DEV_DATA)
+    if background is None and shared is not None and not none:  # the protocol's background, with any --data
+        background = str(shared / DEV_DATA)
     pairs = prefeval.load_prefeval(data)
     convs = load_locomo(background, anonymize=True) if background else []
-    return Path(data), pairs, convs
+    return Path(data), pairs, convs, (Path(background).name if background else None)
 
 
 def cmd_eval_prefeval(args) -> int:
     if args.users < 1:
         raise InvalidInput("--users must be at least 1")
-    data, pairs, convs = inputs(args.data, args.background)
+    if args.no_background and args.background:
+        raise InvalidInput("--background and --no-background contradict each other: give one")
+    data, pairs, convs, background = inputs(args.data, args.background, none=args.no_background)
     if not convs:
         print("no --background: each user's store holds only their preferences", file=sys.stderr)
     protocol = prefeval.Protocol(users=args.users, seed=args.seed, end_to_end=args.end_to_end)
@@ -61,8 +65,7 @@ def cmd_eval_prefeval(args) -> int:
                                            models_dir=models_dir_of(args))
     summary = prefeval.summarize(records, learnt=learnt, keeps_words=prefeval.keeps_content_words,
                                  pairs={p.pid: p for p in pairs}, config={
-        "data": data.name, "background": Path(args.background).name if args.background else
-        ("locomo-dev.json" if convs else None), "users": args.users, "seed": args.seed,
+        "data": data.name, "background": background, "users": args.users, "seed": args.seed,
         "end_to_end": args.end_to_end, "topics": len({p.topic for p in pairs}),
         "seconds": round(time.time() - started, 1),
         "model_id": next((r.model_id for r in records if r.model_id), None),

@@ -74,6 +74,7 @@ def test_eval_prefeval_runs_end_to_end(tmp_path, offline_models_home, capsys):
     assert result["learnt"]["became_memory"] == 1.0  # store_memory keeps every preference
     assert result["latency_ms"]["p95"] >= result["latency_ms"]["p50"] > 0
     assert result["config"]["model_id"] == "all-minilm-l6-v2" and set(result["by_topic"]) == set(PAIRS)
+    assert result["config"]["background"] == background.name
     assert "preference injected" in capsys.readouterr().out
 
 
@@ -82,8 +83,24 @@ def test_end_to_end_learns_each_preference_through_the_observer(tmp_path, offlin
     data = write_pairs(tmp_path)
     out = tmp_path / "e2e.json"
     assert main(["eval", "prefeval", "--home", str(offline_models_home), "--data", str(data), "--users", "1",
-                 "--end-to-end", "--json", str(out)]) == 0
+                 "--end-to-end", "--no-background", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["config"]["end_to_end"] is True
+    assert result["config"]["end_to_end"] is True and result["config"]["background"] is None
     # the rule-based extractor learns every one of these statements and keeps its content words
     assert result["learnt"] == {"preferences": 9, "became_memory": 1.0, "kept_content_words": 1.0}
+
+
+def test_the_dev_background_fills_the_stores_also_when_the_pairs_are_given(tmp_path, monkeypatch):
+    """The protocol's background (LoCoMo facts) is the default whatever file the pairs come from."""
+    from keepmind.desktop.commands import prefeval as command
+
+    shared = tmp_path / "shared"
+    background, _ = write_data(tmp_path)
+    (shared / command.DEV_DATA).parent.mkdir(parents=True)
+    (shared / command.DEV_DATA).write_text(background.read_text())
+    monkeypatch.setattr(command, "_shared_eval", lambda: shared)
+    data = write_pairs(tmp_path)
+    _, _, convs, name = command.inputs(str(data), None)
+    assert convs and name == command.DEV_DATA.name
+    _, _, convs, name = command.inputs(str(data), None, none=True)
+    assert convs == [] and name is None
