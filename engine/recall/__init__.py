@@ -45,7 +45,8 @@ class Recaller:
         self.events = DegradationLog(engine.clock)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple[str, Future]] = {}  # receipts still being written
+        # Receipts still being written: receipt id -> (session id, write, whether it injected anything).
+        self._pending: dict[str, tuple[str, Future, bool]] = {}
         self._warmer: threading.Thread | None = None
         engine.on_write(self._on_write)
 
@@ -153,9 +154,9 @@ class Recaller:
         retention = self.engine.settings["memory.recall.receipt_retention_days"]
         future = self.engine.db.submit(receipts.insert_receipt, body, now, retention)
         with self._lock:
-            for rid in [r for r, (_, f) in self._pending.items() if f.done()]:
+            for rid in [r for r, (_, f, _) in self._pending.items() if f.done()]:
                 self._pending.pop(rid, None)
-            self._pending[receipt_id] = (session_id, future)
+            self._pending[receipt_id] = (session_id, future, bool(trace.injected))
         degraded = list(trace.degraded)
         if exclude and not trace.ranked:
             degraded.append("progressive_recall_exhausted")
@@ -163,7 +164,9 @@ class Recaller:
 
     def _settle(self, session_id: str) -> None:
         with self._lock:
-            futures = [f for sid, f in self._pending.values() if sid == session_id]
+            # Only a receipt that injected something changes what this session excludes: the next
+            # recall does not wait for the others to be written.
+            futures = [f for sid, f, injected in self._pending.values() if sid == session_id and injected]
         for future in futures:
             future.result()
 
