@@ -263,6 +263,10 @@ settings = defaults().with_overrides(memory__embeddings__auto_download=False, me
 # As `keepmind serve` starts: models load and the term statistics are counted in the background.
 engine = open_engine(Path(sys.argv[2]), settings=settings, start_workers=True)
 sid = engine.open_session("personal", "bench")
+# As a client that asks once the models say they are ready (a recall sent every few milliseconds
+# while they load would take the cores the load needs; at a million memories each is a 50 ms
+# lexical search).
+engine.models.wait_ready(120)
 tries, healthy = 0, False
 while not healthy and time.time() - t0 < 120:
     tries += 1

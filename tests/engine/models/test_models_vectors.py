@@ -114,3 +114,17 @@ def test_a_scan_split_across_cores_gives_the_same_scores_bit_for_bit(monkeypatch
     matrix = rng.standard_normal((vec.SPLIT_ROWS + 123, 16)).astype(np.float32)
     for query in rng.standard_normal((4, 16)).astype(np.float32):
         assert np.array_equal(vec.scan(matrix, query), matrix @ query)
+
+
+def test_a_large_index_loads_into_populated_memory_that_works_like_any_array(monkeypatch):
+    from keepmind.engine.models import vectors as vec
+
+    monkeypatch.setattr(vec, "POPULATE_FROM", 1)  # every matrix counts as large here
+    index = vec.VectorIndex("m", 4, capacity=10)
+    assert index._matrix.flags.writeable and index._matrix.shape == (10, 4)
+    vectors = np.eye(4, dtype=np.float32)
+    index.upsert_many(["a", "b", "c", "d"], vectors)
+    for i in range(20):  # grows past the populated capacity
+        index.upsert(f"x{i}", np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32))
+    assert [i for i, _ in index.search(np.array([0, 0, 1, 0], dtype=np.float32), 1)] == ["c"]
+    assert np.array_equal(index.vector("b"), vectors[1])
