@@ -64,16 +64,13 @@ class Recaller:
         except Exception:  # noqa: BLE001 - the first recall builds them instead
             log.debug("memory_recall_warm_failed", exc_info=True)
 
-    def build_stats(self, conn=None) -> None:
+    def build_stats(self) -> None:
         """Count the store's words (from the saved counts when they are recent), and save the counts
         when a full count or many new memories made them worth saving."""
         if self.stats.built:
             return
         now = self.engine.clock()
-        if conn is None:
-            with self.engine.db.snapshot() as own:
-                snapshot = self.stats.build(own, load_snapshot(own), now=now)
-        else:
+        with self.engine.db.snapshot() as conn:
             snapshot = self.stats.build(conn, load_snapshot(conn), now=now)
         if snapshot is not None and not self.engine.closed:
             try:

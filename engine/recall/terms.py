@@ -4,7 +4,10 @@ The offline gate asks how much of the query's rare content a memory covers; rari
 against this store (a word in half the memories, like a user's own name, carries little), not
 against a general English list. Kept in memory: built on first use from the live memories, then
 updated by the engine's write listener (deletions are not subtracted; a slightly high count only
-makes a word look a little more common).
+makes a word look a little more common). The counts are saved in the store (`recall_term_stats`:
+stems and their counts, no memory text) so that a start counts only what was written since; a
+snapshot older than a week is not trusted and everything is counted again, so the counts of
+deleted memories do not outlive it by more than that.
 """
 
 from __future__ import annotations
