@@ -149,6 +149,7 @@ class Statement:
     category: str
     memory_class: str
     confidence: float
+    own: str = ""  # a standing statement's kept span in the speaker's own words (first person)
 
 
 def sentences(text: str) -> list[str]:
@@ -218,10 +219,12 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
                 if (category in STANDING and not m.group(0).lower().startswith("my")
                         and _names_nothing(sentence[m.end():])):
                     break
-                fact = third_person(_span(sentence, m, category), subject)
+                span = _span(sentence, m, category)
+                fact = third_person(span, subject)
                 if len(_key_words(fact, subject)) < (2 if category in STANDING else 3):
                     break  # "I love it!" names nothing worth keeping
-                found.append(Statement(turn, sentence, fact, category, memory_class, confidence))
+                found.append(Statement(turn, sentence, fact, category, memory_class, confidence,
+                                       own=span if category in STANDING else ""))
                 break
         else:
             found += _naming(sentence, turn, subject)
@@ -283,6 +286,23 @@ def _key_words(fact: str, subject: str) -> list[str]:
     return [w for w in re.findall(r"[\w'-]+", fact) if w.lower() not in stop]
 
 
+def _own_words(span: str) -> tuple[str, str]:
+    """A user's standing statement in their own words, and a title that is its opening.
+
+    A task the user sends later is in the first person too ("What can I include in my diet?"):
+    rewritten as "User dislikes fish", the statement's cosine to it drops by about 0.09 on PrefEval
+    (median 0.37 -> 0.28; its keyword title costs 0.03 more), which is the margin between the
+    preference a task needs and the noise of a store's other memories. Said by the user in their
+    own store, "I" is the user; the title is the body's opening, so it is not embedded twice.
+    """
+    text = span.strip().rstrip(" !,;")
+    text = text[:1].upper() + text[1:]
+    if not text.endswith((".", "?")):
+        text += "."
+    title = text if len(text) <= 72 else text[:72].rsplit(" ", 1)[0] + "…"
+    return text, title
+
+
 def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
     """The statement's graph facts as relations (the user's anchor named `subject`)."""
     name = lambda e: subject if e.name == USER else e.name  # noqa: E731
@@ -307,6 +327,9 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             seen.add(key)
             words = _key_words(st.fact, subject)
             title = " ".join(words[:8]).strip(" .,") or st.category
+            content = st.fact
+            if st.own and subject_kind == "user":
+                content, title = _own_words(st.own)
             facts = graph_facts(st.text)
             about = main_entity(facts)
             if about is not None:
@@ -315,7 +338,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
                 anchor = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower()
                 anchor_type = "topic"
             out.append(Proposal(
-                memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=st.fact,
+                memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=content,
                 anchor=anchor, anchor_type=anchor_type, aliases=(" ".join(words[:3]),),
                 facets=(st.category, subject_kind), relations=relations(facts, subject),
                 confidence=st.confidence, subject_kind=subject_kind, subject=subject, recall_mode=None,

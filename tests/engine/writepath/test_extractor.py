@@ -151,3 +151,13 @@ def test_the_observer_keeps_three_proposals_per_turn_not_per_run(engine, persona
     assert run.decided_by == "rule" and len(run.checkpoint_ids) == 5
     drain(engine)
     assert len(engine.list_memories(personal)) == 5
+
+
+def test_a_users_standing_statement_is_learnt_in_their_own_words():
+    # a task the user sends later is in the first person too: "User dislikes ..." is ~0.09 less
+    # similar to it (PrefEval dev, all-MiniLM-L6-v2); the title is the body's opening (not embedded twice)
+    [pref] = extract([(0, "I dislike the taste and smell of fish and seafood, so please keep that in mind.")])
+    assert pref.content == "I dislike the taste and smell of fish and seafood."
+    assert pref.title == pref.content
+    [member] = extract([(0, "I'm a Delta SkyMiles Gold member, so book Delta when you can.")])
+    assert member.content == "User is a Delta SkyMiles Gold member."
