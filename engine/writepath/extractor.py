@@ -310,8 +310,13 @@ def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
                               source_type=f.source.kind, exclusive=f.exclusive) for f in facts)
 
 
-def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user") -> list[Proposal]:
+def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user", *,
+            own_words: bool = True) -> list[Proposal]:
     """Proposals from (turn index, user text) pairs: one per statement, most confident first.
+
+    With `own_words` (a personal session: the store is the speaker's own), a standing statement
+    keeps the user's first-person words (`_own_words`); without it (a team session, whose memories
+    other people read), "I" would not say who, so it is written about `subject` as any other fact.
 
     A statement that names people, places, organisations or memberships hangs on the anchor of
     what it is about (entities.main_entity: "Anna", typed person) and carries its graph facts as
@@ -328,7 +333,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             words = _key_words(st.fact, subject)
             title = " ".join(words[:8]).strip(" .,") or st.category
             content = st.fact
-            if st.own and subject_kind == "user":
+            if st.own and subject_kind == "user" and own_words:
                 content, title = _own_words(st.own)
             facts = graph_facts(st.text)
             about = main_entity(facts)

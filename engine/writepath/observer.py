@@ -218,7 +218,8 @@ class Observer:
                                               f"{reply.text[:200]!r}")
             result = gate(parsed["proposals"])
             return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
-        found = extractor.extract(list(transcript.user_turns))
+        # First-person standing statements only where "I" can only be the store's owner.
+        found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")
         kept = per_turn(found, MAX_PROPOSALS)
         dropped = {"max-proposals-exceeded": len(found) - len(kept)} if len(found) > len(kept) else {}
         return kept, dropped, "rule", None

@@ -161,3 +161,20 @@ def test_a_users_standing_statement_is_learnt_in_their_own_words():
     assert pref.title == pref.content
     [member] = extract([(0, "I'm a Delta SkyMiles Gold member, so book Delta when you can.")])
     assert member.content == "User is a Delta SkyMiles Gold member."
+
+
+def test_in_a_team_session_a_standing_statement_says_who_it_is_about(engine, personal, team, clock):
+    """A team's memories are read by other people: "I dislike fish" there would not say who."""
+    from support.provider import drain
+
+    [mine] = extract([(0, "I dislike the taste and smell of fish and seafood.")], own_words=False)
+    assert mine.content.startswith("User dislikes") and "fish and seafood" in mine.content
+    for session in (personal, team):
+        engine.add_turn(session, user="I strongly dislike overnight buses.", assistant="Noted.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    bodies = {m.audience: m.body for session in (personal, team) for m in engine.list_memories(session)}
+    assert bodies["personal"].startswith("I strongly dislike overnight buses")
+    assert bodies["team"].startswith("User strongly dislikes overnight buses")
