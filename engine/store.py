@@ -401,3 +401,11 @@ def find_fingerprint(conn: apsw.Connection, body: str, audience: str, boundary: 
 def revisions(conn: apsw.Connection, doc_id: str) -> list[dict]:
     return rows(conn, "SELECT revision, title, body, source, reason, created_at FROM memory_revisions"
                       " WHERE document_id=? ORDER BY revision DESC", (doc_id,))
+
+
+def watermarks(conn: apsw.Connection) -> tuple[int, int]:
+    """The highest rowids of the documents and records tables. Memories are never removed from
+    them (a deletion marks a row), so a new memory always gets a higher rowid than these."""
+    docs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_documents").fetchall()[0][0]
+    recs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_records").fetchall()[0][0]
+    return int(docs), int(recs)

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..memory import content_hash
+from ..store import watermarks
 from . import doctor
 from . import manifest as manifests
 from . import vectors as vec
@@ -94,7 +95,7 @@ class ModelRuntime:
         self._thread: threading.Thread | None = None
         self._load_lock = threading.Lock()
         self.last_repair: RepairResult | None = None
-        self._marks: tuple[int, int] | None = None  # rowids seen by the last gap look (vectors.watermarks)
+        self._marks: tuple[int, int] | None = None  # rowids seen by the last gap look (store.watermarks)
         self.hashes = HashCache()  # loading verifies the files; doctor re-checks them without re-reading
 
     # -- the contract -------------------------------------------------------------------------
@@ -347,7 +348,7 @@ class ModelRuntime:
         if embedder is None or self._index is None or self.engine.closed:
             return False
         with self.engine.db.snapshot() as conn:
-            marks = vec.watermarks(conn)
+            marks = watermarks(conn)
             found = self._marks is None or (marks != self._marks and vec.unembedded_since(
                 conn, embedder.model_id, self._marks))
         if not found:
@@ -379,7 +380,7 @@ class ModelRuntime:
         if embedder is None or index is None:
             return RepairResult(None)
         with self.engine.db.snapshot() as conn:
-            marks = vec.watermarks(conn)
+            marks = watermarks(conn)
             todo = vec.gaps(conn, embedder.model_id, force=force)
             live = vec.coverage(conn, None)["live"]
         embedded = failed = 0

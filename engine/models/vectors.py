@@ -24,8 +24,6 @@ from typing import Iterable
 import apsw
 import numpy as np
 
-from ..memory import content_hash
-
 # Where a memory lives, for narrowing a search: (audience, boundary, expires_at or None).
 Place = tuple[str, str, "int | None"]
 UNKNOWN = 0          # the place code of a row written without a place: never narrowed away
@@ -277,29 +275,22 @@ class VectorIndex:
 
 # -- storage (memory_embeddings) ----------------------------------------------------------------
 
-# Every live memory (deleted documents, tombstones and superseded records are not), with its text
-# and where it lives (the index narrows searches by that).
+# Every live memory (deleted documents, tombstones and superseded records are not), with its text,
+# where it lives (the index narrows searches by that) and the hash its row keeps of its text (every
+# writer sets it from `content_hash(title, body)`, the key its vector is stored under).
 LIVE_SQL = (
-    "SELECT document_id AS id, title, body, audience, boundary, expires_at FROM memory_documents"
+    "SELECT document_id AS id, title, body, audience, boundary, expires_at, content_hash FROM memory_documents"
     " WHERE deleted_at IS NULL"
-    " UNION ALL SELECT r.record_id, r.title, r.body, r.audience, r.boundary, r.expires_at FROM memory_records r"
+    " UNION ALL SELECT r.record_id, r.title, r.body, r.audience, r.boundary, r.expires_at, r.content_hash"
+    " FROM memory_records r"
     " WHERE r.is_tombstone = 0"
     " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
 )
 LIVE_TEXT_SQL = f"SELECT id, title, body FROM ({LIVE_SQL})"
-# Live memories whose text has no vector for a model (?) at its content hash, each table joined on
-# its own (a join over the union of both would materialize every live text first).
-STALE_SQL = (
-    "SELECT d.document_id, d.title, d.body FROM memory_documents d"
-    " LEFT JOIN memory_embeddings e ON e.item_id = d.document_id AND e.model_id = ?1"
-    " WHERE d.deleted_at IS NULL AND (e.content_hash IS NULL OR e.content_hash != d.content_hash)"
-    " UNION ALL SELECT r.record_id, r.title, r.body FROM memory_records r"
-    " LEFT JOIN memory_embeddings e ON e.item_id = r.record_id AND e.model_id = ?1"
-    " WHERE r.is_tombstone = 0"
-    " AND NOT EXISTS (SELECT 1 FROM memory_records s WHERE s.supersedes_record_id = r.record_id)"
-    " AND (e.content_hash IS NULL OR e.content_hash != r.content_hash)"
-    " ORDER BY 1"
-)
+# Live memories whose text has no vector for a model (?) at its content hash.
+STALE_SQL = (f"SELECT live.id, live.title, live.body FROM ({LIVE_SQL}) live"
+             " LEFT JOIN memory_embeddings e ON e.item_id = live.id AND e.model_id = ?"
+             " WHERE e.content_hash IS NULL OR e.content_hash != live.content_hash ORDER BY 1")
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -358,7 +349,8 @@ def live_items(conn: apsw.Connection, ids: list[str]) -> dict[str, tuple[str, st
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for item_id, title, body, audience, boundary, expires_at in conn.execute(
-                f"SELECT * FROM ({LIVE_SQL}) WHERE id IN ({marks})", chunk):
+                f"SELECT id, title, body, audience, boundary, expires_at FROM ({LIVE_SQL}) WHERE id IN ({marks})",
+                chunk):
             out[item_id] = (title, body, (audience, boundary, expires_at))
     return out
 
@@ -378,9 +370,8 @@ def stored_hashes(conn: apsw.Connection, model_id: str, ids: list[str]) -> dict[
 def gaps(conn: apsw.Connection, model_id: str, *, force: bool = False) -> list[tuple[str, str, str]]:
     """(id, title, body) of live memories lacking a vector for this model at their content hash.
 
-    Compared in SQL with the hash each memory row keeps of its own text (every writer sets it from
-    `content_hash(title, body)`): at 100,000 memories reading every text and hashing it in Python
-    took 0.57 s of the first seconds after a start, beside the first recalls.
+    Compared in SQL with the hash each memory row keeps of its text: at 100,000 memories reading
+    every text and hashing it in Python took 0.57 s of the first seconds after a start.
     """
     if force:
         return [tuple(r) for r in conn.execute(LIVE_TEXT_SQL + " ORDER BY 1")]
@@ -398,15 +389,8 @@ def embedded_ids(conn: apsw.Connection, ids: list[str]) -> set[str]:
     return found
 
 
-def watermarks(conn: apsw.Connection) -> tuple[int, int]:
-    """The highest rowids of the documents and records tables (new memories get higher ones)."""
-    docs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_documents").fetchall()[0][0]
-    recs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_records").fetchall()[0][0]
-    return int(docs), int(recs)
-
-
 def unembedded_since(conn: apsw.Connection, model_id: str, marks: tuple[int, int]) -> bool:
-    """Is any live memory written after `marks` (see watermarks) without a vector of this model?
+    """Is any live memory written after `marks` (see store.watermarks) without a vector of this model?
 
     Cheap however large the store: it reads only the rows above the marks. It is how a running
     Keepmind notices memories another process wrote (`keepmind import`)."""
@@ -428,12 +412,11 @@ def coverage(conn: apsw.Connection, model_id: str | None) -> dict:
     for (n,) in conn.execute(f"SELECT COUNT(*) FROM ({LIVE_SQL})"):
         live = n
     current = 0
-    if model_id:
-        hashes = dict(conn.execute("SELECT item_id, content_hash FROM memory_embeddings WHERE model_id=?",
-                                   (model_id,)).fetchall())
-        for item_id, title, body in conn.execute(LIVE_TEXT_SQL):
-            if hashes.get(item_id) == content_hash(title, body):
-                current += 1
+    if model_id:  # as `gaps`: the rows' own hashes, compared in SQL
+        for (n,) in conn.execute(
+                f"SELECT COUNT(*) FROM ({LIVE_SQL}) live JOIN memory_embeddings e ON e.item_id = live.id"
+                " AND e.model_id = ? AND e.content_hash = live.content_hash", (model_id,)):
+            current = n
     other = 0
     for (n,) in conn.execute(
             "SELECT COUNT(DISTINCT item_id) FROM memory_embeddings WHERE model_id != ?", (model_id or "",)):

@@ -19,6 +19,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
+from ..store import watermarks
 from .plan import content_stems
 
 
@@ -85,7 +86,7 @@ class TermStats:
         with self._lock:
             if self._built:
                 return None
-            marks = _marks(conn)
+            marks = watermarks(conn)
             base = _restore(saved, marks, now)
             start = (0, 0)
             if base is not None:
@@ -150,12 +151,6 @@ COUNT_SQL = ("SELECT title, body, aliases, facets FROM memory_documents"
              " WHERE deleted_at IS NULL AND rowid > ?1 AND rowid <= ?3"
              " UNION ALL SELECT r.title, r.body, r.aliases, r.facets FROM memory_records r"
              " WHERE r.is_tombstone = 0 AND r.rowid > ?2 AND r.rowid <= ?4")
-
-
-def _marks(conn) -> tuple[int, int]:
-    docs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_documents").fetchall()[0][0]
-    recs = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memory_records").fetchall()[0][0]
-    return int(docs), int(recs)
 
 
 def _dump(df: Counter, n: int, marks: tuple[int, int], now: int) -> bytes:

@@ -6,6 +6,7 @@ from collections import Counter
 from keepmind.engine.clock import DAY_MS
 from keepmind.engine.recall import terms
 from keepmind.engine.recall.terms import TermStats
+from keepmind.engine.store import watermarks
 
 FACTS = [("Coffee", "The user drinks oat flat whites every morning"),
          ("Pets", "Has a greyhound named Pixel who hates rain"),
@@ -72,7 +73,7 @@ def test_old_ahead_or_damaged_saved_counts_are_not_trusted(make_engine, home, cl
     for title, body in FACTS:
         engine.store(session, title, body)
     with engine.db.snapshot() as conn:
-        marks = terms._marks(conn)
+        marks = watermarks(conn)
         good = terms._dump(Counter({"coffe": 1}), 1, marks, clock())
         ahead = terms._dump(Counter({"coffe": 1}), 1, (marks[0] + 1, marks[1]), clock())
         old = terms._dump(Counter({"coffe": 1}), 1, marks, clock() - 8 * DAY_MS)
