@@ -414,11 +414,8 @@ class ModelRuntime:
             live = vec.live_items(conn, [item_id])
         if item_id not in live or content_hash(*live[item_id][:2]) != content_hash(title, body):
             return False
-        matrix = np.asarray([vector], dtype=np.float32)
-        self.engine.write(vec.save_vectors, embedder.model_id, [(item_id, content_hash(title, body))], matrix,
-                          self.engine.now())
-        index.upsert_many([item_id], matrix)
-        index.set_places({item_id: live[item_id][2]})
+        self._keep(embedder, index, [(item_id, content_hash(title, body))], np.asarray([vector], dtype=np.float32),
+                   {item_id: live[item_id][2]})
         return True
 
     def on_written(self, ids: list[str]) -> None:
@@ -450,7 +447,12 @@ class ModelRuntime:
         """Embed (id, title, body) items, store the vectors with their content hash, index them
         with where each memory lives (`where`, else read here)."""
         vectors = embedder.embed_passages([passage_text(t, b) for _, t, b in items])
-        keyed = [(i, content_hash(t, b)) for i, t, b in items]
+        self._keep(embedder, index, [(i, content_hash(t, b)) for i, t, b in items], vectors, where)
+
+    def _keep(self, embedder: Embedder, index: vec.VectorIndex, keyed: list[tuple[str, str]], vectors,
+              where: dict | None = None) -> None:
+        """Store (id, content hash) vectors under the active model and index them with where each
+        memory lives (`where`, else read here): every path that gives a memory a vector ends here."""
         self.engine.write(vec.save_vectors, embedder.model_id, keyed, vectors, self.engine.now())
         if where is None:
             with self.engine.db.snapshot() as conn:
@@ -470,10 +472,7 @@ class ModelRuntime:
             live = vec.live_items(conn, list(ids))
         keep = [n for n, i in enumerate(ids) if i in live]
         keyed = [(ids[n], content_hash(live[ids[n]][0], live[ids[n]][1])) for n in keep]
-        chosen = vectors[keep]
-        self.engine.write(vec.save_vectors, embedder.model_id, keyed, chosen, self.engine.now())
-        index.upsert_many([i for i, _ in keyed], chosen)
-        index.set_places({i: live[i][2] for i, _ in keyed})
+        self._keep(embedder, index, keyed, vectors[keep], {i: live[i][2] for i, _ in keyed})
 
     # -- reporting -----------------------------------------------------------------------------------
 
