@@ -31,7 +31,8 @@ from .terms import TermStats, collection_floor, row_stems
 def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, config: RecallConfig,
         context=(), exclude: frozenset[str] = frozenset(), executor: ThreadPoolExecutor | None = None,
         events: DegradationLog | None = None, timer=time.perf_counter, calibrating: bool = False) -> RecallTrace:
-    """One recall. `snapshot()` gives a read transaction; nothing here writes.
+    """One recall. `snapshot()` gives a read transaction; nothing here writes. `stats` are built
+    (the Recaller counts them, or restores the saved counts, before it calls this).
 
     With `calibrating`, floor and gate are skipped (every candidate is ranked and kept for study).
     """
@@ -122,7 +123,6 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
             return whole, embed_ms, hits, parts, part_hits, (timer() - t_s) * 1000, parts_dropped
         vector_job = r.executor.submit(vector_search) if r.executor is not None else None
     with r.snapshot() as conn:
-        stats.build(conn)
         t_l = timer()
         lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude)
         trace.timings["lexical_ms"] = round((timer() - t_l) * 1000, 3)
