@@ -96,19 +96,23 @@ def _best_visible(conn: apsw.Connection, table: str, cols: str, pred: str, param
     read_sql = (f"SELECT {cols}, m.rowid AS fts_rowid FROM {table} m"
                 f" WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {pred}")
     size = max(PREFIX_MIN, 2 * limit)
+    visible: list[dict] = []
+    read: set[int] = set()  # rows read in earlier rounds: a grown prefix reads only its new ones
     while True:
         ranked = list(conn.execute(ranked_sql, (match, size)))
-        if not ranked:
+        score = {rowid: sc for rowid, sc in ranked if rowid not in read}
+        read.update(score)
+        if score:
+            found = rows(conn, read_sql, (json.dumps(list(score)), *params))
+            for r in found:
+                r["lexical"] = score[r.pop("fts_rowid")]
+            visible += found
+            visible.sort(key=lambda r: -r["lexical"])
+        if not visible and len(ranked) < size:
             return []
-        score = dict(ranked)
-        visible = rows(conn, read_sql, (json.dumps(list(score)), *params))
-        for r in visible:
-            r["lexical"] = score[r.pop("fts_rowid")]
-        visible.sort(key=lambda r: -r["lexical"])
-        exhausted = len(ranked) < size
-        if exhausted or (len(visible) >= limit and visible[limit - 1]["lexical"] > ranked[-1][1]):
-            cutoff = visible[min(limit, len(visible)) - 1]["lexical"] if visible else None
-            return [r for r in visible if cutoff is not None and r["lexical"] >= cutoff]
+        if len(ranked) < size or (len(visible) >= limit and visible[limit - 1]["lexical"] > ranked[-1][1]):
+            cutoff = visible[min(limit, len(visible)) - 1]["lexical"]
+            return [r for r in visible if r["lexical"] >= cutoff]
         size *= 4
 
 
