@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..private import make_private_dir
+from ..private import make_private_dir, open_private
 from .verify import HashCache
 
 log = logging.getLogger("keepmind.models")
@@ -40,20 +40,19 @@ PREPARED = "prepared"
 _hashes = HashCache()
 
 
-def load_path(folder: Path, source_sha256: str | None, hashes: HashCache | None = None) -> Path:
+def load_path(folder: Path, source_sha256: str | None) -> Path:
     """The file a session should load for the model in `folder`: its prepared copy when one exists
     or can be made now, else its own model.onnx."""
     source = Path(folder) / "model.onnx"
     if not source.is_file() or any(Path(folder).glob("*.onnx_data")) or any(Path(folder).glob("*.onnx.data")):
         return source  # graphs with external weights are loaded as they are
-    hashes = hashes or _hashes
     try:
-        digest = source_sha256 or hashes.sha256(source)
+        digest = source_sha256 or _hashes.sha256(source)
         import onnxruntime as ort
 
         key = hashlib.sha256(f"{digest}|{ort.__version__}|{VERSION}".encode()).hexdigest()[:20]
         target = cache_dir() / PREPARED / Path(folder).name / f"model-{key}.onnx"
-        if _intact(target, hashes):
+        if _intact(target):
             return target
         return prepare(source, target)
     except Exception as exc:  # noqa: BLE001 - a copy is an optimisation; the model's own file still loads
@@ -71,10 +70,10 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("keepmind", appauthor=False))
 
 
-def _intact(target: Path, hashes: HashCache) -> bool:
+def _intact(target: Path) -> bool:
     sidecar = target.with_suffix(".sha256")
     try:
-        return target.is_file() and hashes.sha256(target) == sidecar.read_text(encoding="utf-8").strip()
+        return target.is_file() and _hashes.sha256(target) == sidecar.read_text(encoding="utf-8").strip()
     except OSError:
         return False
 
@@ -92,7 +91,8 @@ def prepare(source: Path, target: Path) -> Path:
     try:
         graph = _gather_before_dequantize(source)
         if graph is not None:
-            _write_private(rewritten, graph)
+            with open_private(rewritten, "wb") as fh:
+                fh.write(graph)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = str(folded)
@@ -104,7 +104,8 @@ def prepare(source: Path, target: Path) -> Path:
         os.chmod(folded, 0o600)
         _same_outputs(source, folded)
         digest = _hashes.sha256(folded)
-        _write_private(target.with_suffix(".sha256"), (digest + "\n").encode())
+        with open_private(target.with_suffix(".sha256")) as fh:
+            fh.write(digest + "\n")
         os.replace(folded, target)
         for old in target.parent.glob("model-*.onnx"):
             if old != target:
@@ -115,12 +116,6 @@ def prepare(source: Path, target: Path) -> Path:
     finally:
         rewritten.unlink(missing_ok=True)
         folded.unlink(missing_ok=True)
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
 
 
 def _gather_before_dequantize(source: Path) -> bytes | None:
