@@ -85,7 +85,6 @@ def standing(text: str) -> bool:
     return bool(_SELF.search(text) and _STANCE.search(text)) and not _DATED.search(text)
 
 
-
 def stance_match(text: str) -> re.Match | None:
     """The first stance word of a statement (the extractor's hook), or None."""
     return _STANCE.search((text or "").replace("’", "'"))

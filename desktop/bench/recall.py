@@ -116,6 +116,10 @@ def _boundary(n: int) -> str:
 
 
 def run(args) -> int:
+    if args.boundaries < 1:
+        raise InvalidInput("--boundaries must be at least 1")
+    if args.distinct < 0:
+        raise InvalidInput("--distinct must be 0 or more")
     rng = random.Random(11)
     texts = fact_texts(args.facts, args.memories, rng)
     proc = psutil.Process()
@@ -129,11 +133,7 @@ def run(args) -> int:
         try:
             engine.models.load(download=False, repair=False)
             model = engine.models.embedder()
-            if args.boundaries < 1:
-                raise InvalidInput("--boundaries must be at least 1")
             sessions = [engine.open_session("personal", _boundary(b)) for b in range(args.boundaries)]
-            if args.distinct < 0:
-                raise InvalidInput("--distinct must be 0 or more")
             if kept is None:
                 start = time.perf_counter()
                 ingest(engine, [engine.scope(s) for s in sessions], texts, args.distinct, model)

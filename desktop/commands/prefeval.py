@@ -35,14 +35,14 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_eval_prefeval)
 
 
-def inputs(data: str | None, background: str | None, *, none: bool = False):
+def inputs(data: str | None, background: str | None, *, no_background: bool = False):
     """The pairs and the background conversations (the dev files by default, inside the checkout)."""
     shared = _shared_eval()
     if data is None:
         if shared is None:
             raise InvalidInput("no --data given and no ../shared/eval next to the repository")
         data = str(shared / DEV_PREFEVAL)
-    if background is None and shared is not None and not none:  # the protocol's background, with any --data
+    if background is None and shared is not None and not no_background:  # the protocol's background, with any --data
         background = str(shared / DEV_DATA)
     pairs = prefeval.load_prefeval(data)
     convs = load_locomo(background, anonymize=True) if background else []
@@ -54,7 +54,7 @@ def cmd_eval_prefeval(args) -> int:
         raise InvalidInput("--users must be at least 1")
     if args.no_background and args.background:
         raise InvalidInput("--background and --no-background contradict each other: give one")
-    data, pairs, convs, background = inputs(args.data, args.background, none=args.no_background)
+    data, pairs, convs, background = inputs(args.data, args.background, no_background=args.no_background)
     if not convs:
         print("no --background: each user's store holds only their preferences", file=sys.stderr)
     protocol = prefeval.Protocol(users=args.users, seed=args.seed, end_to_end=args.end_to_end)

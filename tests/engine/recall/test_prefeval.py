@@ -102,5 +102,5 @@ def test_the_dev_background_fills_the_stores_also_when_the_pairs_are_given(tmp_p
     data = write_pairs(tmp_path)
     _, _, convs, name = command.inputs(str(data), None)
     assert convs and name == command.DEV_DATA.name
-    _, _, convs, name = command.inputs(str(data), None, none=True)
+    _, _, convs, name = command.inputs(str(data), None, no_background=True)
     assert convs == [] and name is None
