@@ -6,6 +6,7 @@ can never let a hidden memory displace a visible one or leak through.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -61,7 +62,8 @@ def _candidate_predicate(scope: Scope, now: int, kind: str, include_expired: boo
 
 def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], now: int, limit: int, *,
                        include_expired: bool = False, include_trace: bool = False,
-                       recall_modes: tuple[str, ...] | None = None) -> list[tuple[dict, float]]:
+                       recall_modes: tuple[str, ...] | None = None,
+                       rank_only: list[str] = ()) -> list[tuple[dict, float]]:
     """Visible memories matching any term, best bm25 first, as (row, bm25 score >= 0) pairs.
 
     The answer is the one a single query would give that joins every match, checks it against the
@@ -71,15 +73,26 @@ def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], no
     those rows are read and checked, and the prefix grows fourfold until it holds `limit` visible
     rows whose last is strictly better than the prefix's worst (so nothing further down, visible
     or not, could still tie or beat it), or until FTS5 has no more matches.
+
+    `rank_only` terms (automatic recall's common words) add to the score of a memory that matches
+    one of `terms`, exactly as in one query over all of them, but find no memory by themselves:
+    the matches are asked for in two disjoint parts, `(terms) AND (rank_only)` and `(terms) NOT
+    (rank_only)`, whose bm25 sums over every term of both (FTS5 scores every phrase of the
+    expression), and FTS5 never scores the thousands of memories holding only a common word.
     """
     if not terms or scope.inert:
         return []
     match = fts_match(terms)
+    matches = [match]
+    if rank_only:
+        common = fts_match(list(rank_only))
+        matches = [f"({match}) AND ({common})", f"({match}) NOT ({common})"]
     found: list[dict] = []
     for table, kind, cols in (("memory_documents", "document", doc_columns()),
                               ("memory_records", "record", rec_columns())):
         pred, pp = _candidate_predicate(scope, now, kind, include_expired, include_trace, recall_modes)
-        found += _best_visible(conn, table, cols, pred, pp, match, limit)
+        for expression in matches:  # disjoint: the best of their union is among the best of each
+            found += _best_visible(conn, table, cols, pred, pp, expression, limit)
     found.sort(key=lambda r: (-r["lexical"], -r["updated_at"]))
     return [(r, r.pop("lexical")) for r in found[:limit]]
 
@@ -90,16 +103,23 @@ PREFIX_MIN = 64
 def _best_visible(conn: apsw.Connection, table: str, cols: str, pred: str, params: list, match: str,
                   limit: int) -> list[dict]:
     """The visible rows of one table among the best-ranked FTS5 matches: every visible row at
-    least as good as the `limit`-th best visible one (all of them when there are fewer)."""
+    least as good as the `limit`-th best visible one (all of them when there are fewer).
+
+    FTS5 scores every match whatever the LIMIT, so a prefix that must grow is not asked for again
+    with a larger one (a full scoring each time: three of them for a word in 2,800 memories whose
+    scores tie in long runs): the second round asks for every match, sorted, and reads on down that
+    one cursor.
+    """
     ranked_sql = (f"SELECT rowid, -bm25({table}_fts, {BM25_WEIGHTS}) FROM {table}_fts"
-                  f" WHERE {table}_fts MATCH ? ORDER BY 2 DESC LIMIT ?")
+                  f" WHERE {table}_fts MATCH ? ORDER BY 2 DESC")
     read_sql = (f"SELECT {cols}, m.rowid AS fts_rowid FROM {table} m"
                 f" WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {pred}")
     size = max(PREFIX_MIN, 2 * limit)
+    ranked = list(conn.execute(ranked_sql + " LIMIT ?", (match, size)))
+    more = None                        # the cursor over every match, from the second round on
     visible: list[dict] = []
-    read: set[int] = set()  # rows read in earlier rounds: a grown prefix reads only its new ones
+    read: set[int] = set()             # rows read in earlier rounds: a grown prefix reads only its new ones
     while True:
-        ranked = list(conn.execute(ranked_sql, (match, size)))
         score = {rowid: sc for rowid, sc in ranked if rowid not in read}
         read.update(score)
         if score:
@@ -108,12 +128,17 @@ def _best_visible(conn: apsw.Connection, table: str, cols: str, pred: str, param
                 r["lexical"] = score[r.pop("fts_rowid")]
             visible += found
             visible.sort(key=lambda r: -r["lexical"])
-        if not visible and len(ranked) < size:
+        exhausted = len(ranked) < size
+        if not visible and exhausted:
             return []
-        if len(ranked) < size or (len(visible) >= limit and visible[limit - 1]["lexical"] > ranked[-1][1]):
+        if exhausted or (len(visible) >= limit and visible[limit - 1]["lexical"] > ranked[-1][1]):
             cutoff = visible[min(limit, len(visible)) - 1]["lexical"]
             return [r for r in visible if r["lexical"] >= cutoff]
         size *= 4
+        if more is None:  # every match, best first (tied rows may come in another order than the LIMIT's)
+            more = conn.execute(ranked_sql, (match,))
+            ranked = []
+        ranked += itertools.islice(more, size - len(ranked))
 
 
 def find(conn: apsw.Connection, scope: Scope, query: str, now: int, *, limit: int = 5,

@@ -22,6 +22,7 @@ import psutil
 
 from keepmind.engine import open_engine
 from keepmind.engine.errors import InvalidInput
+from keepmind.engine.models import vectors
 from keepmind.engine.recall.metrics import percentile
 from keepmind.engine.settings import defaults
 
@@ -173,6 +174,7 @@ def run(args) -> int:
             floor = physical_floor(engine, qs) if model is not None else None
             index = engine.models.vectors()
             matrix_mb = index.nbytes / 2**20 if index is not None else 0.0
+            quantized = bool(index is not None and index.quantized)
         finally:
             engine.close()
         disk = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file() and f.name != BUILD_MARK)
@@ -182,7 +184,7 @@ def run(args) -> int:
         "model": model.model_id if model else None,
         "modes": sorted(modes), "store_reused": kept is not None, "ingest_per_s": round(len(texts) / ingest_s, 1),
         "ingest_s": round(ingest_s, 1), "term_stats_build_s": round(warm_s, 2),
-        "rss_mb": round(rss / 2**20, 1), "vector_matrix_mb": round(matrix_mb, 1),
+        "rss_mb": round(rss / 2**20, 1), "vector_matrix_mb": round(matrix_mb, 1), "vectors_quantized": quantized,
         "disk_mb": round(disk / 2**20, 1), "distinct_embedded": args.distinct or None,
         "stages_ms": {k: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 0.95), 2)}
                       for k, v in stages.items() if v},
@@ -210,6 +212,10 @@ def run(args) -> int:
         print(f"physical floor, same run: query embedding alone p50 {floor['embed']['p50']:.2f} / p95 "
               f"{floor['embed']['p95']:.2f} ms, exact top-50 scan p50 {floor['scan']['p50']:.2f} / p95 "
               f"{floor['scan']['p95']:.2f} ms; ratio recall p95 / (embed p95 + scan p95) = {result['ratio_p95']:.2f}")
+        if "overlap_at_50" in floor:
+            how, ov = "quantized, re-ranked" if quantized else "exact", floor["overlap_at_50"]
+            print(f"the index's top 50 against the exact top 50 ({how} search): overlap mean {ov['mean']:.4f}, "
+                  f"min {ov['min']:.4f}")
     if cold is not None:
         print(f"cold start to the first healthy recall: median {cold['median']:.2f} s, max {cold['max']:.2f} s "
               f"({len(cold['runs'])} fresh processes; the files are in the OS cache; recalls until healthy: "
@@ -237,19 +243,28 @@ def ingest(engine, scopes, texts: list[str], distinct: int, model) -> None:
 
 
 def physical_floor(engine, qs: list[str]) -> dict:
-    """What no recall can beat, measured now: embedding each query alone, and an exact scan of
-    every vector for its top 50."""
+    """What no recall can beat, measured now: embedding each query alone, and an exact float32 scan
+    of every vector for its top 50. With it, how many of the index's own top 50 (a quantized index
+    re-ranks its byte scan) are in the exact top 50, ties counted as in (`overlap_at_50`)."""
     model, index = engine.models.embedder(), engine.models.vectors()
-    embed, scan = [], []
+    _, matrix = engine.models.stored_matrix()
+    embed, scan, overlap = [], [], []
     for q in qs:
         t = time.perf_counter()
         vector = model.embed_queries([q])[0]
         embed.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        index.search(vector, 50)
+        exact = vectors.exact_search(matrix, vector, 50)
         scan.append((time.perf_counter() - t) * 1000)
-    return {k: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 0.95), 2)}
-            for k, v in (("embed", embed), ("scan", scan))}
+        if len(exact):
+            worst = float(matrix[exact[-1]] @ vector)
+            hits = index.search(vector, 50)
+            overlap.append(sum(score >= worst - 1e-6 for _, score in hits) / len(exact))
+    out = {k: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 0.95), 2)}
+           for k, v in (("embed", embed), ("scan", scan))}
+    if overlap:
+        out["overlap_at_50"] = {"mean": round(statistics.fmean(overlap), 4), "min": round(min(overlap), 4)}
+    return out
 
 
 COLD_START = """

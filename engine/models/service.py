@@ -225,7 +225,7 @@ class ModelRuntime:
             embedder.embed_queries(["warm up"])
             vec.scan_on_one_thread()
             with self.engine.db.snapshot() as conn:
-                index = vec.load_index(conn, model_id, embedder.dims)
+                index = vec.load_index(conn, model_id, embedder.dims, exact=self._stored_vectors(model_id))
         except Exception as exc:  # noqa: BLE001 - a model failure is a degraded state
             self._reasons["embeddings"] = f"embeddings: {model_id} failed to load: {_msg(exc)}"
             log.warning("memory_embedding_unavailable %s", self._reasons["embeddings"])
@@ -441,6 +441,23 @@ class ModelRuntime:
             self._embed_and_save(embedder, index, todo, where)
         else:
             index.set_places(where)
+
+    def stored_matrix(self) -> tuple[list[str], np.ndarray] | None:
+        """(ids, float32 matrix) of the active model's stored vectors of every live memory, or None
+        without a model: an exact yardstick for the index (`keepmind bench recall`)."""
+        embedder = self._embedder
+        if embedder is None:
+            return None
+        with self.engine.db.snapshot() as conn:
+            return vec.live_matrix(conn, embedder.model_id, embedder.dims)
+
+    def _stored_vectors(self, model_id: str) -> vec.ExactReader:
+        """What a quantized index re-ranks with: the stored vectors, read in the caller's snapshot
+        (a recall's, when it searches inside one)."""
+        def read(ids: list[str]) -> dict:
+            with self.engine.db.snapshot() as conn:
+                return vec.read_vectors(conn, model_id, ids)
+        return read
 
     def _embed_and_save(self, embedder: Embedder, index: vec.VectorIndex,
                         items: list[tuple[str, str, str]], where: dict | None = None) -> None:

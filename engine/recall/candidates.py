@@ -18,6 +18,7 @@ import numpy as np
 from .. import search
 from ..policy import Scope
 from .rank import Candidate
+from .stem import stem
 
 VECTOR_K = 50
 LEXICAL_K = 50
@@ -36,13 +37,42 @@ class Pool:
     coverage_gaps: tuple[str, ...]   # ids with no vector under the active model
 
 
+# A term held by more than this share of the store's memories, and by more than COMMON_FLOOR of
+# them, is common (see `lexical_terms`). No store of the dev evaluations has a term that common.
+COMMON_SHARE = 0.02
+COMMON_FLOOR = 2_000
+
+
+def lexical_terms(terms: tuple[str, ...], stats) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(terms that find memories, common terms that only rank them) for the lexical channel.
+
+    FTS5 ranks by scoring every match of every term, 0.4 us a match on a quiet machine and three
+    times that beside the query embedding and the vector scan: "work" in 9,700 of 100,000 memories
+    cost the slowest recalls 16 ms. So when a message has rarer terms, its common ones only add to
+    the scores of the memories those match (`search.lexical_candidates`' `rank_only`: the same
+    scores as one query over all terms); a memory that holds nothing but a common word is an
+    arbitrary pick among thousands, left to the vector channel. In a message of common terms
+    alone, the rarest one finds.
+    """
+    if stats is None or not getattr(stats, "built", False) or len(terms) < 2:
+        return terms, ()
+    cutoff = max(COMMON_FLOOR, COMMON_SHARE * stats.size)
+    counts = {t: stats.count(stem(t)) for t in terms}
+    common = [t for t in terms if counts[t] > cutoff]
+    if len(common) == len(terms):
+        common.remove(min(terms, key=counts.__getitem__))
+    return tuple(t for t in terms if t not in common), tuple(common)
+
+
 def lexical_hits(conn, scope: Scope, terms: tuple[str, ...], now: int, limit: int = LEXICAL_K,
-                 exclude: frozenset[str] = frozenset()) -> list[tuple[dict, float]]:
-    """Visible, auto-recallable memories matching any term, best bm25 first."""
-    if not terms:
+                 exclude: frozenset[str] = frozenset(), stats=None) -> list[tuple[dict, float]]:
+    """Visible, auto-recallable memories matching any term (only the rarer ones, when the store's
+    term statistics `stats` tell common ones: `lexical_terms`), best bm25 first."""
+    finding, ranking = lexical_terms(terms, stats)
+    if not finding:
         return []
-    found = search.lexical_candidates(conn, scope, list(terms), now, limit + len(exclude),
-                                      recall_modes=RECALL_MODES)
+    found = search.lexical_candidates(conn, scope, list(finding), now, limit + len(exclude),
+                                      recall_modes=RECALL_MODES, rank_only=list(ranking))
     return [(r, s) for r, s in found if r["id"] not in exclude][:limit]
 
 
@@ -56,12 +86,24 @@ def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, li
     """The nearest visible, auto-recallable memories, best cosine first."""
     if vectors is None or query_vec is None:
         return []
-    want = (limit + len(exclude)) * VECTOR_OVERFETCH
-    hits = [(i, c) for i, c in vectors.search(query_vec, want, places=readable_places(scope), now=now)
-            if i not in exclude]
-    # Read rows best first, a little more than is missing each time, until `limit` are visible: the
-    # search already kept only this scope's places and the unexpired, so the first read nearly
-    # always suffices (reading all 200 rows cost 1.9 ms of a 10,000-memory recall's 2.5 ms search).
+    # The search already keeps only this scope's places and the unexpired, so the first `limit` +
+    # a margin of its hits nearly always hold `limit` visible ones (what it cannot narrow: traces,
+    # manual and never recall modes, secrets). When they do not, it asks again for four times as
+    # many. Asking for 200 every time cost a quantized index 300 exact re-ranked vectors a search
+    # (1.7 ms at 100,000 memories) and a float one nothing; reading all 200 rows cost 1.9 ms.
+    want = limit + len(exclude) + HYDRATE_MARGIN
+    while True:
+        hits = [(i, c) for i, c in vectors.search(query_vec, want, places=readable_places(scope), now=now)
+                if i not in exclude]
+        found = _hydrated(conn, scope, hits, now, limit)
+        if len(found) >= limit or len(hits) + len(exclude) < want or want >= len(vectors):
+            return found[:limit]
+        want *= VECTOR_OVERFETCH
+
+
+def _hydrated(conn, scope: Scope, hits: list[tuple[str, float]], now: int, limit: int) -> list[tuple[dict, float]]:
+    """The visible rows of hits, best first, read a little more than is missing at a time until
+    `limit` are found."""
     found: list[tuple[dict, float]] = []
     start = 0
     while start < len(hits) and len(found) < limit:
@@ -69,7 +111,7 @@ def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, li
         start += len(chunk)
         rows = search.hydrate_visible(conn, scope, [i for i, _ in chunk], now, recall_modes=RECALL_MODES)
         found += [(rows[i], c) for i, c in chunk if i in rows]
-    return found[:limit]
+    return found
 
 
 def stored_vectors(conn, model_id: str, ids: list[str]) -> dict[str, np.ndarray]:
@@ -111,14 +153,11 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
     per_part: dict[str, tuple] = {}
     if query_vec is not None:
         missing = [i for i in rows if i not in cos]
-        lookup = getattr(vectors, "vector", None)
-        found_vecs: dict[str, np.ndarray] = {}
-        for i in (rows if (lookup and part_vecs is not None) else missing if lookup else ()):
-            found = lookup(i)
-            if found is not None:
-                found_vecs[i] = found
-                if i not in cos:
-                    cos[i] = float(found @ query_vec)
+        wanted = list(rows) if part_vecs is not None else missing
+        found_vecs: dict[str, np.ndarray] = vectors.vectors_of(wanted) if (vectors is not None and wanted) else {}
+        for i, found in found_vecs.items():
+            if i not in cos:
+                cos[i] = float(found @ query_vec)
         missing = [i for i in missing if i not in cos]
         if missing and model_id:
             cos.update(stored_cosines(conn, model_id, missing, query_vec))

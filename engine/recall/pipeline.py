@@ -124,7 +124,7 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
         vector_job = r.executor.submit(vector_search) if r.executor is not None else None
     with r.snapshot() as conn:
         t_l = timer()
-        lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude)
+        lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude, stats=stats)
         trace.timings["lexical_ms"] = round((timer() - t_l) * 1000, 3)
         vec_hits: list = []
         part_vecs, part_hits = None, []

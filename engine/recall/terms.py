@@ -136,6 +136,10 @@ class TermStats:
         """Whether any memory of the store contains this stem."""
         return self._df.get(stem, 0) > 0
 
+    def count(self, stem: str) -> int:
+        """How many memories contain this stem (0 before the build)."""
+        return self._df.get(stem, 0)
+
     def floored(self, min_memories: int) -> "FlooredTermStats":
         return FlooredTermStats(self, int(min_memories or 0))
 

@@ -40,6 +40,7 @@ def test_bench_recall_builds_synthetically_measures_the_floor_and_a_cold_start(t
     assert result["ratio_p95"] == round(result["recall_ms"]["p95"] / (
         result["floor_ms"]["embed"]["p95"] + result["floor_ms"]["scan"]["p95"]), 2)
     assert result["disk_mb"] > 0 and result["vector_matrix_mb"] > 0
+    assert not result["vectors_quantized"] and result["floor_ms"]["overlap_at_50"] == {"mean": 1.0, "min": 1.0}
     [cold] = result["cold_start_s"]["runs"]
     assert 0 < cold < 120
     printed = capsys.readouterr().out
@@ -100,3 +101,20 @@ def test_recall_explain_prints_the_receipt(engine, home, capsys):
     assert main(["recall", "explain", "--home", str(home), receipt]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["receipt"] == receipt and shown["mode"] == "lexical"
+
+
+def test_bench_recall_measures_a_quantized_index_against_the_exact_scan(tmp_path, offline_models_home, capsys,
+                                                                       monkeypatch):
+    from keepmind.engine.models import vectors
+
+    monkeypatch.setattr(vectors, "QUANTIZE_FROM", 50)   # as a store of 50,000 memories or more loads
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text("\n".join(json.dumps({"text": t}) for t in (
+        "I love hiking in the mountains.", "My dog is called Rex.", "I work as a nurse.",
+        "I am allergic to peanuts.", "My sister Anna lives in Lisbon.", "I play the cello on Tuesdays.")) + "\n")
+    out = tmp_path / "bench.json"
+    assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts), "--memories", "300",
+                 "--queries", "8", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["vectors_quantized"] and result["floor_ms"]["overlap_at_50"]["min"] >= 0.98
+    assert "quantized, re-ranked search): overlap mean" in capsys.readouterr().out

@@ -20,16 +20,18 @@ memory_st = st.fixed_dictionaries({
 })
 
 
-def reference(conn, scope, terms, now, limit):
-    """The former single query: every match joined and checked, then ordered and limited."""
+def reference(conn, scope, terms, now, limit, rank_only=()):
+    """The former single query: every match joined and checked, then ordered and limited. With
+    `rank_only`, the query is over every term, and only memories matching one of `terms` count."""
     parts, params = [], []
     for table, kind, cols in (("memory_documents", "document", search.doc_columns()),
                               ("memory_records", "record", search.rec_columns())):
         pred, pp = search._candidate_predicate(scope, now, kind, False, False, None)
         parts.append(f"SELECT {cols}, -bm25({table}_fts, {search.BM25_WEIGHTS}) AS lexical"
                      f" FROM {table}_fts JOIN {table} m ON m.rowid = {table}_fts.rowid"
-                     f" WHERE {table}_fts MATCH ? AND {pred}")
-        params += [search.fts_match(terms), *pp]
+                     f" WHERE {table}_fts MATCH ? AND {pred} AND m.rowid IN"
+                     f" (SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?)")
+        params += [search.fts_match([*terms, *rank_only]), *pp, search.fts_match(terms)]
     sql = " UNION ALL ".join(parts) + " ORDER BY lexical DESC, updated_at DESC LIMIT ?"
     return [(r["id"], round(r["lexical"], 9)) for r in search.rows(conn, sql, (*params, limit))]
 
@@ -78,3 +80,33 @@ def test_hidden_matches_that_outrank_every_visible_one_do_not_crowd_it_out(tmp_p
             got = search.lexical_candidates(conn, scope, ["alpha"], clock(), 2)
             assert [r["id"] for r, _ in got] == [i for i, _ in reference(conn, scope, ["alpha"], clock(), 2)]
         assert {r["id"] for r, _ in got} <= set(mine) and len(got) == 2
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(memories=st.lists(memory_st, min_size=1, max_size=25), limit=st.integers(1, 8),
+       split=st.permutations(WORDS), finding=st.integers(1, 2))
+def test_terms_that_only_rank_score_as_in_one_query_over_all_terms_but_find_nothing_alone(memories, limit, split,
+                                                                                          finding):
+    """Automatic recall's common words (`rank_only`) are asked for in two disjoint parts; the
+    answer is the single query's over every term, among the memories a finding term matches."""
+    terms, rank_only = list(split[:finding]), list(split[finding:])
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = FakeClock()
+        eng = open_engine(Path(tmp), settings=defaults(), clock=clock, start_workers=False)
+        try:
+            sessions = {b: eng.open_session("personal", b) for b in ("work", "home")}
+            for i, m in enumerate(memories):
+                text = " ".join(m["words"])
+                clock.advance(1000)
+                eng.store(sessions[m["boundary"]], f"{text} {i}", f"{text} memory",
+                          memory_class="evidence" if m["record"] else "durable_fact")
+            scope = eng.scope(sessions["work"])
+            with eng.db.snapshot() as conn:
+                want = reference(conn, scope, terms, clock(), limit, rank_only)
+                got = [(r["id"], round(score, 9)) for r, score in
+                       search.lexical_candidates(conn, scope, terms, clock(), limit, rank_only=rank_only)]
+                assert got == want
+                alone = search.lexical_candidates(conn, scope, terms, clock(), 100)
+                assert {i for i, _ in got} <= {r["id"] for r, _ in alone}   # nothing found by a rank-only term
+        finally:
+            eng.close()

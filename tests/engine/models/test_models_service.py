@@ -273,3 +273,33 @@ def test_missing_cross_encoder_is_not_a_degradation_when_the_offline_gate_is_cal
         assert engine.models.status_reasons() == []
         assert engine.status() == {"status": "healthy", "reasons": []}
         assert engine.models.details()["gate"]["status"] == "degraded"  # doctor still says so
+
+
+def test_a_store_past_the_quantizing_size_loads_as_bytes_and_searches_by_the_stored_vectors(tiny_home, clock,
+                                                                                           monkeypatch):
+    from keepmind.engine.models import vectors as vec
+
+    monkeypatch.setattr(vec, "QUANTIZE_FROM", 4)
+    with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:
+        sid = engine.open_session("personal", "work")
+        ids = [engine.store(sid, title, body).id for title, body in (
+            ("Coffee", "coffee every morning"), ("Train", "train leaves at noon"), ("Theme", "the user prefers dark mode"),
+            ("Sky", "light blue sky"), ("Pets", "cat dog garden"), ("Work", "meeting project release notes"))]
+        engine.models.load()
+        index, emb = engine.models.vectors(), engine.models.embedder()
+        assert index.quantized and len(index) == 6
+        with engine.db.snapshot() as conn:
+            rows, matrix = vec.live_matrix(conn, "tiny-embed", emb.dims)
+        for text in ("dark mode", "coffee morning", "train at noon"):
+            q = emb.embed_queries([text])[0]
+            want = [(rows[i], float(matrix[i] @ q)) for i in vec.exact_search(matrix, q, 4)]
+            got = index.search(q, 4)   # the exact hits, with the stored vectors' scores
+            assert [i for i, _ in got] == [i for i, _ in want]
+            assert [c for _, c in got] == pytest.approx([c for _, c in want], abs=1e-6)
+        engine.update(sid, ids[2], new_content="the user likes light themes")   # re-embedded on write
+        with engine.db.snapshot() as conn:
+            stored = vec.read_vectors(conn, "tiny-embed", [ids[2]])[ids[2]]
+        assert np.array_equal(index.vector(ids[2]), stored)
+        assert index.search(stored, 1) == [(ids[2], pytest.approx(1.0, abs=1e-6))]
+        engine.update(sid, ids[0], delete=True)
+        assert not index.has(ids[0]) and len(index) == 5

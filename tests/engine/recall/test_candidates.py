@@ -57,4 +57,31 @@ def test_rows_read_in_chunks_give_the_same_hits_as_reading_the_whole_fetch(engin
         one = vector_hits(conn, engine.scope(here), index, _unit(1, 0), clock(), limit=1)
     assert [r["id"] for r, _ in hits] == kept
     assert [c for _, c in hits] == sorted((c for _, c in hits), reverse=True)
-    assert [r["id"] for r, _ in one] == []  # limit 1 fetches 4 ids: all traces, nothing behind them
+    # limit 1 first asks for 9 hits, all traces; it asks again for four times as many until the
+    # search runs out of rows or the first visible memory is among them
+    assert [r["id"] for r, _ in one] == kept[:1]
+
+
+class _Counts:
+    """Term statistics of a store of `size` memories with these stem counts."""
+
+    built = True
+
+    def __init__(self, size, counts):
+        self.size, self._counts = size, counts
+
+    def count(self, stem):
+        return self._counts.get(stem, 0)
+
+
+def test_common_terms_only_rank_what_rarer_terms_find_and_small_stores_are_untouched():
+    from keepmind.engine.recall.candidates import lexical_terms
+
+    big = _Counts(100_000, {"work": 9693, "painter": 71, "weekend": 4765, "love": 6525})
+    assert lexical_terms(("painter", "work"), big) == (("painter",), ("work",))
+    assert lexical_terms(("work", "weekends", "love"), big) == (("weekends",), ("work", "love"))  # rarest finds
+    assert lexical_terms(("work",), big) == (("work",), ())
+    assert lexical_terms(("painter", "work"), None) == (("painter", "work"), ())
+    # under COMMON_FLOOR memories a term is never common, whatever its share (the dev evaluations' stores)
+    small = _Counts(600, {"caroline": 400, "painter": 3})
+    assert lexical_terms(("caroline", "painter"), small) == (("caroline", "painter"), ())
