@@ -58,22 +58,22 @@ def scan_on_one_thread() -> None:
 POPULATE_FROM = 64 << 20  # bytes: a matrix this large is mapped with its pages already in place
 
 
-def _rows_array(rows: int, dims: int, *, populate: bool = False) -> np.ndarray:
-    """An uninitialized float32 (rows, dims) array (rows past the count are never read).
+def _rows_array(rows: int, dims: int, *, populate: bool = False, dtype=np.float32) -> np.ndarray:
+    """An uninitialized (rows, dims) array of float32 (or `dtype`; rows past the count are never read).
 
     With `populate` (a store's load, which fills every row at once), a large one is anonymous
     memory mapped with all its pages in place (Linux's MAP_POPULATE): filling 1,000,000 rows of 384
     took 0.8-2.4 s when each 4 KB page faulted in on first write, 0.5 s so. A growing index does not
     populate: half of a doubled matrix is not used yet.
     """
-    nbytes = rows * dims * 4
+    nbytes = rows * dims * np.dtype(dtype).itemsize
     if populate and nbytes >= POPULATE_FROM and hasattr(mmap, "MAP_POPULATE"):
         try:
             memory = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE)
-            return np.frombuffer(memory, dtype=np.float32).reshape(rows, dims)
+            return np.frombuffer(memory, dtype=dtype).reshape(rows, dims)
         except (OSError, ValueError):  # ordinary memory then
             pass
-    return np.empty((rows, dims), dtype=np.float32)
+    return np.empty((rows, dims), dtype=dtype)
 
 
 SPLIT_ROWS = 32_768   # from here a scan is split across cores (below, one part takes under ~1 ms)
@@ -100,16 +100,26 @@ RERANK_MIN = 50         # a quantized search re-ranks k + max(k/2, RERANK_MIN) r
 ExactReader = Callable[[list[str]], dict[str, np.ndarray]]
 
 
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, scales) of float32 rows: code = round(x / scale) + 128 as uint8, scale = max|x| / 127.
+def quantize(vectors: np.ndarray, codes: np.ndarray | None = None,
+             scales: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, scales) of float32 rows: code = round(x / scale) + 128 as uint8, scale = max|x| / 127,
+    written into `codes` and `scales` when given (an index's own rows: no copy of them is made).
 
     The offset of 128 makes the codes unsigned (ONNX Runtime's fast integer kernel takes an
     unsigned left operand, with 128 as its zero point), so code - 128 is the signed -127..127 value.
     """
     vectors = np.asarray(vectors, dtype=np.float32)
-    peak = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors), dtype=np.float32)
-    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = (np.rint(vectors / scales[:, None]) + 128.0).astype(np.uint8)
+    n = len(vectors)
+    codes = np.empty(vectors.shape, dtype=np.uint8) if codes is None else codes
+    scales = np.empty(n, dtype=np.float32) if scales is None else scales
+    if n == 0:
+        return codes, scales
+    peak = np.maximum(vectors.max(axis=1), -vectors.min(axis=1))
+    np.copyto(scales, np.where(peak > 0, peak / np.float32(127), np.float32(1)), casting="same_kind")
+    scaled = vectors * (np.float32(1) / scales)[:, None]
+    np.rint(scaled, out=scaled)
+    scaled += np.float32(128)
+    np.copyto(codes, scaled, casting="unsafe")
     return codes, scales
 
 
@@ -200,7 +210,7 @@ class VectorIndex:
         self._quantize_from = (QUANTIZE_FROM if quantize_from is None else quantize_from) if exact is not None else None
         quantized = self._quantize_from is not None and capacity >= self._quantize_from
         self._matrix = None if quantized else _rows_array(size, self.dims, populate=True)
-        self._codes = np.empty((size, self.dims), dtype=np.uint8) if quantized else None
+        self._codes = _rows_array(size, self.dims, populate=True, dtype=np.uint8) if quantized else None
         self._scales = np.empty(size, dtype=np.float32) if quantized else None
         self._place = np.zeros(size, dtype=np.int32)          # code of (audience, boundary)
         self._expires = np.full(size, NEVER, dtype=np.float64)
@@ -301,7 +311,7 @@ class VectorIndex:
         if self._matrix is not None:
             self._matrix[start:end] = vectors
         else:
-            self._codes[start:end], self._scales[start:end] = quantize(vectors)
+            quantize(vectors, self._codes[start:end], self._scales[start:end])
 
     def _quantize_if_due(self, rows: int) -> None:
         """Turn a float32 index to bytes once it is to hold `quantize_from` rows (never back)."""
@@ -312,7 +322,7 @@ class VectorIndex:
         self._scales = np.empty(size, dtype=np.float32)
         for start in range(0, n, LOAD_CHUNK):
             end = min(n, start + LOAD_CHUNK)
-            self._codes[start:end], self._scales[start:end] = quantize(self._matrix[start:end])
+            quantize(self._matrix[start:end], self._codes[start:end], self._scales[start:end])
         self._matrix = None
 
     def set_places(self, places: dict[str, Place]) -> None:
