@@ -100,27 +100,37 @@ def lexical_candidates(conn: apsw.Connection, scope: Scope, terms: list[str], no
 PREFIX_MIN = 64
 
 
+RANKED_PER_LIMIT = 8  # the first FTS5 query hands over the best 8 x limit ids (their scores are computed anyway)
+
+
 def _best_visible(conn: apsw.Connection, table: str, cols: str, pred: str, params: list, match: str,
                   limit: int) -> list[dict]:
     """The visible rows of one table among the best-ranked FTS5 matches: every visible row at
     least as good as the `limit`-th best visible one (all of them when there are fewer).
 
-    FTS5 scores every match whatever the LIMIT, so a prefix that must grow is not asked for again
-    with a larger one (a full scoring each time: three of them for a word in 2,800 memories whose
-    scores tie in long runs): the second round asks for every match, sorted, and reads on down that
-    one cursor.
+    FTS5 scores every match whatever the LIMIT, so the first query asks for 8 x `limit` ids at once
+    and the rows are read a prefix at a time down that list; only a prefix that must grow past it
+    (long runs of tied scores, many hidden rows) asks again, once, for every match, best first.
     """
     ranked_sql = (f"SELECT rowid, -bm25({table}_fts, {BM25_WEIGHTS}) FROM {table}_fts"
                   f" WHERE {table}_fts MATCH ? ORDER BY 2 DESC")
     read_sql = (f"SELECT {cols}, m.rowid AS fts_rowid FROM {table} m"
                 f" WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {pred}")
     size = max(PREFIX_MIN, 2 * limit)
-    ranked = list(conn.execute(ranked_sql + " LIMIT ?", (match, size)))
-    more = None                        # the cursor over every match, from the second round on
+    asked = max(size, RANKED_PER_LIMIT * limit)
+    ranked = list(conn.execute(ranked_sql + " LIMIT ?", (match, asked)))
+    complete = len(ranked) < asked     # `ranked` holds every match
+    more = None                        # the cursor over every match, once the first list is not enough
     visible: list[dict] = []
     read: set[int] = set()             # rows read in earlier rounds: a grown prefix reads only its new ones
     while True:
-        score = {rowid: sc for rowid, sc in ranked if rowid not in read}
+        if len(ranked) < size and not complete:
+            if more is None:  # every match, best first (tied rows may come in another order than the LIMIT's)
+                more, ranked = conn.execute(ranked_sql, (match,)), []
+            ranked += itertools.islice(more, size - len(ranked))
+            complete = len(ranked) < size
+        prefix = ranked[:size]
+        score = {rowid: sc for rowid, sc in prefix if rowid not in read}
         read.update(score)
         if score:
             found = rows(conn, read_sql, (json.dumps(list(score)), *params))
@@ -128,17 +138,13 @@ def _best_visible(conn: apsw.Connection, table: str, cols: str, pred: str, param
                 r["lexical"] = score[r.pop("fts_rowid")]
             visible += found
             visible.sort(key=lambda r: -r["lexical"])
-        exhausted = len(ranked) < size
+        exhausted = complete and len(prefix) == len(ranked)
         if not visible and exhausted:
             return []
-        if exhausted or (len(visible) >= limit and visible[limit - 1]["lexical"] > ranked[-1][1]):
+        if exhausted or (len(visible) >= limit and visible[limit - 1]["lexical"] > prefix[-1][1]):
             cutoff = visible[min(limit, len(visible)) - 1]["lexical"]
             return [r for r in visible if r["lexical"] >= cutoff]
         size *= 4
-        if more is None:  # every match, best first (tied rows may come in another order than the LIMIT's)
-            more = conn.execute(ranked_sql, (match,))
-            ranked = []
-        ranked += itertools.islice(more, size - len(ranked))
 
 
 def find(conn: apsw.Connection, scope: Scope, query: str, now: int, *, limit: int = 5,

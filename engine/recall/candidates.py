@@ -41,6 +41,7 @@ class Pool:
 # them, is common (see `lexical_terms`). No store of the dev evaluations has a term that common.
 COMMON_SHARE = 0.02
 COMMON_FLOOR = 2_000
+SPLIT_GAIN = 2
 
 
 def lexical_terms(terms: tuple[str, ...], stats) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -52,7 +53,8 @@ def lexical_terms(terms: tuple[str, ...], stats) -> tuple[tuple[str, ...], tuple
     the scores of the memories those match (`search.lexical_candidates`' `rank_only`: the same
     scores as one query over all terms); a memory that holds nothing but a common word is an
     arbitrary pick among thousands, left to the vector channel. In a message of common terms
-    alone, the rarest one finds.
+    alone, the rarest one finds. When the common terms match fewer than SPLIT_GAIN times as many
+    memories as the others, one query over all of them is cheaper and is kept.
     """
     if stats is None or not getattr(stats, "built", False) or len(terms) < 2:
         return terms, ()
@@ -61,7 +63,12 @@ def lexical_terms(terms: tuple[str, ...], stats) -> tuple[tuple[str, ...], tuple
     common = [t for t in terms if counts[t] > cutoff]
     if len(common) == len(terms):
         common.remove(min(terms, key=counts.__getitem__))
-    return tuple(t for t in terms if t not in common), tuple(common)
+    finding = tuple(t for t in terms if t not in common)
+    # Two queries over the rarer terms' matches cost about twice one over them: not worth it unless
+    # the common terms match at least as many memories again.
+    if sum(counts[t] for t in common) < SPLIT_GAIN * sum(counts[t] for t in finding):
+        return terms, ()
+    return finding, tuple(common)
 
 
 def lexical_hits(conn, scope: Scope, terms: tuple[str, ...], now: int, limit: int = LEXICAL_K,

@@ -55,13 +55,15 @@ def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, term
             scope = eng.scope(sessions["work"])
             with eng.db.snapshot() as conn:
                 want = reference(conn, scope, terms, clock(), limit)
-                for prefix in (search.PREFIX_MIN, 1):  # 1: the prefix grows, round after round
-                    search.PREFIX_MIN, saved = prefix, search.PREFIX_MIN
+                # 1: the prefix grows round after round, past the first ranked list into the cursor
+                for prefix in (search.PREFIX_MIN, 1):
+                    saved = search.PREFIX_MIN, search.RANKED_PER_LIMIT
+                    search.PREFIX_MIN, search.RANKED_PER_LIMIT = prefix, min(prefix, search.RANKED_PER_LIMIT)
                     try:
                         got = [(r["id"], round(score, 9))
                                for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
                     finally:
-                        search.PREFIX_MIN = saved
+                        search.PREFIX_MIN, search.RANKED_PER_LIMIT = saved
                     assert got == want
         finally:
             eng.close()
