@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,24 @@ def trim_heap() -> None:
 def intra_op_threads() -> int:
     """Intra-op threads sized to the machine: its cores, at most 4, at least 1."""
     return max(1, min(MAX_THREADS, os.cpu_count() or 1))
+
+
+# A long list of texts (passages) is embedded in lanes, one batch a core at a time, each run on the
+# session's intra-op threads: 2,000-4,000 short facts at 1,000/s against 880/s one batch at a time
+# (the same vectors bit for bit), measured on 2 cores. A single intra-op thread with lanes was as
+# fast for passages, but a query embedded on one thread took 6.1 ms p50 against 5.1 inside the
+# recall bench, where the vector scan evicts the model's weights from the caches between queries.
+_batch_runners: ThreadPoolExecutor | None = None
+_batch_runners_lock = threading.Lock()
+
+
+def _runners() -> ThreadPoolExecutor:
+    global _batch_runners
+    with _batch_runners_lock:
+        if _batch_runners is None:
+            _batch_runners = ThreadPoolExecutor(max_workers=max(1, intra_op_threads() - 1),
+                                                thread_name_prefix="keepmind-embed")
+        return _batch_runners
 
 
 def _session(path: Path, threads: int | None):
@@ -114,7 +133,9 @@ class _OnnxModel:
                              f"(it declares {', '.join(self._inputs)}); it is not a BERT-style model")
         self._outputs = [o.name for o in self._session.get_outputs()]
         self._tok = load_tokenizer(self.folder, manifest, pairs=pairs)
-        self._lock = threading.Semaphore(2)  # at most two concurrent inferences (upstream default)
+        # concurrent inferences: a lane of passage batches a core, and one more, so that a recall's
+        # query never waits behind an import's batches
+        self._lock = threading.Semaphore(intra_op_threads() + 1)
 
     def _feed(self, encodings) -> tuple[dict, np.ndarray]:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -168,18 +189,28 @@ class Embedder(_OnnxModel):
     def _embed(self, texts: list[str]) -> np.ndarray:
         # Batches of similar length waste less on padding; the order is restored at the end.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        parts = []
-        for start in range(0, len(order), BATCH):
-            chunk = [texts[i] or " " for i in order[start:start + BATCH]]
-            feed, mask = self._feed(self._tok.encode_batch(chunk))
-            hidden = self._run(self._output, feed).astype(np.float32, copy=False)
-            parts.append(self._pool(hidden, mask))
-        if not parts:
+        chunks = [[texts[i] or " " for i in order[start:start + BATCH]] for start in range(0, len(order), BATCH)]
+        if not chunks:
             return np.zeros((0, self.dims or 0), dtype=np.float32)
+        lanes = min(len(chunks), intra_op_threads())
+        if lanes > 1:
+            # one lane of batches a core: this thread runs the first, the embed threads the others
+            def lane(k: int) -> list[np.ndarray]:
+                return [self._embed_batch(chunk) for chunk in chunks[k::lanes]]
+            others = [_runners().submit(lane, k) for k in range(1, lanes)]
+            done = [lane(0), *(f.result() for f in others)]
+            parts = [done[n % lanes][n // lanes] for n in range(len(chunks))]
+        else:
+            parts = [self._embed_batch(chunk) for chunk in chunks]
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts, axis=0)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def _embed_batch(self, chunk: list[str]) -> np.ndarray:
+        feed, mask = self._feed(self._tok.encode_batch(chunk))
+        hidden = self._run(self._output, feed).astype(np.float32, copy=False)
+        return self._pool(hidden, mask)
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if hidden.ndim == 2:  # the graph already pooled

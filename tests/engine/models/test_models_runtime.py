@@ -40,6 +40,19 @@ def test_large_batches_keep_the_input_order(tiny, tmp_path):
         assert np.allclose(together[i], emb.embed_passages([texts[i]])[0], atol=1e-5)
 
 
+def test_batches_embedded_in_lanes_give_the_vectors_of_one_batch_after_another(tiny, tmp_path, monkeypatch):
+    from keepmind.engine.models import runtime
+
+    emb = _embedder(tiny, tmp_path)
+    texts = [("dark " * (i % 9 + 1)) + ("train " * (i % 4)) + "noon " * (i % 3) for i in range(300)]  # 10 batches
+    monkeypatch.setattr(runtime, "intra_op_threads", lambda: 1)   # one lane: the batches in turn
+    in_turn = emb.embed_passages(texts)
+    monkeypatch.setattr(runtime, "intra_op_threads", lambda: 3)   # three lanes side by side
+    monkeypatch.setattr(runtime, "_batch_runners", None)
+    assert np.array_equal(emb.embed_passages(texts), in_turn)
+    assert np.array_equal(emb.embed_passages(texts[:5]), in_turn[:5])   # one batch: no lanes
+
+
 def test_cls_pooling_takes_the_first_token(tiny, tmp_path):
     emb = _embedder(tiny, tmp_path, pooling="cls")
     table, ids = tiny.embedding_table(), tiny.vocab_ids()
