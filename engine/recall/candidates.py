@@ -11,7 +11,7 @@ the top 50 are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,8 @@ class Pool:
     lexical_count: int
     vector_count: int
     coverage_gaps: tuple[str, ...]   # ids with no vector under the active model
+    # id -> (content stems, standing) of the candidates worked out while the other channel ran
+    words: dict[str, tuple[frozenset[str], bool]] = field(default_factory=dict)
 
 
 # A term held by more than this share of the store's memories, and by more than COMMON_FLOOR of
@@ -142,12 +144,16 @@ def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -
 
 def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *, vectors=None,
           model_id: str | None = None, query_vec: np.ndarray | None = None,
-          part_vecs: np.ndarray | None = None, part_hits: list[tuple[dict, float]] = ()) -> Pool:
+          part_vecs: np.ndarray | None = None, part_hits: list[tuple[dict, float]] = (),
+          known_vectors: dict[str, np.ndarray] | None = None,
+          words: dict[str, tuple[frozenset[str], bool]] | None = None) -> Pool:
     """Merge both channels' hits; lexical hits the vector channel missed get their exact cosine.
 
     With a message of several parts, `part_vecs` holds one query vector per part and `part_hits`
     what their searches found: every candidate then gets its cosine to each part too (`cosines`,
-    the whole message's first), from the index or the embeddings table.
+    the whole message's first), from the index or the embeddings table. `known_vectors` are vectors
+    of some candidates read already (the index's, while the query was embedded), `words` what
+    ranking reads of some candidates' texts (kept in the pool).
     """
     cos = {r["id"]: c for r, c in vec}
     vrank = {r["id"]: i + 1 for i, (r, _) in enumerate(vec)}
@@ -160,8 +166,10 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
     per_part: dict[str, tuple] = {}
     if query_vec is not None:
         missing = [i for i in rows if i not in cos]
-        wanted = list(rows) if part_vecs is not None else missing
+        known = known_vectors or {}
+        wanted = [i for i in (list(rows) if part_vecs is not None else missing) if i not in known]
         found_vecs: dict[str, np.ndarray] = vectors.vectors_of(wanted) if (vectors is not None and wanted) else {}
+        found_vecs.update((i, v) for i, v in known.items() if i in rows and (part_vecs is not None or i not in cos))
         for i, found in found_vecs.items():
             if i not in cos:
                 cos[i] = float(found @ query_vec)
@@ -180,4 +188,4 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
                   vector_rank=vrank.get(i), lexical_rank=lrank.get(i), cosines=per_part.get(i, ()))
         for i, row in rows.items()
     ]
-    return Pool(candidates, len(lex), len(vec), tuple(gaps))
+    return Pool(candidates, len(lex), len(vec), tuple(gaps), dict(words or {}))

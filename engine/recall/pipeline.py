@@ -16,7 +16,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from ..stance import standing
 from .budget import DegradationLog, call_with_budget
 from .candidates import Pool, lexical_hits, merge, vector_hits
 from .decide import floor_stage, gate_stage, inject_stage
@@ -25,7 +24,7 @@ from .plan import RecallPlan
 from .plan import plan as make_plan
 from .rank import RANKINGS, Candidate, RankWeights, best_segment, calibrated_weight, rank
 from .state import VECTOR_SEARCH_MS, Channel, RecallConfig, RecallTrace, Run
-from .terms import TermStats, collection_floor, row_stems
+from .terms import TermStats, collection_floor, row_words
 
 
 def run(*, models, snapshot, scope, message: str, now: int, stats: TermStats, config: RecallConfig,
@@ -126,6 +125,10 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
         t_l = timer()
         lex = lexical_hits(conn, r.scope, trace.plan.terms, r.now, exclude=r.exclude, stats=stats)
         trace.timings["lexical_ms"] = round((timer() - t_l) * 1000, 3)
+        # While the query embeds: what ranking reads of the lexical hits' texts, and their vectors
+        # (the vector channel finds about half of them itself; merge wants the others').
+        words = {row["id"]: row_words(row) for row, _ in lex}
+        known = vectors.vectors_of(list(words)) if (trace.model_id is not None and vectors is not None) else {}
         vec_hits: list = []
         part_vecs, part_hits = None, []
         if trace.model_id is not None:
@@ -147,7 +150,7 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
                 if channel.query_vec is None:
                     channel.reason = "sub_budget_exceeded"
         pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec,
-                     part_vecs=part_vecs, part_hits=part_hits)
+                     part_vecs=part_vecs, part_hits=part_hits, known_vectors=known, words=words)
     if channel.reason:
         trace.degraded.append(f"vector:{channel.reason}")
         r.emit("memory_recall_vector_degraded", channel.reason)
@@ -176,7 +179,7 @@ def rank_stage(r: Run, trace: RecallTrace, channel: Channel, pool: Pool, stats: 
     # Parts are matched by their vectors: without a query vector a part's coverage alone would let a
     # long off-topic message's best sentence through (lexical CISI zero-injection 0.964, not 1.0).
     trace.pool = pool = replace(pool, candidates=judged(trace.plan, pool.candidates, stats, weights,
-                                                        parts=channel.query_vec is not None))
+                                                        parts=channel.query_vec is not None, words=pool.words))
     t_r = r.timer()
     trace.ranked = rank(pool.candidates, r.now, method=ranking, weights=weights)
     trace.timings["rank_ms"] = round((r.timer() - t_r) * 1000, 3)
@@ -184,18 +187,18 @@ def rank_stage(r: Run, trace: RecallTrace, channel: Channel, pool: Pool, stats: 
 
 
 def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights,
-           parts: bool = True) -> list[Candidate]:
+           parts: bool = True, words: dict | None = None) -> list[Candidate]:
     """The candidates with what ranking and the gate read besides the channels' scores: whether
     each is a standing statement, its coverage of the message, and, for a message of several
-    parts (when `parts`), the part it matches best (rank.best_segment)."""
+    parts (when `parts`), the part it matches best (rank.best_segment). A candidate's stems and
+    standing found in `words` (worked out while the query embedded) are not worked out again."""
     plans = [plan.part(s) for s in range(len(plan.segments) if parts else 1)]
     idfs = [stats.weights(p.content) for p in plans]
     tasks = [p.task for p in plans]
     out = []
     for c in candidates:
-        stems = row_stems(c.row)
-        c = replace(c, standing=standing(f"{c.row.get('title', '')}\n{c.row.get('body', '')}"), for_task=plan.task,
-                    coverage=coverage(idfs[0], stems))
+        stems, is_standing = (words or {}).get(c.id) or row_words(c.row)
+        c = replace(c, standing=is_standing, for_task=plan.task, coverage=coverage(idfs[0], stems))
         if len(plans) > 1:
             c = best_segment(c, [coverage(idf, stems) for idf in idfs], tasks, weights)
         out.append(c)

@@ -19,6 +19,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
+from ..stance import standing
 from ..store import watermarks
 from .plan import content_stems
 
@@ -31,6 +32,12 @@ def memory_stems(title: str, body: str, *keywords: str) -> set[str]:
 
 def row_stems(row: dict) -> set[str]:
     return memory_stems(row.get("title", ""), row.get("body", ""), row.get("aliases", ""), row.get("facets", ""))
+
+
+def row_words(row: dict) -> tuple[frozenset[str], bool]:
+    """What ranking reads of a memory's text: its content stems, and whether it is a standing
+    statement (`stance.standing`)."""
+    return frozenset(row_stems(row)), standing(f"{row.get('title', '')}\n{row.get('body', '')}")
 
 
 def keyword_stems(row: dict) -> set[str]:
