@@ -50,11 +50,23 @@ def intra_op_threads() -> int:
     return max(1, min(MAX_THREADS, os.cpu_count() or 1))
 
 
-# A long list of texts (passages) is embedded in lanes, one batch a core at a time, each run on the
-# session's intra-op threads: 2,000-4,000 short facts at 1,000/s against 880/s one batch at a time
-# (the same vectors bit for bit), measured on 2 cores. A single intra-op thread with lanes was as
-# fast for passages, but a query embedded on one thread took 6.1 ms p50 against 5.1 inside the
-# recall bench, where the vector scan evicts the model's weights from the caches between queries.
+def embed_threads() -> int:
+    """The embedder's intra-op threads: every core but one, which is left to the FTS5 query that
+    recall runs beside the query embedding (at least 1, at most 4).
+
+    On 2 cores, one thread: inside `keepmind bench recall` at 100,000 memories recall p95 went
+    19.2-19.5 -> 17.0-18.0 ms, the core the embedding no longer takes going to the lexical channel.
+    A query embedded alone takes about as long on one thread as on two when the model is in the
+    caches (3.5 against 3.9 ms p50), 1.0 ms longer when a scan has just evicted it (the bench's
+    floor measures it that way: 6.4-6.7 against 5.4-5.6 ms p50).
+    """
+    return max(1, min(MAX_THREADS, (os.cpu_count() or 1) - 1))
+
+
+# A long list of texts (passages) is embedded in lanes, one batch a lane at a time, as many lanes
+# as the embedder's threads fit in the cores: 2,000-4,000 short facts at 1,040/s on one thread in
+# two lanes against 880/s one batch at a time on two threads (the same vectors bit for bit),
+# measured on 2 cores.
 _batch_runners: ThreadPoolExecutor | None = None
 _batch_runners_lock = threading.Lock()
 
@@ -162,7 +174,9 @@ class Embedder(_OnnxModel):
 
     def __init__(self, manifest: Manifest, folder: Path, *, floor: float | None = None,
                  floor_source: str | None = None, threads: int | None = None):
+        threads = threads or embed_threads()
         super().__init__(manifest, folder, pairs=False, threads=threads)
+        self._lanes = max(1, intra_op_threads() // threads)
         self.dims = manifest.dims
         self.floor = floor
         self.floor_source = floor_source
@@ -192,7 +206,7 @@ class Embedder(_OnnxModel):
         chunks = [[texts[i] or " " for i in order[start:start + BATCH]] for start in range(0, len(order), BATCH)]
         if not chunks:
             return np.zeros((0, self.dims or 0), dtype=np.float32)
-        lanes = min(len(chunks), intra_op_threads())
+        lanes = min(len(chunks), self._lanes)
         if lanes > 1:
             # one lane of batches a core: this thread runs the first, the embed threads the others
             def lane(k: int) -> list[np.ndarray]:

@@ -43,12 +43,14 @@ def test_large_batches_keep_the_input_order(tiny, tmp_path):
 def test_batches_embedded_in_lanes_give_the_vectors_of_one_batch_after_another(tiny, tmp_path, monkeypatch):
     from keepmind.engine.models import runtime
 
-    emb = _embedder(tiny, tmp_path)
     texts = [("dark " * (i % 9 + 1)) + ("train " * (i % 4)) + "noon " * (i % 3) for i in range(300)]  # 10 batches
+    monkeypatch.setattr(runtime, "embed_threads", lambda: 1)
     monkeypatch.setattr(runtime, "intra_op_threads", lambda: 1)   # one lane: the batches in turn
-    in_turn = emb.embed_passages(texts)
-    monkeypatch.setattr(runtime, "intra_op_threads", lambda: 3)   # three lanes side by side
+    in_turn = _embedder(tiny, tmp_path).embed_passages(texts)
+    monkeypatch.setattr(runtime, "intra_op_threads", lambda: 3)   # three lanes of one thread side by side
     monkeypatch.setattr(runtime, "_batch_runners", None)
+    emb = _embedder(tiny, tmp_path / "again")
+    assert emb._lanes == 3
     assert np.array_equal(emb.embed_passages(texts), in_turn)
     assert np.array_equal(emb.embed_passages(texts[:5]), in_turn[:5])   # one batch: no lanes
 
@@ -103,10 +105,14 @@ def test_a_file_that_is_not_a_model_fails_with_a_model_error(tiny, tmp_path):
 
 
 def test_intra_op_threads_are_sized_to_the_machine(monkeypatch):
+    from keepmind.engine.models.runtime import embed_threads
+
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert intra_op_threads() == 2
+    assert intra_op_threads() == 2 and embed_threads() == 1   # a core left to the FTS5 query
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert intra_op_threads() == 1 and embed_threads() == 1
     monkeypatch.setattr("os.cpu_count", lambda: 64)
-    assert intra_op_threads() == 4
+    assert intra_op_threads() == 4 and embed_threads() == 4
 
 
 def _gate(tiny, tmp_path, **kw):
