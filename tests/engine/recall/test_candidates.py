@@ -7,6 +7,7 @@ the index knew where memories live, they filled the whole fetch and the visible 
 """
 
 import numpy as np
+import pytest
 
 from keepmind.engine.clock import DAY_MS
 from keepmind.engine.models import vectors as vec
@@ -18,7 +19,15 @@ def _unit(*xs):
     return v / np.linalg.norm(v)
 
 
-def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(engine, clock):
+def _index(quantized: bool, vectors: dict) -> vec.VectorIndex:
+    """A float index, or one quantized from its first row that re-ranks by `vectors` (the stored ones)."""
+    if not quantized:
+        return vec.VectorIndex("m", 2)
+    return vec.VectorIndex("m", 2, exact=lambda ids: {i: vectors[i] for i in ids if i in vectors}, quantize_from=1)
+
+
+@pytest.mark.parametrize("quantized", [False, True], ids=["float", "quantized"])
+def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(engine, clock, quantized):
     here, there = engine.open_session("personal", "home"), engine.open_session("personal", "elsewhere")
     crowd = VECTOR_K * VECTOR_OVERFETCH + 50
     others = [engine.store(there, f"Other {i}", f"other boundary note {i}").id for i in range(crowd)]
@@ -27,17 +36,19 @@ def test_other_boundaries_and_expired_evidence_never_displace_a_visible_memory(e
     clock.advance(31 * DAY_MS)   # the evidence expires
     assert engine.find(here, "evidence", include_expired=True) and not engine.find(here, "evidence")
 
-    index = vec.VectorIndex("m", 2)
     ids = [*others, *stale, mine]
     vectors = np.stack([_unit(1, 0.01)] * (2 * crowd) + [_unit(0.5, 1.0)])
+    index = _index(quantized, dict(zip(ids, vectors)))
     with engine.db.snapshot() as conn:
         index.upsert_many(ids, vectors)
+        assert index.quantized == quantized
         scope, q = engine.scope(here), _unit(1, 0)
         # as before: no places, every row competes and the fetch is full of hidden memories
         assert mine not in {i for i, _ in index.search(q, VECTOR_K * VECTOR_OVERFETCH)}
         index.set_places(vec.live_places(conn, ids))
         hits = vector_hits(conn, scope, index, q, clock())
     assert [r["id"] for r, _ in hits] == [mine]
+    assert hits[0][1] == pytest.approx(float(vectors[-1] @ q), abs=1e-6)   # its exact cosine
     assert readable_places(scope) == [("personal", "home"), ("team", "home")]
 
 
