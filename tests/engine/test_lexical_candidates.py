@@ -2,6 +2,7 @@
 query that joins and filters every match before its limit gives, ties and hidden rows included."""
 
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -36,12 +37,9 @@ def reference(conn, scope, terms, now, limit, rank_only=()):
     return [(r["id"], round(r["lexical"], 9)) for r in search.rows(conn, sql, (*params, limit))]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(memories=st.lists(memory_st, min_size=1, max_size=25), limit=st.integers(1, 8),
-       terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=2, unique=True))
-# four memories tied on bm25 and a limit inside the tie: the newest two must be the ones kept
-@example(memories=[{"boundary": "work", "record": False, "words": ["alpha"]}] * 4, limit=2, terms=["alpha"])
-def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, terms):
+@contextmanager
+def stored(memories):
+    """(engine, clock, the work boundary's scope) over a new store holding `memories`, one second apart."""
     with tempfile.TemporaryDirectory() as tmp:
         clock = FakeClock()
         eng = open_engine(Path(tmp), settings=defaults(), clock=clock, start_workers=False)
@@ -52,21 +50,29 @@ def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, term
                 clock.advance(1000)
                 eng.store(sessions[m["boundary"]], f"{text} {i}", f"{text} memory",
                           memory_class="evidence" if m["record"] else "durable_fact")
-            scope = eng.scope(sessions["work"])
-            with eng.db.snapshot() as conn:
-                want = reference(conn, scope, terms, clock(), limit)
-                # 1: the prefix grows round after round, past the first ranked list into the cursor
-                for prefix in (search.PREFIX_MIN, 1):
-                    saved = search.PREFIX_MIN, search.RANKED_PER_LIMIT
-                    search.PREFIX_MIN, search.RANKED_PER_LIMIT = prefix, min(prefix, search.RANKED_PER_LIMIT)
-                    try:
-                        got = [(r["id"], round(score, 9))
-                               for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
-                    finally:
-                        search.PREFIX_MIN, search.RANKED_PER_LIMIT = saved
-                    assert got == want
+            yield eng, clock, eng.scope(sessions["work"])
         finally:
             eng.close()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(memories=st.lists(memory_st, min_size=1, max_size=25), limit=st.integers(1, 8),
+       terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=2, unique=True))
+# four memories tied on bm25 and a limit inside the tie: the newest two must be the ones kept
+@example(memories=[{"boundary": "work", "record": False, "words": ["alpha"]}] * 4, limit=2, terms=["alpha"])
+def test_rank_first_reading_gives_the_joined_querys_answer(memories, limit, terms):
+    with stored(memories) as (eng, clock, scope), eng.db.snapshot() as conn:
+        want = reference(conn, scope, terms, clock(), limit)
+        # 1: the prefix grows round after round, past the first ranked list into the cursor
+        for prefix in (search.PREFIX_MIN, 1):
+            saved = search.PREFIX_MIN, search.RANKED_PER_LIMIT
+            search.PREFIX_MIN, search.RANKED_PER_LIMIT = prefix, min(prefix, search.RANKED_PER_LIMIT)
+            try:
+                got = [(r["id"], round(score, 9))
+                       for r, score in search.lexical_candidates(conn, scope, terms, clock(), limit)]
+            finally:
+                search.PREFIX_MIN, search.RANKED_PER_LIMIT = saved
+            assert got == want
 
 
 def test_hidden_matches_that_outrank_every_visible_one_do_not_crowd_it_out(tmp_path):
@@ -92,23 +98,10 @@ def test_terms_that_only_rank_score_as_in_one_query_over_all_terms_but_find_noth
     """Automatic recall's common words (`rank_only`) are asked for in two disjoint parts; the
     answer is the single query's over every term, among the memories a finding term matches."""
     terms, rank_only = list(split[:finding]), list(split[finding:])
-    with tempfile.TemporaryDirectory() as tmp:
-        clock = FakeClock()
-        eng = open_engine(Path(tmp), settings=defaults(), clock=clock, start_workers=False)
-        try:
-            sessions = {b: eng.open_session("personal", b) for b in ("work", "home")}
-            for i, m in enumerate(memories):
-                text = " ".join(m["words"])
-                clock.advance(1000)
-                eng.store(sessions[m["boundary"]], f"{text} {i}", f"{text} memory",
-                          memory_class="evidence" if m["record"] else "durable_fact")
-            scope = eng.scope(sessions["work"])
-            with eng.db.snapshot() as conn:
-                want = reference(conn, scope, terms, clock(), limit, rank_only)
-                got = [(r["id"], round(score, 9)) for r, score in
-                       search.lexical_candidates(conn, scope, terms, clock(), limit, rank_only=rank_only)]
-                assert got == want
-                alone = search.lexical_candidates(conn, scope, terms, clock(), 100)
-                assert {i for i, _ in got} <= {r["id"] for r, _ in alone}   # nothing found by a rank-only term
-        finally:
-            eng.close()
+    with stored(memories) as (eng, clock, scope), eng.db.snapshot() as conn:
+        want = reference(conn, scope, terms, clock(), limit, rank_only)
+        got = [(r["id"], round(score, 9)) for r, score in
+               search.lexical_candidates(conn, scope, terms, clock(), limit, rank_only=rank_only)]
+        assert got == want
+        alone = search.lexical_candidates(conn, scope, terms, clock(), 100)
+        assert {i for i, _ in got} <= {r["id"] for r, _ in alone}   # nothing found by a rank-only term
