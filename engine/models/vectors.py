@@ -214,7 +214,7 @@ class VectorIndex:
         self._scales = np.empty(size, dtype=np.float32) if quantized else None
         self._place = np.zeros(size, dtype=np.int32)          # code of (audience, boundary)
         self._expires = np.full(size, NEVER, dtype=np.float64)
-        self._codes_of: dict[tuple[str, str], int] = {}
+        self._place_codes: dict[tuple[str, str], int] = {}
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -298,7 +298,7 @@ class VectorIndex:
                 self._grow()
             end = start + len(item_ids)
             self._put(start, end, vectors)
-            codes = self._codes_of
+            codes = self._place_codes
             pairs = [(a, b) for a, b, _ in places]
             for pair in [p for p in dict.fromkeys(pairs) if p not in codes]:
                 codes[pair] = len(codes) + 1
@@ -336,9 +336,9 @@ class VectorIndex:
     def _set_place(self, row: int, place: Place) -> None:
         audience, boundary, expires_at = place
         key = (audience, boundary)
-        code = self._codes_of.get(key)
+        code = self._place_codes.get(key)
         if code is None:
-            code = self._codes_of[key] = len(self._codes_of) + 1
+            code = self._place_codes[key] = len(self._place_codes) + 1
         self._place[row] = code
         self._expires[row] = NEVER if expires_at is None else float(expires_at)
 
@@ -427,8 +427,8 @@ class VectorIndex:
         """A mask of the rows a search may return, or None when nothing is narrowed away."""
         keep = None
         if places is not None:
-            wanted = [self._codes_of[p] for p in places if p in self._codes_of]
-            if len(wanted) < len(self._codes_of):  # some place is not wanted
+            wanted = [self._place_codes[p] for p in places if p in self._place_codes]
+            if len(wanted) < len(self._place_codes):  # some place is not wanted
                 keep = np.isin(self._place[:n], [UNKNOWN, *wanted])
         if now is not None:
             alive = self._expires[:n] > now
@@ -485,6 +485,13 @@ def from_blob(blob: bytes, dims: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dims)
 
 
+# What an index holds: every live memory's stored vector of a model (?) of its dims (?), with where
+# the memory lives.
+INDEXED_SQL = (f"SELECT e.item_id, e.vector, live.audience, live.boundary, live.expires_at"
+               f" FROM memory_embeddings e JOIN ({LIVE_SQL}) live"
+               " ON live.id = e.item_id WHERE e.model_id = ? AND e.dims = ?")
+
+
 def load_index(conn: apsw.Connection, model_id: str, dims: int, *, exact: ExactReader | None = None,
                quantize_from: int | None = None) -> VectorIndex:
     """An index of every live memory's stored vector for this model (any content hash). With `exact`
@@ -496,10 +503,7 @@ def load_index(conn: apsw.Connection, model_id: str, dims: int, *, exact: ExactR
     # In chunks, each decoded with one join of its blobs: never a Python array per vector, nor a
     # second copy of the whole matrix (at 100,000 memories those held 150 MB after the load). The
     # rows are transposed by zip and handed over whole: no Python work per row.
-    cursor = conn.execute(
-        f"SELECT e.item_id, e.vector, live.audience, live.boundary, live.expires_at"
-        f" FROM memory_embeddings e JOIN ({LIVE_SQL}) live"
-        " ON live.id = e.item_id WHERE e.model_id = ? AND e.dims = ?", (model_id, dims))
+    cursor = conn.execute(INDEXED_SQL, (model_id, dims))
     while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
         ids, blobs, audiences, boundaries, expiries = zip(*chunk)
         vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), index.dims)
@@ -515,10 +519,9 @@ def live_matrix(conn: apsw.Connection, model_id: str, dims: int) -> tuple[list[s
     holds, exactly as stored (a bench's yardstick for a quantized index)."""
     ids: list[str] = []
     parts: list[np.ndarray] = []
-    cursor = conn.execute(f"SELECT e.item_id, e.vector FROM memory_embeddings e JOIN ({LIVE_SQL}) live"
-                          " ON live.id = e.item_id WHERE e.model_id = ? AND e.dims = ?", (model_id, dims))
+    cursor = conn.execute(INDEXED_SQL, (model_id, dims))
     while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
-        chunk_ids, blobs = zip(*chunk)
+        chunk_ids, blobs, *_ = zip(*chunk)
         ids += chunk_ids
         parts.append(np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(chunk_ids), dims))
     return ids, (np.concatenate(parts).astype(np.float32, copy=False) if parts

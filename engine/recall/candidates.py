@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import search
+from ..models import vectors as vec
 from ..policy import Scope
 from .rank import Candidate
 from .stem import stem
@@ -125,15 +126,7 @@ def _hydrated(conn, scope: Scope, hits: list[tuple[str, float]], now: int, limit
 
 def stored_vectors(conn, model_id: str, ids: list[str]) -> dict[str, np.ndarray]:
     """The normalized vectors of embedded memories, read from the embeddings table."""
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        sql = (f"SELECT item_id, vector FROM memory_embeddings WHERE model_id=?"
-               f" AND item_id IN ({','.join('?' * len(chunk))})")
-        for item_id, blob in conn.execute(sql, (model_id, *chunk)):
-            vec = np.frombuffer(blob, dtype=np.float32)
-            out[item_id] = vec / (float(np.linalg.norm(vec)) or 1.0)
-    return out
+    return {i: v / (float(np.linalg.norm(v)) or 1.0) for i, v in vec.read_vectors(conn, model_id, ids).items()}
 
 
 def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -> dict[str, float]:
