@@ -103,10 +103,9 @@ def vector_hits(conn, scope: Scope, vectors, query_vec: np.ndarray, now: int, li
     # (1.7 ms at 100,000 memories) and a float one nothing; reading all 200 rows cost 1.9 ms.
     want = limit + len(exclude) + HYDRATE_MARGIN
     while True:
-        hits = [(i, c) for i, c in vectors.search(query_vec, want, places=readable_places(scope), now=now)
-                if i not in exclude]
-        found = _hydrated(conn, scope, hits, now, limit)
-        if len(found) >= limit or len(hits) + len(exclude) < want or want >= len(vectors):
+        searched = vectors.search(query_vec, want, places=readable_places(scope), now=now)
+        found = _hydrated(conn, scope, [(i, c) for i, c in searched if i not in exclude], now, limit)
+        if len(found) >= limit or len(searched) < want or want >= len(vectors):  # or no more rows to ask for
             return found[:limit]
         want *= VECTOR_OVERFETCH
 
