@@ -21,9 +21,12 @@ def sign_in(page, live, as_token: str | None = None) -> None:
 
 
 def hx_settle(page) -> None:
-    """Wait until htmx has no request in flight."""
+    """Wait until htmx has no request in flight, and has bound every element that asks it to
+    (a key pressed before that, on a page just loaded, submits a form natively)."""
     page.wait_for_function("() => !document.querySelector('.htmx-request')")
     page.wait_for_load_state("networkidle")
+    page.wait_for_function("""() => [...document.querySelectorAll('[hx-get],[hx-post]')]
+        .every(el => el['htmx-internal-data'] && el['htmx-internal-data'].initHash)""")
 
 
 def check_axe(page, where: str) -> None:
