@@ -137,15 +137,13 @@ def stored_cosines(conn, model_id: str, ids: list[str], query_vec: np.ndarray) -
 def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *, vectors=None,
           model_id: str | None = None, query_vec: np.ndarray | None = None,
           part_vecs: np.ndarray | None = None, part_hits: list[tuple[dict, float]] = (),
-          known_vectors: dict[str, np.ndarray] | None = None,
-          words: dict[str, tuple[frozenset[str], bool]] | None = None) -> Pool:
+          known_vectors: dict[str, np.ndarray] | None = None) -> Pool:
     """Merge both channels' hits; lexical hits the vector channel missed get their exact cosine.
 
     With a message of several parts, `part_vecs` holds one query vector per part and `part_hits`
     what their searches found: every candidate then gets its cosine to each part too (`cosines`,
     the whole message's first), from the index or the embeddings table. `known_vectors` are vectors
-    of some candidates read already (the index's, while the query was embedded), `words` what
-    ranking reads of some candidates' texts (kept in the pool).
+    of some candidates read already (the index's, while the query was embedded).
     """
     cos = {r["id"]: c for r, c in vec}
     vrank = {r["id"]: i + 1 for i, (r, _) in enumerate(vec)}
@@ -159,9 +157,11 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
     if query_vec is not None:
         missing = [i for i in rows if i not in cos]
         known = known_vectors or {}
-        wanted = [i for i in (list(rows) if part_vecs is not None else missing) if i not in known]
-        found_vecs: dict[str, np.ndarray] = vectors.vectors_of(wanted) if (vectors is not None and wanted) else {}
-        found_vecs.update((i, v) for i, v in known.items() if i in rows and (part_vecs is not None or i not in cos))
+        wanted = list(rows) if part_vecs is not None else missing
+        found_vecs = {i: known[i] for i in wanted if i in known}
+        unread = [i for i in wanted if i not in known]
+        if vectors is not None and unread:
+            found_vecs.update(vectors.vectors_of(unread))
         for i, found in found_vecs.items():
             if i not in cos:
                 cos[i] = float(found @ query_vec)
@@ -180,4 +180,4 @@ def merge(conn, lex: list[tuple[dict, float]], vec: list[tuple[dict, float]], *,
                   vector_rank=vrank.get(i), lexical_rank=lrank.get(i), cosines=per_part.get(i, ()))
         for i, row in rows.items()
     ]
-    return Pool(candidates, len(lex), len(vec), tuple(gaps), dict(words or {}))
+    return Pool(candidates, len(lex), len(vec), tuple(gaps))

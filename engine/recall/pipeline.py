@@ -149,8 +149,9 @@ def candidates_stage(r: Run, trace: RecallTrace, channel: Channel, stats: TermSt
                     trace.degraded.append("parts:sub_budget_exceeded")
                 if channel.query_vec is None:
                     channel.reason = "sub_budget_exceeded"
-        pool = merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id, query_vec=channel.query_vec,
-                     part_vecs=part_vecs, part_hits=part_hits, known_vectors=known, words=words)
+        pool = replace(merge(conn, lex, vec_hits, vectors=vectors, model_id=trace.model_id,
+                             query_vec=channel.query_vec, part_vecs=part_vecs, part_hits=part_hits,
+                             known_vectors=known), words=words)
     if channel.reason:
         trace.degraded.append(f"vector:{channel.reason}")
         r.emit("memory_recall_vector_degraded", channel.reason)
