@@ -245,9 +245,11 @@ def ingest(engine, scopes, texts: list[str], distinct: int, model) -> None:
 def physical_floor(engine, qs: list[str]) -> dict:
     """What no recall can beat, measured now: embedding each query alone, and an exact float32 scan
     of every vector for its top 50. With it, how many of the index's own top 50 (a quantized index
-    re-ranks its byte scan) are in the exact top 50, ties counted as in (`overlap_at_50`)."""
+    re-ranks its byte scan) are in the exact top 50, ties counted as in (`overlap_at_50`): each hit
+    is judged by its stored vector's exact score, not by the score the index gives it."""
     model, index = engine.models.embedder(), engine.models.vectors()
-    _, matrix = engine.models.stored_matrix()
+    ids, matrix = engine.models.stored_matrix()
+    row_of = {item_id: row for row, item_id in enumerate(ids)}
     embed, scan, overlap = [], [], []
     for q in qs:
         t = time.perf_counter()
@@ -259,7 +261,8 @@ def physical_floor(engine, qs: list[str]) -> dict:
         if len(exact):
             worst = float(matrix[exact[-1]] @ vector)
             hits = index.search(vector, 50)
-            overlap.append(sum(score >= worst - 1e-6 for _, score in hits) / len(exact))
+            overlap.append(sum(float(matrix[row_of[i]] @ vector) >= worst - 1e-6 for i, _ in hits if i in row_of)
+                           / len(exact))
     out = {k: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 0.95), 2)}
            for k, v in (("embed", embed), ("scan", scan))}
     if overlap:
