@@ -66,7 +66,8 @@ def embed_threads() -> int:
 # A long list of texts (passages) is embedded in lanes, one batch a lane at a time, as many lanes
 # as the embedder's threads fit in the cores: 2,000-4,000 short facts at 1,040/s on one thread in
 # two lanes against 880/s one batch at a time on two threads (the same vectors bit for bit),
-# measured on 2 cores.
+# measured on 2 cores. The lanes have threads of their own, not the vector scan's
+# (`vectors._run_parts`): a recall's scan must never queue behind an import's batches.
 _batch_runners: ThreadPoolExecutor | None = None
 _batch_runners_lock = threading.Lock()
 
