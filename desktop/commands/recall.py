@@ -214,7 +214,7 @@ def cmd_calibrate(args) -> int:
     if args.lexical:
         return _calibrate_lexical(args, replace(relaxed, embeddings_enabled=False))
     data, convs, negs, records, seconds = _run(args, calibrating=True, config=relaxed)
-    tasks, task_note = _task_records(args, relaxed)
+    tasks, task_null, task_note = _task_records(args, relaxed)
     named = None
     if args.anonymize:  # the ranking weight is swept with the names intact (see calibrate.calibrate)
         _, _, _, named, more = _run(argparse.Namespace(**{**vars(args), "anonymize": False}), calibrating=True,
@@ -228,7 +228,8 @@ def cmd_calibrate(args) -> int:
     if args.feedback:
         records = records + _feedback_records(args, model_id, relaxed)
     result = calib.calibrate(records, target_retention=args.target_retention, coverage_weight=args.coverage_weight,
-                             ranking_records=named, task_records=tasks, zero_target=args.target_zero_injection)
+                             ranking_records=named, task_records=tasks, zero_target=args.target_zero_injection,
+                             task_null=task_null)
     describe = _describe(data, args, convs, negs,
                          ("; ranking weight swept on the same data with names intact" if named else "")
                          + ("; with people's feedback labels" if args.feedback else "") + task_note)
@@ -260,14 +261,15 @@ def _feedback_records(args, model_id: str, config: RecallConfig) -> list:
     return found
 
 
-def _task_records(args, config: RecallConfig):
-    """PrefEval's calibrating records (task messages needing a preference), or (None, "")."""
+def _task_records(args, config: RecallConfig, *, null: bool = True):
+    """PrefEval's calibrating records (task messages needing a preference) and the cosines of its
+    questions to preferences of other topics (prefeval.unrelated_null), or (None, None, "")."""
     path = getattr(args, "prefeval", None)
     shared = _shared_eval()
     if path is None and args.data is None and shared is not None and (shared / DEV_PREFEVAL).is_file():
         path = str(shared / DEV_PREFEVAL)
     if path is None:
-        return None, ""
+        return None, None, ""
     from keepmind.engine.recall import prefeval
 
     pairs = prefeval.load_prefeval(path)
@@ -275,8 +277,9 @@ def _task_records(args, config: RecallConfig):
     protocol = prefeval.Protocol(users=args.prefeval_users, seed=args.prefeval_seed)
     records, _, _ = prefeval.evaluate(pairs, background, protocol, open_engine=open_engine,
                                       models_dir=models_dir_of(args), config=config, calibrating=True)
+    found = prefeval.measure_null(pairs, open_engine=open_engine, models_dir=models_dir_of(args)) if null else None
     topics = len({p.topic for p in pairs})
-    return records, (f"; with {Path(path).name}: {protocol.users} simulated users (seed {protocol.seed}), "
+    return records, found, (f"; with {Path(path).name}: {protocol.users} simulated users (seed {protocol.seed}), "
                      f"{topics} topics, {sum(r.kind == 'positive' for r in records)} task questions needing a "
                      f"preference, {sum(r.kind != 'positive' for r in records)} whose topic the store lacks")
 
@@ -303,7 +306,7 @@ def _show(cal: dict, args) -> None:
 def _calibrate_lexical(args, config: RecallConfig) -> int:
     data, convs, negs, records, _ = _run(args, calibrating=True, config=config)
     _need_negatives(records)
-    tasks, task_note = _task_records(args, config)
+    tasks, _, task_note = _task_records(args, config, null=False)
     cal = calib.calibrate_lexical(records, target_retention=args.target_retention, task_records=tasks,
                                   zero_target=args.target_zero_injection)
     cal.update({"data": _describe(data, args, convs, negs, task_note),

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 
 from ..errors import InvalidInput
 from . import metrics
-from .gate import FeatureGateParams
+from .gate import FeatureGateParams, Surprise
 from .gatefit import RELATIVE_GRID, calibrate_gate, fit_logistic, tops_after_floor  # noqa: F401 - RELATIVE_GRID, fit_logistic re-exported
 from .rank import RankWeights, rank
 
@@ -116,7 +116,8 @@ def rerank(records, weights: RankWeights, keep: int = 20) -> list:
 def calibrate(records, *, target_retention: float = 0.96, floor_retention: float = 1.0,
               max_items: int = 3, coverage_grid=COVERAGE_GRID, coverage_weight: float | None = None,
               weights: RankWeights = RankWeights(), ranking_records=None, task_records=None,
-              zero_target: float = 0.90, task_floor_retention: float = 1.0) -> Calibration:
+              zero_target: float = 0.90, task_floor_retention: float = 1.0,
+              task_null: tuple[float, float] | None = None) -> Calibration:
     """Ranking weights, floor and feature gate from calibrating runs' records.
 
     The coverage weight is swept on `ranking_records` when given (the run with the speakers' names
@@ -155,6 +156,9 @@ def calibrate(records, *, target_retention: float = 0.96, floor_retention: float
         floor, task_floor = -1.0, None
         tops = tops_after_floor(records, floor, max_items)
         gate, report = calibrate_gate(records, tops, target=target_retention, zero_target=zero_target)
+    if task_null is not None and gate.task is not None and task_null[1] > 0:
+        gate = replace(gate, task=replace(gate.task, surprise=Surprise(
+            round(task_null[0], 4), round(task_null[1], 4), round(1.0 - zero_target, 4))))
     return Calibration(floor, gate, {
         "ranking": ranking,
         "floor": {"value": round(floor, 4), "retention_alone": found.get("relevant_recall_retained"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import search
 from .budget import call_with_budget
-from .candidates import RECALL_MODES
+from .candidates import RECALL_MODES, VECTOR_K
 from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
 from .inject import Injected, fit
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
@@ -122,7 +122,9 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | Non
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
     start = timer()
-    decisions = feature_gate(params, trace.plan, top, stats, context=trace.ranked)
+    # The vector channel found fewer than it asked for: every memory the scope may recall is a candidate.
+    seen_all = not lexical and trace.pool is not None and trace.pool.vector_count < VECTOR_K
+    decisions = feature_gate(params, trace.plan, top, stats, context=trace.ranked, seen_all=seen_all)
     elapsed = (timer() - start) * 1000
     trace.timings["gate_ms"] = round(elapsed, 3)
     if elapsed > budget:

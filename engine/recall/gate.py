@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from statistics import NormalDist
 
 from .plan import RecallPlan, content_words
 from .rank import Ranked
@@ -61,6 +62,8 @@ CONTEXT = 20          # how much of the ranking the relative features compare a 
 # The gate of recall without a query vector (`keepmind recall calibrate --lexical` writes it).
 LEXICAL_CALIBRATION = Path(__file__).with_name("lexical_gate.json")
 NO_LEXICAL_RANK = 50  # the lexical rank of a candidate the lexical channel did not return
+MIN_STANDING = 3      # standing statements the task features compare a candidate with (fewer: no reading)
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ class FeatureGateParams:
     query_bias: float = 0.0
     relative: float = 0.0
     task: "FeatureGateParams | None" = None   # the gate of task messages
+    surprise: "Surprise | None" = None       # a task gate's rule for a standing statement that stands out
 
 
     @classmethod
@@ -108,7 +112,8 @@ class FeatureGateParams:
                        query_bias=float(query["bias"]) if qw else 0.0,
                        relative=float(fg.get("relative", 0.0)),
                        task=cls.from_calibration({"feature_gate": fg["task"]}, source=source)
-                       if isinstance(fg.get("task"), dict) else None)
+                       if isinstance(fg.get("task"), dict) else None,
+                       surprise=Surprise.from_calibration(fg.get("surprise")))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -120,7 +125,62 @@ class FeatureGateParams:
             out["query_model"] = {"weights": dict(zip(QUERY_FEATURES, self.query_weights)), "bias": self.query_bias}
         if self.task is not None:
             out["task"] = self.task.as_calibration()
+        if self.surprise is not None:
+            out["surprise"] = self.surprise.as_calibration()
         return out
+
+
+@dataclass(frozen=True)
+class Surprise:
+    """Keep a task message's standing statement, in a store with too few of them for the task gate to
+    read, when chance alone would rarely score it so high.
+
+    The task gate reads where a standing statement's cosine stands among the others at the head of
+    the ranking, and it learnt from stores of twenty of them: in a store of one or two, a preference
+    well clear of chance ("Book me a flight to Berlin next week." and "I always prefer a window seat
+    when I fly.", cosine 0.28, where an unrelated one scores about 0.10) reads like the best of twenty
+    unrelated ones and is refused. So when the vector channel saw every memory the scope may recall
+    (it found fewer than it asked for) and fewer than MIN_STANDING of them are standing statements,
+    this rule decides them instead: with `mean` and `sd` the cosines of task messages to preferences
+    that do not bear on them (the calibration measures them on its task data, every question against
+    every preference of another topic), the chance that the best of the n standing statements scores
+    at least this cosine is 1 - Phi(z)^n, and it is kept below `alpha`, which is the share of
+    questions whose topic the store lacks that the calibration lets through (1 - its zero-injection
+    target): an unrelated task gets a preference at most that often here too.
+    """
+
+    mean: float
+    sd: float
+    alpha: float
+
+    @classmethod
+    def from_calibration(cls, found) -> "Surprise | None":
+        try:
+            out = cls(float(found["mean"]), float(found["sd"]), float(found["alpha"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return out if out.sd > 0 and 0 < out.alpha < 1 else None
+
+    def as_calibration(self) -> dict:
+        return {"mean": self.mean, "sd": self.sd, "alpha": self.alpha}
+
+    def chance(self, cosine: float, n: int) -> float:
+        """The chance that the best of `n` unrelated standing statements scores at least `cosine`."""
+        return 1.0 - _NORMAL.cdf((cosine - self.mean) / self.sd) ** max(1, n)
+
+    def pick(self, top: list[Ranked], context: list[Ranked], seen_all: bool) -> tuple[str, float] | None:
+        """The id of the best task-matched standing statement in `top` and its chance, when the rule
+        applies (`seen_all`: `context`, every candidate, holds every memory the scope may recall;
+        fewer than MIN_STANDING standing statements among them) and the chance is below alpha."""
+        n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing)
+        if not seen_all or n >= MIN_STANDING:
+            return None
+        best = max((r for r in top if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None),
+                   key=lambda r: r.candidate.cosine, default=None)
+        if best is None:
+            return None
+        p = self.chance(best.candidate.cosine, n)
+        return (best.id, p) if p < self.alpha else None
 
 
 @dataclass(frozen=True)
@@ -220,7 +280,7 @@ def _standing_spread(context: list[Ranked]) -> tuple[float, float] | None:
     ranking (CONTEXT candidates), or None when there are fewer than three of them."""
     pool = [r.candidate.cosine for r in context[:CONTEXT]
             if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None]
-    if len(pool) < 3:
+    if len(pool) < MIN_STANDING:
         return None
     mean = sum(pool) / len(pool)
     return mean, max(0.02, math.sqrt(sum((x - mean) ** 2 for x in pool) / len(pool)))
@@ -307,16 +367,24 @@ def decide(scores: list[float], ids: list[str], item_threshold: float, query_thr
 
 
 def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,
-                 context: list[Ranked] | None = None) -> list[GateDecision]:
+                 context: list[Ranked] | None = None, seen_all: bool = False) -> list[GateDecision]:
     """The offline gate's decisions; a task message gets what the question gate or the task gate
     keeps (the task gate adds the standing preferences a task needs, the question gate still keeps
-    what the task names: the home airport of "a flight from Boston")."""
+    what the task names: the home airport of "a flight from Boston"), and in a store with too few
+    standing statements for the task gate to read, what the task gate's Surprise rule keeps
+    (`seen_all`: `context` holds every memory the scope may recall)."""
     decisions = _one_gate(params, plan, top, stats, context)
     if params.task is None or not plan.task:
         return decisions
     extra = _one_gate(params.task, plan, top, stats, context)
-    return [d if d.kept or not e.kept else GateDecision(e.id, e.score, True, "kept by the task gate", e.features)
-            for d, e in zip(decisions, extra)]
+    decisions = [d if d.kept or not e.kept else GateDecision(e.id, e.score, True, "kept by the task gate", e.features)
+                 for d, e in zip(decisions, extra)]
+    found = params.task.surprise.pick(top, context or top, seen_all) if params.task.surprise is not None else None
+    if found is None:
+        return decisions
+    return [d if d.kept or d.id != found[0] else
+            GateDecision(d.id, d.score, True, f"stands out from chance (p={found[1]:.3f})", d.features)
+            for d in decisions]
 
 
 def _one_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,

@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from ..errors import InvalidInput
 from .eval_data import Conversation, Memory
 from .evaluation import JobRecord, memory_text, open_stores_engine, slim_row, wait_for_vectors
@@ -213,6 +215,28 @@ def evaluate(pairs: list[Pair], background: list[Conversation], protocol: Protoc
             if progress:
                 progress(f"user {plan.index}: {len(plan.stored)} preferences, {len(plan.negatives)} negatives")
     return records, learnt, plans
+
+
+def unrelated_null(pairs: list[Pair], embedder) -> tuple[float, float]:
+    """Mean and spread of the cosine of a task question to a preference that does not bear on it:
+    every question against every preference of another topic, as recall embeds them (gate.Surprise)."""
+    questions = embedder.embed_queries([p.question for p in pairs])
+    preferences = embedder.embed_passages([p.preference for p in pairs])
+    topics = np.array([p.topic for p in pairs])
+    cosines = (questions @ preferences.T)[topics[:, None] != topics[None, :]]
+    return float(cosines.mean()), float(cosines.std())
+
+
+def measure_null(pairs: list[Pair], *, open_engine: Callable,
+                 models_dir: Path | None = None) -> tuple[float, float] | None:
+    """unrelated_null with the embedder a fresh engine loads from `models_dir` (None without one)."""
+    with tempfile.TemporaryDirectory(prefix="keepmind-prefeval-") as tmp:
+        engine = open_stores_engine(Path(tmp) / "null", open_engine, models_dir)
+        try:
+            embedder = engine.models.embedder()
+            return unrelated_null(pairs, embedder) if embedder is not None else None
+        finally:
+            engine.close()
 
 
 def summarize(records: list[JobRecord], *, config: dict, learnt: dict[str, list[str]] | None = None,

@@ -259,6 +259,10 @@ def test_calibrate_with_task_data_picks_task_weights_and_thresholds_and_reports_
     hybrid = cal["dev_metrics"]["hybrid"]
     task_gate = cal["feature_gate"]["task"]
     assert {"weights", "bias", "item_threshold", "query_threshold", "relative", "query_model"} <= set(task_gate)
+    # the rule for stores too small to read lets through what the zero-injection target allows, against
+    # the cosines of the pairs' questions to preferences of other topics
+    surprise = task_gate["surprise"]
+    assert surprise["alpha"] == 0.5 and 0.0 < surprise["sd"] < 0.3 and -0.1 < surprise["mean"] < 0.3
     assert hybrid["prefeval_dev"]["zero_injection"]["absent_topic"] >= 0.5
     assert hybrid["leave_one_topic_out"]["n_positive"] == hybrid["prefeval_dev"]["n_positive"] > 0
     assert hybrid["targets"]["zero_injection"] == 0.5

@@ -188,3 +188,41 @@ def test_a_task_messages_standing_statements_have_a_floor_of_their_own():
     assert not above_floor(replace(low, for_task=True, standing=True), 0.24, 0.2)
     assert not above_floor(replace(low, for_task=True, standing=True), 0.24)   # no task floor calibrated
     assert above_floor(replace(low, cosine=None), 0.24)           # no vector: not floored
+
+
+def test_in_a_store_too_small_to_read_a_standing_statement_chance_would_rarely_score_so_high_is_kept():
+    from dataclasses import replace
+
+    from keepmind.engine.recall.gate import Surprise
+
+    stats = _stats()
+    p = plan("Can you recommend a coffee grinder for me?")
+
+    def standing(mid, cosine, standing=True):
+        return Ranked(replace(_ranked(mid, cosine).candidate, for_task=True, standing=standing), cosine, ())
+    rule = Surprise(mean=0.1, sd=0.1, alpha=0.1)
+    # the chance grows with the number of standing statements that could have scored as high
+    assert rule.chance(0.3, 1) < rule.chance(0.3, 2) < 0.1 < rule.chance(0.3, 20) < 1.0
+    assert rule.chance(0.3, 1) == rule.chance(0.3, 0)   # never fewer than the one found
+    one = [standing("grinder", 0.3), standing("airport", 0.05, standing=False)]
+    assert rule.pick(one, one, seen_all=True) == ("grinder", rule.chance(0.3, 1))
+    assert rule.pick(one, one, seen_all=False) is None     # others the candidates did not hold could score higher
+    assert rule.pick([standing("grinder", 0.15)], one, seen_all=True) is None   # chance scores that often
+    three = [standing("grinder", 0.3), standing("editor", 0.1), standing("editor", 0.1)]
+    assert rule.pick(three, three, seen_all=True) is None  # enough of them: the task gate reads them
+    fact = [standing("airport", 0.9, standing=False)]
+    assert rule.pick(fact, fact, seen_all=True) is None     # not a standing statement
+    # the task gate's rule keeps what both gates refuse, and says why
+    refuse = _params(query_threshold=1.1, task=_params(query_threshold=1.1, surprise=rule))
+    [kept, other] = feature_gate(refuse, p, one, stats, context=one, seen_all=True)
+    assert kept.kept and kept.reason.startswith("stands out from chance (p=") and not other.kept
+    assert not any(d.kept for d in feature_gate(refuse, p, one, stats, context=one))
+    question = [Ranked(replace(one[0].candidate, for_task=False), 0.3, ())]
+    assert not any(d.kept for d in feature_gate(refuse, plan("Which grinder did I buy?"), question, stats,
+                                                context=question, seen_all=True))
+    again = FeatureGateParams.from_calibration({"feature_gate": refuse.as_calibration()}, source="default")
+    assert again == refuse and again.task.surprise == rule
+    # a calibration without the rule, or with an alpha that keeps nothing or everything, has none
+    assert FeatureGateParams.from_calibration({"feature_gate": _params(task=_params()).as_calibration()}).task.surprise is None
+    assert Surprise.from_calibration({"mean": 0.1, "sd": 0.1, "alpha": 0.0}) is None
+    assert Surprise.from_calibration({"mean": 0.1, "sd": 0.1, "alpha": 1.0}) is None

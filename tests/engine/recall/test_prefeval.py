@@ -104,3 +104,18 @@ def test_the_dev_background_fills_the_stores_also_when_the_pairs_are_given(tmp_p
     assert convs and name == command.DEV_DATA.name
     _, _, convs, name = command.inputs(str(data), None, no_background=True)
     assert convs == [] and name is None
+
+
+@pytest.mark.offline_model
+def test_a_question_is_further_from_other_topics_preferences_than_from_its_own(tmp_path, offline_models_home):
+    from keepmind.engine.engine import open_engine
+    from keepmind.engine.models.manifest import get
+    from keepmind.engine.models.offline import OFFLINE_MODEL
+    from keepmind.engine.models.runtime import Embedder
+
+    pairs = prefeval.load_prefeval(write_pairs(tmp_path))
+    mean, sd = prefeval.measure_null(pairs, open_engine=open_engine, models_dir=offline_models_home / "models")
+    embedder = Embedder(get(None, OFFLINE_MODEL), offline_models_home / "models" / OFFLINE_MODEL)
+    assert (mean, sd) == pytest.approx(prefeval.unrelated_null(pairs, embedder), abs=1e-6)
+    own = [float(embedder.embed_queries([p.question])[0] @ embedder.embed_passages([p.preference])[0]) for p in pairs]
+    assert 0.0 < sd < 0.2 and mean + sd < sum(own) / len(own)

@@ -109,12 +109,12 @@ def test_flight_scenario(flight_engine, provider, clock):
     if receipt["mode"] == "hybrid":
         assert airport.id in recalled and airline.id in recalled
         if receipt["gate"]["kind"] == "feature":
-            # The offline gate keeps the airport and refuses the airline (its words are further
-            # from the message); the airline joins as a member of the same travel profile.
-            kept = {d["id"] for d in receipt["gate"]["decisions"] if d["kept"]}
-            assert airport.id in kept and airline.id not in kept
-            assert receipt["companions"] == [{"id": airline.id, "facet": "travel_profile", "with": airport.id,
-                                              "why": f"shares the travel_profile profile with {airport.id}"}]
+            # The offline gate keeps the airport; the airline's preference (its words further from
+            # the message) is one of too few standing statements for the task gate to read, and chance
+            # would rarely score it so high (gate.Surprise).
+            reasons = {d["id"]: d["reason"] for d in receipt["gate"]["decisions"] if d["kept"]}
+            assert airport.id in reasons and reasons[airline.id].startswith("stands out from chance")
+            assert receipt["companions"] == []
     else:
         # Without an embedder the lexical gate decides. On this three-memory store it refuses the
         # task message (most of its rare words, Chicago, Friday, client, meeting, are new to the
