@@ -168,10 +168,11 @@ class Surprise:
         """The chance that the best of `n` unrelated standing statements scores at least `cosine`."""
         return 1.0 - _NORMAL.cdf((cosine - self.mean) / self.sd) ** max(1, n)
 
-    def pick(self, top: list[Ranked], context: list[Ranked], seen_all: bool) -> tuple[str, float] | None:
-        """The id of the best task-matched standing statement in `top` and its chance, when the rule
-        applies (`seen_all`: `context`, every candidate, holds every memory the scope may recall;
-        fewer than MIN_STANDING standing statements among them) and the chance is below alpha."""
+    def pick(self, top: list[Ranked], context: list[Ranked], seen_all: bool) -> tuple[str, float, int] | None:
+        """The id of the best task-matched standing statement in `top`, its chance and the number of
+        standing statements, when the rule applies (`seen_all`: `context`, every candidate, holds
+        every memory the scope may recall; fewer than MIN_STANDING standing statements among them)
+        and the chance is below alpha."""
         n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing)
         if not seen_all or n >= MIN_STANDING:
             return None
@@ -180,7 +181,7 @@ class Surprise:
         if best is None:
             return None
         p = self.chance(best.candidate.cosine, n)
-        return (best.id, p) if p < self.alpha else None
+        return (best.id, p, n) if p < self.alpha else None
 
 
 @dataclass(frozen=True)
@@ -383,7 +384,8 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
     if found is None:
         return decisions
     return [d if d.kept or d.id != found[0] else
-            GateDecision(d.id, d.score, True, f"stands out from chance (p={found[1]:.3f})", d.features)
+            GateDecision(d.id, d.score, True, f"stands out from chance (p={found[1]:.3f}; standing statements: "
+                         f"{found[2]})", d.features)
             for d in decisions]
 
 

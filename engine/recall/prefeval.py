@@ -219,7 +219,8 @@ def evaluate(pairs: list[Pair], background: list[Conversation], protocol: Protoc
 
 def unrelated_null(pairs: list[Pair], embedder) -> tuple[float, float]:
     """Mean and spread of the cosine of a task question to a preference that does not bear on it:
-    every question against every preference of another topic, as recall embeds them (gate.Surprise)."""
+    every question (embedded as a query) against every preference of another topic (as a passage),
+    for the task gate's rule for small stores (gate.Surprise)."""
     questions = embedder.embed_queries([p.question for p in pairs])
     preferences = embedder.embed_passages([p.preference for p in pairs])
     topics = np.array([p.topic for p in pairs])

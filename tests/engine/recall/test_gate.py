@@ -205,7 +205,7 @@ def test_in_a_store_too_small_to_read_a_standing_statement_chance_would_rarely_s
     assert rule.chance(0.3, 1) < rule.chance(0.3, 2) < 0.1 < rule.chance(0.3, 20) < 1.0
     assert rule.chance(0.3, 1) == rule.chance(0.3, 0)   # never fewer than the one found
     one = [standing("grinder", 0.3), standing("airport", 0.05, standing=False)]
-    assert rule.pick(one, one, seen_all=True) == ("grinder", rule.chance(0.3, 1))
+    assert rule.pick(one, one, seen_all=True) == ("grinder", rule.chance(0.3, 1), 1)
     assert rule.pick(one, one, seen_all=False) is None     # others the candidates did not hold could score higher
     assert rule.pick([standing("grinder", 0.15)], one, seen_all=True) is None   # chance scores that often
     three = [standing("grinder", 0.3), standing("editor", 0.1), standing("editor", 0.1)]
