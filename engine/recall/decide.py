@@ -122,9 +122,11 @@ def _gate(trace: RecallTrace, top: list[Ranked], models, calibration: dict | Non
         emit("memory_recall_gate_degraded", reason, elapsedMs=0)
         return []
     start = timer()
-    # The vector channel found fewer than it asked for: every memory the scope may recall is a candidate.
+    # The vector channel found fewer than it asked for: every memory the scope may recall is a candidate
+    # (but those already injected in this session).
     seen_all = not lexical and trace.pool is not None and trace.pool.vector_count < VECTOR_K
-    decisions = feature_gate(params, trace.plan, top, stats, context=trace.ranked, seen_all=seen_all)
+    decisions = feature_gate(params, trace.plan, top, stats, context=trace.ranked, seen_all=seen_all,
+                             excluded=len(trace.excluded))
     elapsed = (timer() - start) * 1000
     trace.timings["gate_ms"] = round(elapsed, 3)
     if elapsed > budget:

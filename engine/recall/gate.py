@@ -168,12 +168,14 @@ class Surprise:
         """The chance that the best of `n` unrelated standing statements scores at least `cosine`."""
         return 1.0 - _NORMAL.cdf((cosine - self.mean) / self.sd) ** max(1, n)
 
-    def pick(self, top: list[Ranked], context: list[Ranked], seen_all: bool) -> tuple[str, float, int] | None:
+    def pick(self, top: list[Ranked], context: list[Ranked], seen_all: bool,
+             excluded: int = 0) -> tuple[str, float, int] | None:
         """The id of the best task-matched standing statement in `top`, its chance and the number of
         standing statements, when the rule applies (`seen_all`: `context`, every candidate, holds
-        every memory the scope may recall; fewer than MIN_STANDING standing statements among them)
-        and the chance is below alpha."""
-        n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing)
+        every memory the scope may recall but the `excluded` ones, already injected in the session,
+        which are counted as standing statements too; fewer than MIN_STANDING of them) and the
+        chance is below alpha."""
+        n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing) + excluded
         if not seen_all or n >= MIN_STANDING:
             return None
         best = max((r for r in top if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None),
@@ -368,19 +370,20 @@ def decide(scores: list[float], ids: list[str], item_threshold: float, query_thr
 
 
 def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked], stats: TermStats,
-                 context: list[Ranked] | None = None, seen_all: bool = False) -> list[GateDecision]:
+                 context: list[Ranked] | None = None, seen_all: bool = False, excluded: int = 0) -> list[GateDecision]:
     """The offline gate's decisions; a task message gets what the question gate or the task gate
     keeps (the task gate adds the standing preferences a task needs, the question gate still keeps
     what the task names: the home airport of "a flight from Boston"), and in a store with too few
     standing statements for the task gate to read, what the task gate's Surprise rule keeps
-    (`seen_all`: `context` holds every memory the scope may recall)."""
+    (`seen_all`: `context` holds every memory the scope may recall but `excluded` ones)."""
     decisions = _one_gate(params, plan, top, stats, context)
     if params.task is None or not plan.task:
         return decisions
     extra = _one_gate(params.task, plan, top, stats, context)
     decisions = [d if d.kept or not e.kept else GateDecision(e.id, e.score, True, "kept by the task gate", e.features)
                  for d, e in zip(decisions, extra)]
-    found = params.task.surprise.pick(top, context or top, seen_all) if params.task.surprise is not None else None
+    rule = params.task.surprise
+    found = rule.pick(top, context or top, seen_all, excluded) if rule is not None else None
     if found is None:
         return decisions
     return [d if d.kept or d.id != found[0] else

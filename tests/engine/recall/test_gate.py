@@ -207,6 +207,9 @@ def test_in_a_store_too_small_to_read_a_standing_statement_chance_would_rarely_s
     one = [standing("grinder", 0.3), standing("airport", 0.05, standing=False)]
     assert rule.pick(one, one, seen_all=True) == ("grinder", rule.chance(0.3, 1), 1)
     assert rule.pick(one, one, seen_all=False) is None     # others the candidates did not hold could score higher
+    # memories already injected in the session count as standing statements that could have scored higher
+    assert rule.pick(one, one, seen_all=True, excluded=1) == ("grinder", rule.chance(0.3, 2), 2)
+    assert rule.pick(one, one, seen_all=True, excluded=2) is None
     assert rule.pick([standing("grinder", 0.15)], one, seen_all=True) is None   # chance scores that often
     three = [standing("grinder", 0.3), standing("editor", 0.1), standing("editor", 0.1)]
     assert rule.pick(three, three, seen_all=True) is None  # enough of them: the task gate reads them

@@ -90,11 +90,17 @@ def test_the_rule_for_small_stores_waits_for_the_vector_channel_to_have_seen_eve
 
     seen = []
     gate = decide.feature_gate
-    monkeypatch.setattr(decide, "feature_gate", lambda *a, **kw: seen.append(kw["seen_all"]) or gate(*a, **kw))
+    monkeypatch.setattr(decide, "feature_gate",
+                        lambda *a, **kw: seen.append((kw["seen_all"], kw["excluded"])) or gate(*a, **kw))
     sid = model_engine.open_session("personal", "work")
     model_engine.store(sid, "", WINDOW)
-    _recall(model_engine, "Book me a flight to Berlin next week.")
+    model_engine.store(sid, "Marathon", "The user is training for the Berlin marathon in September.")
+    # in one session: the second time, the preference injected the first time is not a candidate but is
+    # counted among the standing statements that could have scored as high
+    asking = model_engine.open_session("personal", "work")
+    assert [i.id for i in model_engine.recall(asking, "Book me a flight to Berlin next week.").items]
+    model_engine.recall(asking, "Book me a flight to Berlin for the marathon.")
     for i in range(VECTOR_K):   # now more memories than the vector channel asks for
         model_engine.store(sid, f"Errand {i}", f"The user picked up parcel number {i} from the post office.")
     _, receipt = _recall(model_engine, "Book me a flight to Berlin next week.")
-    assert receipt["counts"]["vector"] == VECTOR_K and seen == [True, False]
+    assert receipt["counts"]["vector"] == VECTOR_K and seen == [(True, 0), (True, 1), (False, 0)]
