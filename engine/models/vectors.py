@@ -343,23 +343,12 @@ class VectorIndex:
         self._expires[row] = NEVER if expires_at is None else float(expires_at)
 
     def _grow(self) -> None:
-        size = len(self._place) * 2
-        n = len(self._ids)
+        size, n = len(self._place) * 2, len(self._ids)
         if self._matrix is not None:
-            matrix = _rows_array(size, self.dims)
-            matrix[:n] = self._matrix[:n]
-            self._matrix = matrix
+            self._matrix = _grown(self._matrix, size, n)
         else:
-            codes = np.empty((size, self.dims), dtype=np.uint8)
-            codes[:n] = self._codes[:n]
-            scales = np.empty(size, dtype=np.float32)
-            scales[:n] = self._scales[:n]
-            self._codes, self._scales = codes, scales
-        place = np.zeros(size, dtype=np.int32)
-        place[:n] = self._place[:n]
-        expires = np.full(size, NEVER, dtype=np.float64)
-        expires[:n] = self._expires[:n]
-        self._place, self._expires = place, expires
+            self._codes, self._scales = _grown(self._codes, size, n), _grown(self._scales, size, n)
+        self._place, self._expires = _grown(self._place, size, n, 0), _grown(self._expires, size, n, NEVER)
 
     def remove(self, item_id: str) -> bool:
         """Drop an id (its slot is filled by the last row: O(dims), no reload)."""
@@ -436,6 +425,14 @@ class VectorIndex:
         return None if keep is None or keep.all() else keep
 
 
+def _grown(rows: np.ndarray, size: int, n: int, fill=None) -> np.ndarray:
+    """`rows` in an array of `size` rows: its first n copied, the others `fill` (uninitialized without)."""
+    shape = (size, *rows.shape[1:])
+    out = np.empty(shape, dtype=rows.dtype) if fill is None else np.full(shape, fill, dtype=rows.dtype)
+    out[:n] = rows[:n]
+    return out
+
+
 def _best_rows(scores: np.ndarray, keep: np.ndarray | None, k: int) -> np.ndarray:
     """Rows of the k best scores among those `keep` allows (all when None), best first."""
     if keep is not None:
@@ -500,18 +497,26 @@ def load_index(conn: apsw.Connection, model_id: str, dims: int, *, exact: ExactR
     for (n,) in conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE model_id=?", (model_id,)):
         count = n
     index = VectorIndex(model_id, dims, capacity=count + 1024, exact=exact, quantize_from=quantize_from)
-    # In chunks, each decoded with one join of its blobs: never a Python array per vector, nor a
-    # second copy of the whole matrix (at 100,000 memories those held 150 MB after the load). The
-    # rows are transposed by zip and handed over whole: no Python work per row.
-    cursor = conn.execute(INDEXED_SQL, (model_id, dims))
-    while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
-        ids, blobs, audiences, boundaries, expiries = zip(*chunk)
-        vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), index.dims)
-        index.extend_new(list(ids), vectors, list(zip(audiences, boundaries, expiries)))
+    for ids, vectors, places in _indexed_chunks(conn, model_id, index.dims):
+        index.extend_new(ids, vectors, places)
     return index
 
 
 LOAD_CHUNK = 4096
+
+
+def _indexed_chunks(conn: apsw.Connection, model_id: str, dims: int):
+    """What an index holds (INDEXED_SQL), LOAD_CHUNK rows at a time: (ids, float32 vectors, places).
+
+    Each chunk is decoded with one join of its blobs: never a Python array per vector, nor a second
+    copy of the whole matrix (at 100,000 memories those held 150 MB after a load). The rows are
+    transposed by zip and handed over whole: no Python work per row.
+    """
+    cursor = conn.execute(INDEXED_SQL, (model_id, dims))
+    while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
+        ids, blobs, audiences, boundaries, expiries = zip(*chunk)
+        yield (list(ids), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dims),
+               list(zip(audiences, boundaries, expiries)))
 
 
 def live_matrix(conn: apsw.Connection, model_id: str, dims: int) -> tuple[list[str], np.ndarray]:
@@ -519,11 +524,9 @@ def live_matrix(conn: apsw.Connection, model_id: str, dims: int) -> tuple[list[s
     holds, exactly as stored (a bench's yardstick for a quantized index)."""
     ids: list[str] = []
     parts: list[np.ndarray] = []
-    cursor = conn.execute(INDEXED_SQL, (model_id, dims))
-    while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
-        chunk_ids, blobs, *_ = zip(*chunk)
+    for chunk_ids, vectors, _ in _indexed_chunks(conn, model_id, dims):
         ids += chunk_ids
-        parts.append(np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(chunk_ids), dims))
+        parts.append(vectors)
     return ids, (np.concatenate(parts).astype(np.float32, copy=False) if parts
                  else np.empty((0, dims), dtype=np.float32))
 
