@@ -175,8 +175,10 @@ class Surprise:
         every memory the scope may recall but the `excluded` ones, already injected in the session,
         which are counted as standing statements too; fewer than MIN_STANDING of them) and the
         chance is below alpha."""
+        if not seen_all:  # most recalls: nothing to count
+            return None
         n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing) + excluded
-        if not seen_all or n >= MIN_STANDING:
+        if n >= MIN_STANDING:
             return None
         best = max((r for r in top if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None),
                    key=lambda r: r.candidate.cosine, default=None)
