@@ -21,6 +21,7 @@ from .commands import (
     pause,
     prefeval,
     recall,
+    scenarios,
     serve,
     store,
     ui,
@@ -29,7 +30,7 @@ from .commands import (
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, ui, pause, autostart, recall,
-            prefeval, writepath)  # writepath last: it joins an `eval` group another module may create
+            prefeval, scenarios, writepath)  # writepath last: it joins an `eval` group another module may create
 
 
 def build_parser() -> argparse.ArgumentParser:
