@@ -9,6 +9,10 @@ travel, games or tools is recognized the same way, and no list of topics has to 
 - A *standing statement* says something that stays true of the user and bears on future tasks:
   a preference or dislike ("I strongly prefer...", "The user avoids..."), a constraint ("I can't
   eat...", "I refuse to..."), a condition ("allergic to peanuts"), a habit ("every Tuesday").
+- A *lasting* memory is any that is not an episode dated to a day: every standing statement, and
+  the facts of the user's life and world ("I use Neovim", "The user's manager is Katrin",
+  "Monitoring is Prometheus and Grafana"). A task needs these as much as preferences: configuring
+  an editor needs the editor, a message to the manager who the manager is.
 - A *task message* asks the assistant to do or recommend something ("Book me a flight to Berlin",
   "What coffee should I get?"), as opposed to a question about the past ("When did I...?"). Such
   a message rarely shares words with the preferences it needs.
@@ -47,6 +51,24 @@ _STANCE = re.compile(rf"\b(?:{LIKING}|{DISLIKING}|{CONDITION}|{HABIT})\b", re.I)
 # The statement is about the user: first person, or the user named as such.
 _SELF = re.compile(r"\b(?:i|i'm|i've|i'd|im|my|me|myself|we|our|user|user's|the\s+user)\b", re.I)
 
+# A sentence that opens with a verb and its object ("Configure my editor...", "Refactor this
+# module...", "Summarize the article..."): an imperative, which is how most prompts to a coding
+# agent begin, whatever the verb. Told by its form, not a list of verbs: a first word that is
+# none of the words a statement or a question opens with (and not a past tense, a gerund or an
+# adverb), then a determiner, a pronoun, a particle or a quotation.
+_OPENERS = ("yesterday|today|tonight|tomorrow|then|also|so|now|here|there|maybe|perhaps|sometimes|usually|still|"
+            "just|only|even|again|once|last|next|this|that|these|those|after|before|during|since|until|while|when|"
+            "where|what|who|whom|whose|why|how|which|if|because|and|but|or|nor|yet|the|a|an|my|our|your|his|her|"
+            "their|its|i|you|he|she|we|they|it|me|us|them|is|are|was|were|be|been|am|do|does|did|have|has|had|will|"
+            "would|can|could|should|may|might|must|shall|in|on|at|for|with|about|from|by|of|to|into|over|under|"
+            "like|as|not|no|all|some|every|each|both|thanks|thank|hi|hello|hey|ok|okay|yes|yeah|sure|well|oh|wow|"
+            "please|sorry|good|great|nice|one|two|three")
+_IMPERATIVE = (r"(?:^|[.!?;:]\s+|\n\s*)(?:(?:please|now|ok|okay|also|then|so|great|thanks|good|nice|cool|perfect|"
+               r"alright|right|next)[,!.]?\s+)*"
+               rf"(?!(?:{_OPENERS})\b)[a-z][a-z-]*(?<!ed)(?<!ing)(?<!ly)"
+               r"\s+(?:(?:me|my|the|a|an|this|that|these|those|our|us|it|them|some|all|every|each|any|its|up|out|"
+               r"down|through|why|how|whether)\b|['\"`])")
+
 # The forms of a request: asking for a recommendation or an action, not about the past. Words
 # such as "advice" or "recommend" count only addressed to the assistant or for the speaker ("What
 # advice did Anna give?" asks about the past).
@@ -66,7 +88,7 @@ _TASK = re.compile(r"""
   | \bi(?:'m|\s+am)\s+(?:looking|planning|thinking|considering|trying|hoping|going|searching|interested|
         about\s+to|in\s+the\s+market)\b
   | \bi\s+(?:need|want|would\s+like|wanna|plan)\b | \bi'd\s+like\b | \blet's\b
-""", re.I | re.X)
+  | """ + _IMPERATIVE, re.I | re.X)
 
 
 # A statement anchored to a day ("On 25 May 2023, ...", "yesterday", "last week") tells what
@@ -89,7 +111,18 @@ def standing(text: str) -> bool:
     text = (text or "").replace("’", "'")
     if not (_SELF.search(text) and _STANCE.search(text)):
         return False
-    return not (_MAYBE_DATED.search(text) and _DATED.search(text))
+    return not _dated(text)
+
+
+def lasting(text: str) -> bool:
+    """Whether a memory is not an episode dated to a day: what it says stays true (every standing
+    statement, and a fact of the user's life or world such as "Monitoring is Prometheus and
+    Grafana."), as far as its form tells."""
+    return not _dated((text or "").replace("’", "'"))
+
+
+def _dated(text: str) -> bool:
+    return bool(_MAYBE_DATED.search(text) and _DATED.search(text))
 
 
 def stance_match(text: str) -> re.Match | None:

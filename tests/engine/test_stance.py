@@ -2,7 +2,7 @@
 
 import pytest
 
-from keepmind.engine.stance import asks_for_help, standing
+from keepmind.engine.stance import asks_for_help, lasting, standing
 
 
 @pytest.mark.parametrize("message", [
@@ -15,6 +15,14 @@ from keepmind.engine.stance import asks_for_help, standing
     "Are there any vegetarian restaurants near the office?",
     "How should I prepare for a job interview at a bank?",
     "What’s the best way to learn Portuguese on my own?",
+    # imperatives, whatever the verb: how most prompts to a coding agent begin
+    "Configure my editor for Rust development.",
+    "Refactor this module to use dataclasses.",
+    "Summarize this article about climate change.",
+    "Translate 'good morning' for my nieces.",
+    "Investigate why the build is slow.",
+    "Great, now run the tests.",
+    "The tests pass locally. Update the README with the new flags.",
 ])
 def test_task_messages_are_recognized(message):
     assert asks_for_help(message)
@@ -27,6 +35,11 @@ def test_task_messages_are_recognized(message):
     "What is the capital of Peru?",
     "Where did my sister move last year?",
     "The meeting went well.",
+    "Yesterday the meeting went well.",
+    "Anna moved to Porto.",
+    "Sprint review moved to Thursday.",
+    "Caroline went to the support group.",
+    "Thanks, that works.",
 ])
 def test_questions_about_the_past_and_statements_are_not_tasks(message):
     assert not asks_for_help(message)
@@ -62,3 +75,23 @@ def test_standing_statements_about_the_user_are_recognized(text):
 ])
 def test_events_and_other_peoples_tastes_are_not_standing_statements(text):
     assert not standing(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I always prefer a window seat when I fly.",
+    "I use Neovim as my editor.",
+    "The user's manager is Katrin; they have a weekly 1:1 on Tuesdays.",
+    "Monitoring is Prometheus and Grafana.",
+    "My sister Anna lives in Lisbon.",
+])
+def test_what_is_not_dated_to_a_day_is_lasting(text):
+    assert lasting(text)
+
+
+@pytest.mark.parametrize("text", [
+    "On 14 February the user caused an outage with a migration.",
+    "User went to Paris on 3 May 2023.",
+    "Yesterday I really enjoyed the jazz concert.",
+])
+def test_an_episode_dated_to_a_day_is_not_lasting(text):
+    assert not lasting(text)
