@@ -36,7 +36,7 @@ class Pool:
     lexical_count: int
     vector_count: int
     coverage_gaps: tuple[str, ...]   # ids with no vector under the active model
-    # id -> (content stems, standing) of the candidates worked out while the other channel ran
+    # id -> (content stems, standing, lasting) of the candidates worked out while the other channel ran
     words: dict[str, tuple[frozenset[str], bool]] = field(default_factory=dict)
 
 

@@ -190,16 +190,17 @@ def rank_stage(r: Run, trace: RecallTrace, channel: Channel, pool: Pool, stats: 
 def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights,
            parts: bool = True, words: dict | None = None) -> list[Candidate]:
     """The candidates with what ranking and the gate read besides the channels' scores: whether
-    each is a standing statement, its coverage of the message, and, for a message of several
-    parts (when `parts`), the part it matches best (rank.best_segment). A candidate's stems and
-    standing found in `words` (worked out while the query embedded) are not worked out again."""
+    each is a standing statement and whether it is lasting, its coverage of the message, and, for a message of several
+    parts (when `parts`), the part it matches best (rank.best_segment). A candidate's stems,
+    standing and lasting found in `words` (worked out while the query embedded) are not worked out again."""
     plans = [plan.part(s) for s in range(len(plan.segments) if parts else 1)]
     idfs = [stats.weights(p.content) for p in plans]
     tasks = [p.task for p in plans]
     out = []
     for c in candidates:
-        stems, is_standing = (words or {}).get(c.id) or row_words(c.row)
-        c = replace(c, standing=is_standing, for_task=plan.task, coverage=coverage(idfs[0], stems))
+        stems, is_standing, is_lasting = (words or {}).get(c.id) or row_words(c.row)
+        c = replace(c, standing=is_standing, lasting=is_lasting, for_task=plan.task,
+                    coverage=coverage(idfs[0], stems))
         if len(plans) > 1:
             c = best_segment(c, [coverage(idf, stems) for idf in idfs], tasks, weights)
         out.append(c)

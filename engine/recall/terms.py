@@ -19,7 +19,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
-from ..stance import standing
+from ..stance import lasting, standing
 from ..store import watermarks
 from .plan import content_stems
 
@@ -34,10 +34,11 @@ def row_stems(row: dict) -> set[str]:
     return memory_stems(row.get("title", ""), row.get("body", ""), row.get("aliases", ""), row.get("facets", ""))
 
 
-def row_words(row: dict) -> tuple[frozenset[str], bool]:
-    """What ranking reads of a memory's text: its content stems, and whether it is a standing
-    statement (`stance.standing`)."""
-    return frozenset(row_stems(row)), standing(f"{row.get('title', '')}\n{row.get('body', '')}")
+def row_words(row: dict) -> tuple[frozenset[str], bool, bool]:
+    """What ranking and the gate read of a memory's text: its content stems, whether it is a
+    standing statement (`stance.standing`) and whether it is lasting (`stance.lasting`)."""
+    text = f"{row.get('title', '')}\n{row.get('body', '')}"
+    return frozenset(row_stems(row)), standing(text), lasting(text)
 
 
 def keyword_stems(row: dict) -> set[str]:

@@ -128,15 +128,19 @@ def test_a_single_sentence_or_a_short_aside_makes_no_parts():
     assert len(p.parts) == 3
 
 
-def test_the_standing_weight_lifts_a_standing_statement_only_for_a_task():
+def test_the_standing_weight_lifts_a_lasting_memory_over_an_episode_only_for_a_task():
     w = RankWeights(standing=0.2)
-    pref = replace(_cand("pref", 0.30, 0.0), standing=True, for_task=True)
-    fact = _cand("fact", 0.45, 0.0)
-    assert [r.id for r in rank([fact, pref], 0, method="hybrid", weights=w)] == ["pref", "fact"]
+    pref = replace(_cand("pref", 0.30, 0.0), standing=True, lasting=True, for_task=True)
+    episode = replace(_cand("episode", 0.45, 0.0), for_task=True)     # dated to a day
+    assert [r.id for r in rank([episode, pref], 0, method="hybrid", weights=w)] == ["pref", "episode"]
     assert any(r.startswith("standing=") for r in rank([pref], 0, weights=w)[0].reasons)
     question = replace(pref, for_task=False)
-    assert [r.id for r in rank([fact, question], 0, method="hybrid", weights=w)] == ["fact", "pref"]
-    assert [r.id for r in rank([fact, pref], 0, method="hybrid", weights=RankWeights())] == ["fact", "pref"]
+    assert [r.id for r in rank([episode, question], 0, method="hybrid", weights=w)] == ["episode", "pref"]
+    assert [r.id for r in rank([episode, pref], 0, method="hybrid", weights=RankWeights())] == ["episode", "pref"]
+    # a lasting fact that is no preference ("I use Neovim") gets the same lift: the preference does
+    # not pass it on the prior alone
+    tool = replace(_cand("tool", 0.45, 0.0), lasting=True, for_task=True)
+    assert [r.id for r in rank([pref, tool], 0, method="hybrid", weights=w)] == ["tool", "pref"]
 
 
 def test_task_messages_weigh_coverage_with_their_own_weight():

@@ -19,7 +19,6 @@ USER = {
         {"id": "dentist", "text": "The user's dentist appointment is on 14 March at the Elm Street clinic."},
     ],
     "messages": [
-        {"text": "Configure my editor for Rust development.", "expect": ["editor"]},
         {"text": "What is the capital of Peru?", "expect": []},
         {"text": "When is my dentist appointment?", "expect": ["dentist"]},
         {"text": "Summarise the history of Rome in a paragraph.", "expect": ["dog"]},
@@ -36,7 +35,7 @@ def write(tmp_path, users, name="scen.json"):
 def test_scenario_files_are_read_and_bad_ones_are_refused_with_what_is_wrong(tmp_path):
     [user] = scenarios.load_scenarios(write(tmp_path, [USER]))
     assert user.name == "Ada" and list(user.memories) == ["editor", "dog", "seat", "dentist"]
-    assert user.messages[0].expect == ("editor",) and user.messages[1].expect == ()
+    assert user.messages[0].expect == () and user.messages[1].expect == ("dentist",)
     bad = {**USER, "messages": [{"text": "Walk the dog.", "expect": ["cat"]}]}
     with pytest.raises(InvalidInput, match="memories it does not have: cat"):
         scenarios.load_scenarios(write(tmp_path, [bad]))
@@ -67,15 +66,15 @@ def test_eval_scenarios_runs_end_to_end_and_names_what_went_wrong(tmp_path, offl
     assert main(["eval", "scenarios", "--home", str(offline_models_home), "--data", str(data), "--show-wrong",
                  "--json", str(out)]) == 0
     result = json.loads(out.read_text())["scen"]
-    assert (result["n_positive"], result["n_negative"]) == (3, 1)
-    # the coding prompt gets the editor (a lasting fact, not a preference), the dentist question its
-    # appointment, the general-knowledge question nothing; the message labelled wrong on purpose
-    # (a history of Rome does not need the dog) is reported with what it needed and got
-    assert result["needed_injected"] == round(2 / 3, 4) and result["zero_injection"] == 1.0
-    assert result["by_user"] == {"Ada": {"needed_injected": round(2 / 3, 4), "zero_injection": 1.0}}
+    assert (result["n_positive"], result["n_negative"]) == (2, 1)
+    # the dentist question gets its appointment, the general-knowledge question nothing; the message
+    # labelled wrong on purpose (a history of Rome does not need the dog) is reported with what it
+    # needed and got
+    assert result["needed_injected"] == 0.5 and result["zero_injection"] == 1.0 and result["precision"] == 1.0
+    assert result["by_user"] == {"Ada": {"needed_injected": 0.5, "zero_injection": 1.0}}
     assert result["config"]["model_id"] == "all-minilm-l6-v2" and result["latency_ms"]["p50"] > 0
     [wrong] = result["wrong"]
     assert wrong["message"].startswith("Summarise the history of Rome") and wrong["injected"] == []
     assert wrong["needed"] == ["My dog Pixel is a greyhound."] and len(wrong["top3"]) == 3
     printed = capsys.readouterr().out
-    assert "needed memory injected 0.667" in printed and "Summarise the history of Rome" in printed
+    assert "needed memory injected 0.500" in printed and "Summarise the history of Rome" in printed

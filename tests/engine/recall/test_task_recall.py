@@ -67,13 +67,16 @@ def test_with_message_parts_a_prompt_about_two_things_recalls_the_memory_of_the_
     assert "segment=1" in item["reasons"]
 
 
-def test_the_seat_preference_ranks_first_for_the_booking_task(model_engine):
+def test_the_seat_preference_ranks_at_the_head_for_the_booking_task(model_engine):
     sid = model_engine.open_session("personal", "work")
-    fill(model_engine, sid)
+    ids = fill(model_engine, sid)
     pref = model_engine.store(sid, "", WINDOW).id
     _, receipt = _recall(model_engine, "Book me a flight to Berlin next week.")
-    first = receipt["considered"][0]
-    assert first["id"] == pref and any(r.startswith("standing=") for r in first["reasons"])
+    # what stays true of the user leads: the Berlin marathon (it shares the city) and the seat
+    head = receipt["considered"][:2]
+    marathon = ids[[t for t, _ in FACTS].index("Marathon")]
+    assert [c["id"] for c in head] == [marathon, pref]
+    assert all(any(r.startswith("standing=") for r in c["reasons"]) for c in head)
 
 
 def test_a_general_knowledge_question_injects_nothing(model_engine):
