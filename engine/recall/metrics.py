@@ -21,6 +21,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def share(records, test) -> float:
+    """The share of `records` that pass `test` (0 for none), to 4 places."""
+    return _r(sum(1 for r in records if test(r)), len(records))
+
+
+def in_top3(record) -> bool:
+    """Whether a relevant memory is among the record's first 3 ranked (before floor and gate)."""
+    return any(c.id in record.relevant for c in record.ranked[:3])
+
+
+def latency(records) -> dict:
+    """p50 and p95 of the records' recall time, in ms."""
+    times = [r.total_ms for r in records]
+    return {"p50": round(percentile(times, 0.5), 2), "p95": round(percentile(times, 0.95), 2)}
+
+
 def retrieval(positives, order=lambda r: [c.id for c in r.ranked]) -> dict:
     n = len(positives)
     hits = {1: 0, 5: 0, 10: 0}

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import InvalidInput
 from .eval_data import Conversation, Memory
 from .evaluation import JobRecord, memory_text, open_stores_engine, slim_row, wait_for_vectors
-from .metrics import degraded_counts, gate_metrics, percentile
+from .metrics import degraded_counts, gate_metrics, in_top3, latency, share
 from .pipeline import RecallConfig
 
 ABSENT_SOURCE = "absent_topic"
@@ -250,7 +250,7 @@ def summarize(records: list[JobRecord], *, config: dict, learnt: dict[str, list[
     g = gate_metrics(records)
     out = {
         "preference_injected": g["hit_rate"],
-        "preference_in_top3": _share(positives, lambda r: any(c.id in r.relevant for c in r.ranked[:3])),
+        "preference_in_top3": share(positives, in_top3),
         "precision": g["precision"],
         "zero_injection": g["zero_injection"].get(ABSENT_SOURCE, 0.0),
         "mean_injected_positive": g["mean_injected_positive"],
@@ -258,13 +258,11 @@ def summarize(records: list[JobRecord], *, config: dict, learnt: dict[str, list[
         "relevant_recall_retained": g["relevant_recall_retained"],
         "n_positive": len(positives),
         "n_negative": len(negatives),
-        "latency_ms": {"p50": round(percentile([r.total_ms for r in records], 0.5), 2),
-                       "p95": round(percentile([r.total_ms for r in records], 0.95), 2)},
-        "by_topic": {t: {"preference_injected": _share([r for r in positives if r.topic == t],
-                                                       lambda r: any(i in r.relevant for i in r.injected)),
-                         "preference_in_top3": _share([r for r in positives if r.topic == t],
-                                                      lambda r: any(c.id in r.relevant for c in r.ranked[:3])),
-                         "zero_injection": _share([r for r in negatives if r.topic == t], lambda r: not r.injected)}
+        "latency_ms": latency(records),
+        "by_topic": {t: {"preference_injected": share([r for r in positives if r.topic == t],
+                                                      lambda r: any(i in r.relevant for i in r.injected)),
+                         "preference_in_top3": share([r for r in positives if r.topic == t], in_top3),
+                         "zero_injection": share([r for r in negatives if r.topic == t], lambda r: not r.injected)}
                      for t in sorted({r.topic for r in records})},
     }
     if learnt is not None:
@@ -282,10 +280,6 @@ def _learnt(learnt: dict[str, list[str]], keeps_words, pairs: dict[str, Pair]) -
                if texts and keeps_words is not None and keeps_words(pairs[key.split(":", 1)[1]].preference, texts))
     return {"preferences": total, "became_memory": _r(became, total),
             "kept_content_words": _r(kept, total) if keeps_words is not None else None}
-
-
-def _share(records, test) -> float:
-    return _r(sum(1 for r in records if test(r)), len(records))
 
 
 def _r(x: float, n: int) -> float:

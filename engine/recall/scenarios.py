@@ -32,7 +32,7 @@ from typing import Callable
 
 from ..errors import InvalidInput
 from .evaluation import JobRecord, open_stores_engine, slim_row, wait_for_vectors
-from .metrics import degraded_counts, gate_metrics, percentile
+from .metrics import degraded_counts, gate_metrics, in_top3, latency, share
 from .pipeline import RecallConfig
 
 NOTHING_SOURCE = "nothing_bears"   # a message no memory of the store bears on
@@ -143,18 +143,17 @@ def summarize(records: list[JobRecord], users: list[User], *, config: dict) -> d
 
     return {
         "needed_injected": g["hit_rate"],
-        "needed_in_top3": _share(positives, lambda r: any(c.id in r.relevant for c in r.ranked[:3])),
+        "needed_in_top3": share(positives, in_top3),
         "precision": g["precision"],
         "zero_injection": g["zero_injection"].get(NOTHING_SOURCE, 0.0),
         "mean_injected_positive": g["mean_injected_positive"],
         "mean_injected_negative": g["mean_injected_negative"],
         "n_positive": len(positives),
         "n_negative": len(records) - len(positives),
-        "latency_ms": {"p50": round(percentile([r.total_ms for r in records], 0.5), 2),
-                       "p95": round(percentile([r.total_ms for r in records], 0.95), 2)},
-        "by_user": {u.name: {"needed_injected": _share([r for r in positives if r.store == u.name],
+        "latency_ms": latency(records),
+        "by_user": {u.name: {"needed_injected": share([r for r in positives if r.store == u.name],
                                                        lambda r: bool(set(r.injected) & r.relevant)),
-                             "zero_injection": _share([r for r in records if r.store == u.name and not r.relevant],
+                             "zero_injection": share([r for r in records if r.store == u.name and not r.relevant],
                                                       lambda r: not r.injected)}
                     for u in users},
         "wrong": [{"message": messages[r.qid].text, "user": r.store,
@@ -165,7 +164,3 @@ def summarize(records: list[JobRecord], users: list[User], *, config: dict) -> d
         "degraded": degraded_counts(records),
         "config": config,
     }
-
-
-def _share(records, test) -> float:
-    return round(sum(1 for r in records if test(r)) / len(records), 4) if records else 0.0
