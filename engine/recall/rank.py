@@ -156,7 +156,7 @@ def fused_score(c: Candidate, now: int, w: RankWeights, *, coverage: bool = Fals
     if coverage:
         reasons += (f"coverage={c.coverage:.3f}",)
     if stand:
-        reasons += (f"standing={stand:.3f}",)
+        reasons += (f"lasting={stand:.3f}",)
     if c.segment:
         reasons += (f"segment={c.segment}",)
     return score, reasons

@@ -133,7 +133,7 @@ def test_the_standing_weight_lifts_a_lasting_memory_over_an_episode_only_for_a_t
     pref = replace(_cand("pref", 0.30, 0.0), standing=True, lasting=True, for_task=True)
     episode = replace(_cand("episode", 0.45, 0.0), for_task=True)     # dated to a day
     assert [r.id for r in rank([episode, pref], 0, method="hybrid", weights=w)] == ["pref", "episode"]
-    assert any(r.startswith("standing=") for r in rank([pref], 0, weights=w)[0].reasons)
+    assert any(r.startswith("lasting=") for r in rank([pref], 0, weights=w)[0].reasons)
     question = replace(pref, for_task=False)
     assert [r.id for r in rank([episode, question], 0, method="hybrid", weights=w)] == ["episode", "pref"]
     assert [r.id for r in rank([episode, pref], 0, method="hybrid", weights=RankWeights())] == ["episode", "pref"]

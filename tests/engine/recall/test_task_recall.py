@@ -76,7 +76,7 @@ def test_the_seat_preference_ranks_at_the_head_for_the_booking_task(model_engine
     head = receipt["considered"][:2]
     marathon = ids[[t for t, _ in FACTS].index("Marathon")]
     assert [c["id"] for c in head] == [marathon, pref]
-    assert all(any(r.startswith("standing=") for r in c["reasons"]) for c in head)
+    assert all(any(r.startswith("lasting=") for r in c["reasons"]) for c in head)
 
 
 def test_a_general_knowledge_question_injects_nothing(model_engine):
