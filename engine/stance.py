@@ -100,6 +100,13 @@ _DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MON
                     r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b", re.I)
 
 
+# A day that comes round again or is still ahead: a birthday, an anniversary, a due date, an
+# expiry ("her birthday is 12 June", "the MOT is due on 14 August", "the passport expires on 3
+# March"). What it says stays true until that day, so it is lasting, not an episode.
+_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
+_RECURRING = re.compile(rf"\b(?:birthdays?|anniversary|due|deadline|expires?|expiry|renewal|renews)\b"
+                        rf"(?:\s+(?:is|are|falls|on|by|in|date|:))*\s+{_DAY}", re.I)
+
 # Every dated form has a digit, "yesterday" or "last": a text without one is not searched further
 # (the date pattern took 5 us a memory, most of what recall spends telling standing statements).
 _MAYBE_DATED = re.compile(r"\d|yesterday|last", re.I)
@@ -116,9 +123,11 @@ def standing(text: str) -> bool:
 
 def lasting(text: str) -> bool:
     """Whether a memory is not an episode dated to a day: what it says stays true (every standing
-    statement, and a fact of the user's life or world such as "Monitoring is Prometheus and
-    Grafana."), as far as its form tells."""
-    return not _dated((text or "").replace("’", "'"))
+    statement, a fact of the user's life or world such as "Monitoring is Prometheus and
+    Grafana.", and a day that comes round again or is still ahead, such as a birthday or a due
+    date), as far as its form tells."""
+    text = (text or "").replace("’", "'")
+    return not _dated(text) or bool(_RECURRING.search(text))
 
 
 def _dated(text: str) -> bool:

@@ -83,6 +83,10 @@ def test_events_and_other_peoples_tastes_are_not_standing_statements(text):
     "The user's manager is Katrin; they have a weekly 1:1 on Tuesdays.",
     "Monitoring is Prometheus and Grafana.",
     "My sister Anna lives in Lisbon.",
+    # a day that comes round again or is still ahead
+    "The user's sister Amara lives in Lagos; her birthday is 12 June.",
+    "The car's MOT is due on 14 August.",
+    "The user's passport expires on 3 March.",
 ])
 def test_what_is_not_dated_to_a_day_is_lasting(text):
     assert lasting(text)
@@ -92,6 +96,8 @@ def test_what_is_not_dated_to_a_day_is_lasting(text):
     "On 14 February the user caused an outage with a migration.",
     "User went to Paris on 3 May 2023.",
     "Yesterday I really enjoyed the jazz concert.",
+    "On 14 August 2023, Friend celebrated her daughter's birthday with a concert.",
+    "The user's dentist appointment is on 14 March.",
 ])
 def test_an_episode_dated_to_a_day_is_not_lasting(text):
     assert not lasting(text)
