@@ -79,6 +79,28 @@ def test_the_seat_preference_ranks_at_the_head_for_the_booking_task(model_engine
     assert all(any(r.startswith("lasting=") for r in c["reasons"]) for c in head)
 
 
+TOOLS_AND_TASTES = ["I use Neovim as my editor.", "My dog Pixel is a greyhound.", "I prefer dark mode in every app.",
+                    "I prefer concise answers without emojis.",
+                    "I hate early morning meetings; schedule nothing before 10am."]
+
+
+@pytest.mark.parametrize("message, needed", [
+    ("Configure my editor for Rust development.", "I use Neovim as my editor."),       # an imperative
+    ("How do I make my dog less anxious during storms?", "My dog Pixel is a greyhound."),
+])
+def test_a_task_ranks_the_fact_it_needs_above_every_preference_that_does_not_bear_on_it(model_engine, message,
+                                                                                       needed):
+    # The fact is no preference: with the task's prior on preferences alone, the dog came below all
+    # four preferences of the store, down to one at cosine 0.16 (it is at 0.27, and shares "dog").
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    model_engine.store(sid, "", WINDOW)
+    ids = {model_engine.store(sid, "", text).id: text for text in TOOLS_AND_TASTES}
+    _, receipt = _recall(model_engine, message)
+    first = receipt["considered"][0]
+    assert ids.get(first["id"]) == needed and any(r.startswith("lasting=") for r in first["reasons"])
+
+
 def test_a_general_knowledge_question_injects_nothing(model_engine):
     sid = model_engine.open_session("personal", "work")
     fill(model_engine, sid)
