@@ -75,6 +75,8 @@ _IMPERATIVE = (r"(?:^|[.!?;:]\s+|\n\s*)(?:(?:please|now|ok|okay|also|then|so|gre
 _TASK = re.compile(r"""
     \b(?:recommend\w*|suggest\w*|ideas?|tips|advice|advise|options|alternatives)\b
         (?=.*\b(?:you|me|my|i)\b)
+  | (?:^|[.!?]\s+)(?!(?:what|which|who|whose|when|where|why|how|did|does|do|is|are|was|were|has|have|had|according|
+        based)\b)(?:[\w'-]+\s+){0,3}(?:ideas|tips|suggestions|recommendations|options)\b
   | \b(?:help|remind)\s+me\b
   | (?:^|[.!?]\s+)\s*(?:please\s+)?(?:book|find|plan|help|give|show|list|create|write|make|draft|organi[sz]e|prepare|
         choose|pick|get|buy|order|schedule|arrange|design|cook|teach|explain|compare|recommend|suggest|

@@ -23,6 +23,10 @@ from keepmind.engine.stance import asks_for_help, lasting, standing
     "Investigate why the build is slow.",
     "Great, now run the tests.",
     "The tests pass locally. Update the README with the new flags.",
+    # a request in a fragment
+    "Dinner ideas for tonight?",
+    "Any tips for jet lag after flying east?",
+    "My dog pulls on walks. Tips?",
 ])
 def test_task_messages_are_recognized(message):
     assert asks_for_help(message)
@@ -40,6 +44,7 @@ def test_task_messages_are_recognized(message):
     "Sprint review moved to Thursday.",
     "Caroline went to the support group.",
     "Thanks, that works.",
+    "What ideas did Melanie have for the mural?",
 ])
 def test_questions_about_the_past_and_statements_are_not_tasks(message):
     assert not asks_for_help(message)
