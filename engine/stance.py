@@ -71,7 +71,8 @@ _IMPERATIVE = (r"(?:^|[.!?;:]\s+|\n\s*)(?:(?:please|now|ok|okay|also|then|so|gre
 
 # The forms of a request: asking for a recommendation or an action, not about the past. Words
 # such as "advice" or "recommend" count only addressed to the assistant or for the speaker ("What
-# advice did Anna give?" asks about the past).
+# advice did Anna give?" asks about the past), or in a fragment that opens a sentence other than
+# as a question does ("Dinner ideas for tonight?", "Any tips for jet lag?").
 _TASK = re.compile(r"""
     \b(?:recommend\w*|suggest\w*|ideas?|tips|advice|advise|options|alternatives)\b
         (?=.*\b(?:you|me|my|i)\b)

@@ -190,9 +190,10 @@ def rank_stage(r: Run, trace: RecallTrace, channel: Channel, pool: Pool, stats: 
 def judged(plan: RecallPlan, candidates: list[Candidate], stats, weights: RankWeights,
            parts: bool = True, words: dict | None = None) -> list[Candidate]:
     """The candidates with what ranking and the gate read besides the channels' scores: whether
-    each is a standing statement and whether it is lasting, its coverage of the message, and, for a message of several
-    parts (when `parts`), the part it matches best (rank.best_segment). A candidate's stems,
-    standing and lasting found in `words` (worked out while the query embedded) are not worked out again."""
+    each is a standing statement and whether it is lasting, its coverage of the message, and, for
+    a message of several parts (when `parts`), the part it matches best (rank.best_segment). A
+    candidate's stems, standing and lasting found in `words` (worked out while the query
+    embedded) are not worked out again."""
     plans = [plan.part(s) for s in range(len(plan.segments) if parts else 1)]
     idfs = [stats.weights(p.content) for p in plans]
     tasks = [p.task for p in plans]

@@ -23,7 +23,7 @@ apart, since every memory its tasks need is a preference and its background is a
 real store can: there a weight of 0.4 (0.57 of cosine) put every preference of the store, at any
 cosine, above "I use Neovim" for "Configure my LSP" and above the manager for "Draft a message to
 my manager" (`keepmind eval scenarios`: the needed memory in the top 3 for 0.59 of the dev
-messages that need one, 0.83 with the prior on lasting memories).
+messages that need one, 0.84 with the prior on lasting memories).
 Both are picked by the calibration too (`ranking.standing_weight`, `ranking.task_coverage_weight`);
 without them (the defaults) ranking is as before.
 
@@ -62,7 +62,7 @@ class Candidate:
     coverage: float = 0.0         # IDF-weighted share of the query's content stems it contains
     cosines: tuple = ()           # cosine to each part of the message (0: the whole), when it has parts
     segment: int = 0              # the part of the message it is judged against (0: the whole)
-    standing: bool = False        # states a lasting preference, constraint, condition, habit or fact of the user
+    standing: bool = False        # states a lasting preference, constraint, condition or habit of the user
     lasting: bool = False         # not an episode dated to a day (every standing statement is lasting)
     for_task: bool = False        # the part of the message it matched asks for something to be done
 
