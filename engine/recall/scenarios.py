@@ -14,7 +14,7 @@ during storms?" needs the dog. The scenario files hold what LoCoMo and PrefEval 
   careful assistant would want in front of it for that turn (none for about 40 in 100 of them).
 
 They were written for Keepmind, not drawn from a benchmark, so they can ship in the repository
-(`eval/scenarios/`): `dev.json` (4 users, read while the method was built) and `test.json` (10 users
+(`eval/scenarios/`): `dev.json` (16 users, read while the method was built) and `test.json` (10 users
 written apart from it and only ever measured). Small data: a figure moves by 1 to 2 points per
 message, so they tell a method that serves real stores from one that does not, not 0.01 apart.
 
