@@ -99,14 +99,13 @@ _TASK = re.compile(r"""
 # made") describe the moment, not a disposition that bears on the user's next task.
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_DATED = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
-                    r"|\b\d{4}-\d{2}-\d{2}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b", re.I)
-
+_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
+_DATED = re.compile(rf"\b{_DAY}|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b",
+                    re.I)
 
 # A day that comes round again or is still ahead: a birthday, an anniversary, a due date, an
 # expiry ("her birthday is 12 June", "the MOT is due on 14 August", "the passport expires on 3
 # March"). What it says stays true until that day, so it is lasting, not an episode.
-_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
 _RECURRING = re.compile(rf"\b(?:birthdays?|anniversary|due|deadline|expires?|expiry|renewal|renews)\b"
                         rf"(?:\s+(?:is|are|falls|on|by|in|date|:))*\s+{_DAY}", re.I)
 
@@ -118,10 +117,7 @@ _MAYBE_DATED = re.compile(r"\d|yesterday|last", re.I)
 def standing(text: str) -> bool:
     """Whether a memory states a lasting preference, aversion, constraint, condition or habit of
     the user (first person, or the user named as such), and is not an episode dated to a day."""
-    text = (text or "").replace("’", "'")
-    if not (_SELF.search(text) and _STANCE.search(text)):
-        return False
-    return not _dated(text)
+    return standing_and_lasting(text)[0]
 
 
 def lasting(text: str) -> bool:
@@ -129,12 +125,15 @@ def lasting(text: str) -> bool:
     statement, a fact of the user's life or world such as "Monitoring is Prometheus and
     Grafana.", and a day that comes round again or is still ahead, such as a birthday or a due
     date), as far as its form tells."""
+    return standing_and_lasting(text)[1]
+
+
+def standing_and_lasting(text: str) -> tuple[bool, bool]:
+    """(standing, lasting) of a memory, its date read once: what recall reads of every candidate."""
     text = (text or "").replace("’", "'")
-    return not _dated(text) or bool(_RECURRING.search(text))
-
-
-def _dated(text: str) -> bool:
-    return bool(_MAYBE_DATED.search(text) and _DATED.search(text))
+    dated = bool(_MAYBE_DATED.search(text) and _DATED.search(text))
+    is_standing = not dated and bool(_SELF.search(text) and _STANCE.search(text))
+    return is_standing, not dated or bool(_RECURRING.search(text))
 
 
 def stance_match(text: str) -> re.Match | None:

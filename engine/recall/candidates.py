@@ -37,7 +37,7 @@ class Pool:
     vector_count: int
     coverage_gaps: tuple[str, ...]   # ids with no vector under the active model
     # id -> (content stems, standing, lasting) of the candidates worked out while the other channel ran
-    words: dict[str, tuple[frozenset[str], bool]] = field(default_factory=dict)
+    words: dict[str, tuple[frozenset[str], bool, bool]] = field(default_factory=dict)
 
 
 # A term held by more than this share of the store's memories, and by more than COMMON_FLOOR of

@@ -19,7 +19,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
-from ..stance import lasting, standing
+from ..stance import standing_and_lasting
 from ..store import watermarks
 from .plan import content_stems
 
@@ -37,8 +37,7 @@ def row_stems(row: dict) -> set[str]:
 def row_words(row: dict) -> tuple[frozenset[str], bool, bool]:
     """What ranking and the gate read of a memory's text: its content stems, whether it is a
     standing statement (`stance.standing`) and whether it is lasting (`stance.lasting`)."""
-    text = f"{row.get('title', '')}\n{row.get('body', '')}"
-    return frozenset(row_stems(row)), standing(text), lasting(text)
+    return frozenset(row_stems(row)), *standing_and_lasting(f"{row.get('title', '')}\n{row.get('body', '')}")
 
 
 def keyword_stems(row: dict) -> set[str]:
