@@ -146,16 +146,25 @@ def run_jobs(stores: list[Store], convs: list[Conversation], negatives: list[Neg
         recaller = store.engine.recaller
         trace = recaller.trace(store.scope, text, config=config, calibrating=calibrating)
         relevant = relevant_ids(store, evidence) if evidence else frozenset()
-        records.append(JobRecord(
-            kind=kind, source=source, qid=qid, store=store.name, relevant=relevant,
-            ranked=trace.ranked[:keep_top],
-            pool=[replace(c, row=slim_row(rows, store.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
-            injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
-            degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
-            model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight))
+        records.append(record_of(trace, recaller.stats, kind=kind, source=source, qid=qid, store=store.name,
+                                 relevant=relevant, rows=rows, keep_top=keep_top))
         if progress and n % 250 == 0:
             progress(f"{n}/{len(plan)} questions")
     return records
+
+
+def record_of(trace, stats, *, kind: str, source: str, qid: str, store: str, relevant: frozenset[str],
+              rows: dict | None = None, topic: str = "", keep_top: int = 20) -> JobRecord:
+    """What one recall (`trace`, with the recaller's term statistics) did with one question, as the
+    metrics and the calibration read it: the top `keep_top` ranked and every candidate, their rows
+    slimmed and shared through `rows` (None: kept whole)."""
+    pool = trace.pool.candidates if trace.pool else []
+    return JobRecord(
+        kind=kind, source=source, qid=qid, store=store, relevant=relevant, ranked=trace.ranked[:keep_top],
+        pool=list(pool) if rows is None else [replace(c, row=slim_row(rows, store, c)) for c in pool],
+        injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
+        degraded=list(trace.degraded), plan=trace.plan, stats=stats, mode=trace.mode, model_id=trace.model_id,
+        floor=trace.floor, coverage_weight=trace.coverage_weight, topic=topic)
 
 
 def slim_row(rows: dict, store: str, c) -> dict:

@@ -82,7 +82,7 @@ def records(engine, *, config=None, keep_top: int = 20, model_id: str | None = N
     Each message is recalled again (without a receipt) in the scope it was labelled in. With
     `model_id`, a recall that ran under another embedder is left out (a floor belongs to one model).
     """
-    from .evaluation import JobRecord
+    from .evaluation import record_of
 
     with engine.db.snapshot() as conn:
         labelled = grouped(conn)
@@ -96,13 +96,9 @@ def records(engine, *, config=None, keep_top: int = 20, model_id: str | None = N
                     f"not {model_id}")
             continue
         should = frozenset(entry["labels"].get("should_recall", ()))
-        out.append(JobRecord(
-            kind="positive" if should else "negative", source="positive" if should else "feedback",
-            qid=f"feedback:{entry['receipt_id']}", store="feedback", relevant=should,
-            ranked=trace.ranked[:keep_top], pool=list(trace.pool.candidates) if trace.pool else [],
-            injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
-            degraded=list(trace.degraded), plan=trace.plan, stats=engine.recaller.stats, mode=trace.mode,
-            model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight))
+        out.append(record_of(trace, engine.recaller.stats, kind="positive" if should else "negative",
+                             source="positive" if should else "feedback", qid=f"feedback:{entry['receipt_id']}",
+                             store="feedback", relevant=should, keep_top=keep_top))
     return out
 
 

@@ -20,7 +20,7 @@ import json
 import random
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InvalidInput
 from .eval_data import Conversation, Memory
-from .evaluation import JobRecord, memory_text, open_stores_engine, slim_row, wait_for_vectors
+from .evaluation import JobRecord, memory_text, open_stores_engine, record_of, wait_for_vectors
 from .metrics import degraded_counts, gate_metrics, in_top3, latency, share
 from .pipeline import RecallConfig
 
@@ -185,13 +185,8 @@ def run_user(engine, plan: UserPlan, protocol: Protocol, *, config: RecallConfig
     jobs += [("negative", ABSENT_SOURCE, p, frozenset()) for p in plan.negatives]
     for kind, source, pair, relevant in jobs:
         trace = recaller.trace(reader, pair.question, config=config, calibrating=calibrating)
-        records.append(JobRecord(
-            kind=kind, source=source, qid=pair.pid, store=store_name, relevant=relevant,
-            ranked=trace.ranked[:20],
-            pool=[replace(c, row=slim_row(rows, store_name, c)) for c in (trace.pool.candidates if trace.pool else [])],
-            injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
-            degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
-            model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight, topic=pair.topic))
+        records.append(record_of(trace, recaller.stats, kind=kind, source=source, qid=pair.pid, store=store_name,
+                                 relevant=relevant, rows=rows, topic=pair.topic))
     return records, {p.pid: learnt_texts(engine, learnt.get(p.pid, frozenset())) for p in plan.stored}
 
 

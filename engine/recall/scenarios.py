@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..errors import InvalidInput
-from .evaluation import JobRecord, open_stores_engine, slim_row, wait_for_vectors
+from .evaluation import JobRecord, open_stores_engine, record_of, wait_for_vectors
 from .metrics import degraded_counts, gate_metrics, in_top3, latency, share
 from .pipeline import RecallConfig
 
@@ -89,26 +89,24 @@ def run_user(engine, user: User, *, config: RecallConfig | None = None,
              calibrating: bool = False) -> list[JobRecord]:
     """Store one user's memories through the agent's path, then ask every message."""
     writer = engine.open_session("personal", "scenarios", title=user.name)
-    ids = {engine.store(writer, "", text).id: key for key, text in user.memories.items()}
-    wait_for_vectors(engine, list(ids), 600.0)
-    stored = {key: mid for mid, key in ids.items()}
+    stored = {key: engine.store(writer, "", text).id for key, text in user.memories.items()}
+    wait_for_vectors(engine, list(stored.values()), 600.0)
     reader = engine.scope(engine.open_session("personal", "scenarios", title="messages"))
     recaller = engine.recaller
     rows: dict = {}
     records = []
     for n, message in enumerate(user.messages):
         trace = recaller.trace(reader, message.text, config=config, calibrating=calibrating)
-        records.append(JobRecord(
-            kind="positive" if message.expect else "negative",
-            source="positive" if message.expect else NOTHING_SOURCE,
-            qid=f"{user.name}#{n + 1}", store=user.name,
-            relevant=frozenset(stored[k] for k in message.expect),
-            ranked=trace.ranked[:20],
-            pool=[replace(c, row=slim_row(rows, user.name, c)) for c in (trace.pool.candidates if trace.pool else [])],
-            injected=[i.id for i in trace.injected], total_ms=trace.timings.get("total_ms", 0.0),
-            degraded=list(trace.degraded), plan=trace.plan, stats=recaller.stats, mode=trace.mode,
-            model_id=trace.model_id, floor=trace.floor, coverage_weight=trace.coverage_weight, topic=user.name))
+        records.append(record_of(trace, recaller.stats, kind="positive" if message.expect else "negative",
+                                 source="positive" if message.expect else NOTHING_SOURCE, qid=_qid(user, n),
+                                 store=user.name, relevant=frozenset(stored[k] for k in message.expect),
+                                 rows=rows, topic=user.name))
     return records
+
+
+def _qid(user: User, n: int) -> str:
+    """The record id of a user's message n (from 0)."""
+    return f"{user.name}#{n + 1}"
 
 
 def evaluate(users: list[User], *, open_engine: Callable, models_dir: Path | None = None,
@@ -137,7 +135,7 @@ def summarize(records: list[JobRecord], users: list[User], *, config: dict) -> d
     for r in records:   # the stored text of every candidate, to name it in the misses
         for c in r.pool:
             texts[(r.store, c.id)] = c.row.get("body") or c.row.get("title") or ""
-    messages = {f"{u.name}#{n + 1}": m for u in users for n, m in enumerate(u.messages)}
+    messages = {_qid(u, n): (u, m) for u in users for n, m in enumerate(u.messages)}
 
     def wrong(r) -> bool:
         return not (set(r.injected) & r.relevant) if r.relevant else bool(r.injected)
@@ -157,8 +155,8 @@ def summarize(records: list[JobRecord], users: list[User], *, config: dict) -> d
                              "zero_injection": share([r for r in records if r.store == u.name and not r.relevant],
                                                       lambda r: not r.injected)}
                     for u in users},
-        "wrong": [{"message": messages[r.qid].text, "user": r.store,
-                   "needed": [texts.get((r.store, i), i) for i in sorted(r.relevant)],
+        "wrong": [{"message": messages[r.qid][1].text, "user": r.store,
+                   "needed": [messages[r.qid][0].memories[k] for k in messages[r.qid][1].expect],
                    "injected": [texts.get((r.store, i), i) for i in r.injected],
                    "top3": [texts.get((r.store, c.id), c.id) for c in r.ranked[:3]]}
                   for r in records if wrong(r)],
