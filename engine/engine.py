@@ -273,7 +273,9 @@ class Engine(Browsing, Operations):
               audience: str | None = None, aliases=None, facets=None, tags=None, anchor: str | None = None,
               anchor_type: str = "concept", relations=(), provenance=None, authored_at: int | None = None,
               source: str = "tool", confidence: float = 0.95) -> StoreResult:
-        """Write a memory in the session's scope (or narrower) through `store.insert_memory`."""
+        """Write a memory in the session's scope (or narrower) through `store.insert_unless_known`: a
+        claim deleted as wrong there is refused ("tombstoned", until the tombstone is lifted) and one a
+        live memory already says word for word is not written twice ("duplicate", with its id)."""
         self._require_enabled()
         scope = self.scope(scope)
         draft = self.draft(scope, title, content, memory_class=memory_class, audience=audience,
@@ -283,9 +285,13 @@ class Engine(Browsing, Operations):
                            provenance=provenance, authored_at=authored_at, source=source,
                            confidence=confidence)
         try:
-            memory_id = self.write(store.insert_memory, draft, self.now())
+            memory_id, action = self.write(store.insert_unless_known, draft, self.now())
         except SecretBlocked as exc:
             return StoreResult(None, "blocked", reason=self._blocked(scope, exc, "store"))
+        if action == "tombstoned":
+            return StoreResult(None, action, reason="this claim was deleted as wrong; restore it to keep it")
+        if action == "duplicate":
+            return StoreResult(memory_id, action, reason="a memory already says this word for word")
         self.notify_written([memory_id])
         return StoreResult(memory_id, "created")
 

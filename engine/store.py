@@ -79,6 +79,8 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
     kind_for_class(draft.memory_class)
     title = clean_text(draft.title, "title", limit=MAX_TITLE_CHARS, required=False)
     body = clean_text(draft.body, "content", limit=MAX_BODY_CHARS)
+    # An anchor's name is held to a title's length (what an export carries and an import accepts).
+    anchor = clean_text(draft.anchor, "anchor", limit=MAX_TITLE_CHARS, required=False) or None
     if not title:
         first = body.splitlines()[0]
         title = first[:72].rstrip()
@@ -103,6 +105,7 @@ def validate_draft(draft: MemoryDraft) -> MemoryDraft:
         draft,
         title=title,
         body=body,
+        anchor=anchor,
         boundary=boundary,
         aliases=tuple(clean_terms(list(draft.aliases), "aliases")),
         facets=tuple(clean_terms(list(draft.facets), "facets")),
@@ -396,6 +399,19 @@ def find_fingerprint(conn: apsw.Connection, body: str, audience: str, boundary: 
         " WHERE s.supersedes_record_id=r.record_id) LIMIT 1",
         (fp, audience, boundary),
     )
+
+
+def insert_unless_known(conn: apsw.Connection, draft: MemoryDraft, now: int) -> tuple[str | None, str]:
+    """`insert_memory` for a memory written by hand, unless a person deleted the same claim as wrong
+    in this scope (None, "tombstoned") or a live memory there says it word for word (its id,
+    "duplicate"); else (the new id, "created")."""
+    draft = validate_draft(draft)
+    if is_tombstoned(conn, draft.body, draft.audience, draft.boundary):
+        return None, "tombstoned"
+    found = find_fingerprint(conn, draft.body, draft.audience, draft.boundary)
+    if found:
+        return found, "duplicate"
+    return insert_memory(conn, draft, now), "created"
 
 
 def revisions(conn: apsw.Connection, doc_id: str) -> list[dict]:

@@ -255,6 +255,10 @@ def test_several_memories_at_once_are_made_personal_or_deleted_as_wrong(page, li
     page.goto(live.url + "/memories")
     page.get_by_label("Select Alpha").check()
     page.get_by_role("button", name="Make personal").click()
+    dialog = page.get_by_role("dialog")
+    assert "No page can widen an audience again" in dialog.inner_text()
+    assert eng.memory(eng.viewer(eng.get_token("local")), ids["Alpha"]).audience == "team"  # asked first
+    dialog.get_by_role("button", name="Make personal").click()
     hx_settle(page)
     assert page.get_by_text("1 now visible to personal sessions only.").is_visible()
     assert eng.memory(eng.viewer(eng.get_token("local")), ids["Alpha"]).audience == "personal"

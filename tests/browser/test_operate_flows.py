@@ -162,6 +162,10 @@ def test_a_team_token_is_shown_once_sees_only_its_boundary_and_is_refused_once_r
     assert "Standup" in text and "Salary" not in text and "123456" not in text and "Choir" not in text
     assert "personal" not in view.locator(".aud").all_inner_texts()
     page.get_by_role("button", name="Revoke team-work").click()
+    dialog = page.get_by_role("dialog")
+    assert "cannot be used again" in dialog.inner_text()
+    assert api_status(live, secret) == 200  # asked, not yet revoked
+    dialog.get_by_role("button", name="Revoke team-work").click()
     page.get_by_text("Revoked team-work").wait_for()
     assert "revoked" in page.locator("tr", has_text="team-work").inner_text()
     with httpx.Client(base_url=live.url + "/api/v1", headers={"Authorization": f"Bearer {secret}"}) as api:
@@ -331,3 +335,7 @@ def test_a_memory_zip_of_an_openclaw_folder_previews_then_imports(page, live, tm
     assert "green tea" in preview.inner_text() and "notes" in preview.inner_text()
     preview.get_by_role("button", name="Import 3 memories").click()
     page.get_by_text("3 imported from workspace.zip").wait_for()
+
+
+def api_status(live, secret: str) -> int:
+    return httpx.get(live.url + "/api/v1/status", headers={"Authorization": f"Bearer {secret}"}).status_code

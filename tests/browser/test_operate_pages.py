@@ -220,7 +220,13 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     page.goto(live.url + "/checkpoints")
     for action in ("Backlog", "Pause memory", "Quit Keepmind", "Retry Laptop", "Discard Laptop"):
         tab_to(page, action)
-    page.keyboard.press("Enter")  # discard the dead letter
+    page.keyboard.press("Enter")  # discard the dead letter: it asks first, with the focus on Cancel
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("button", name="Cancel").wait_for()
+    assert page.evaluate("document.activeElement.textContent") == "Cancel"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Discard"
+    page.keyboard.press("Enter")
     page.get_by_text("Discarded: it will not be curated").wait_for()
     page.goto(live.url + "/review")
     page.keyboard.press("j")  # the first proposal

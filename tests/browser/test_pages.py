@@ -80,7 +80,14 @@ def test_every_page_is_accessible_in_light_and_dark_at_both_widths(page, live, s
     page.get_by_role("dialog").wait_for()
     check_axe(page, "delete dialog")
     shots += shoot(page, "delete-dialog")
-    assert len(shots) == 4 * 17 and all(p.stat().st_size > 5_000 for p in shots)
+    assert page.evaluate("document.activeElement.textContent") == "Cancel"  # Enter does not delete at once
+    page.goto(live.url + "/memories")
+    page.get_by_label("Select Seat preference").check()
+    page.get_by_role("button", name="Make personal").click()
+    page.get_by_role("dialog").wait_for()
+    check_axe(page, "narrow dialog")
+    shots += shoot(page, "narrow-dialog")
+    assert len(shots) == 4 * 18 and all(p.stat().st_size > 5_000 for p in shots)
 
 
 FOCUSED_NAME = """() => {

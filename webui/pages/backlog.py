@@ -11,7 +11,7 @@ from keepmind.engine import EngineError
 
 from ..context import engine
 from ..security import viewer_token
-from .render import done, is_htmx, page
+from .render import confirm, confirmed, done, is_htmx, page
 
 bp = Blueprint("backlog", __name__)
 SECTION_TITLES = {
@@ -58,6 +58,11 @@ def retry(checkpoint_id: str):
 
 @bp.post("/checkpoints/<checkpoint_id>/discard")
 def discard(checkpoint_id: str):
+    if not confirmed():
+        return confirm("Discard this proposal?", "It will not be curated: what it says is not remembered, and "
+                       "a discarded proposal cannot be brought back.",
+                       action_url=f"/checkpoints/{checkpoint_id}/discard", button="Discard",
+                       back_url="/checkpoints", target="#backlog", swap="outerHTML")
     return _act(checkpoint_id, "discard")
 
 

@@ -10,10 +10,12 @@ from keepmind.engine import AUDIENCES, SORTS, SOURCE_GROUPS, EngineError, Memory
 
 from ..context import engine
 from ..security import viewer_scope, viewer_token
-from .render import choice, dialog, done, page, text
+from .memory import narrowing_text
+from .render import choice, confirm, confirmed, dialog, done, page, text
 
 bp = Blueprint("memories", __name__)
 CLASSES = ("durable_fact", "evidence", "trace")
+WRITABLE_CLASSES = ("durable_fact", "evidence")  # what "Write a memory" offers
 SOURCE_LABELS = {"observed": "observed in a session", "agent": "stored by an agent", "imported": "imported",
                  "ui": "written here"}
 SORT_LABELS = {"newest": "newest", "last_recalled": "last recalled", "most_recalled": "most recalled"}
@@ -96,6 +98,12 @@ def bulk():
         for memory_id in ids:
             eng.update(scope, memory_id, delete=True, reason="deleted as wrong in the browser", source="ui")
         message = f"Deleted {len(ids)} as wrong. They are listed under Deleted, where you can restore them."
+    elif action in ("personal", "team") and not confirmed():
+        n = len(ids)
+        return confirm(f"Make {'this memory' if n == 1 else f'{n} memories'} {action}?", narrowing_text(action, n),
+                       action_url="/memories/bulk", button=f"Make {action}", back_url="/memories",
+                       fields=[*(("ids", i) for i in ids), ("action", action)], target="#results",
+                       include="#filters")
     elif action in ("personal", "team"):
         eng.narrow_audience(scope, ids, action, token=viewer_token())
         message = f"{len(ids)} now visible to {action} sessions only."
@@ -123,15 +131,27 @@ def create_memory():
     eng, token = engine(), viewer_token()
     form = {k: (request.form.get(k) or "").strip() for k in ("title", "content", "audience", "boundary",
                                                              "memory_class", "anchor")}
+
+    def refused(error: str, link: tuple[str, str] | None = None):
+        return page("memory_new.html", http_status=422, form=form, error=error, link=link, boundaries=_boundaries())
+
+    memory_class = form["memory_class"] or "durable_fact"
+    if memory_class not in WRITABLE_CLASSES:  # a trace is a session's record, never written by hand
+        return refused("Choose durable fact or evidence as the class.")
     try:
         scope = eng.author_scope(token, form["audience"], form["boundary"])
-        result = eng.store(scope, form["title"], form["content"], memory_class=form["memory_class"] or "durable_fact",
+        result = eng.store(scope, form["title"], form["content"], memory_class=memory_class,
                            anchor=form["anchor"] or None, source="ui")
     except EngineError as exc:
-        return page("memory_new.html", http_status=422, form=form, error=exc.message, boundaries=_boundaries())
-    if result.id is None:  # refused by the write path's checks (a secret, a deleted claim)
-        return page("memory_new.html", http_status=422, form=form, boundaries=_boundaries(),
-                    error=f"Not stored: {result.reason or result.action}.")
+        return refused(exc.message)
+    if result.action == "duplicate":
+        return refused("Not stored: a memory in this audience and boundary already says this word for word.",
+                       (f"/memories/{result.id}", "Open it"))
+    if result.action == "tombstoned":
+        return refused("Not stored: this was deleted as wrong, so Keepmind does not learn it again. To keep it, "
+                       "restore it from the deleted memories.", ("/memories?deleted=1", "Deleted memories"))
+    if result.id is None:  # refused by the write path's checks (a secret)
+        return refused(f"Not stored: {result.reason or result.action}.")
     return done(f"/memories/{result.id}")
 
 

@@ -10,7 +10,7 @@ from keepmind.engine import EngineError
 
 from ..context import engine
 from ..security import viewer_scope, viewer_token
-from .render import dialog, done, page
+from .render import confirm, confirmed, dialog, done, page
 
 bp = Blueprint("memory", __name__)
 
@@ -78,6 +78,9 @@ def edit(memory_id: str):
     except EngineError as exc:
         return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
                     error=exc.message)
+    if result.action == "blocked":  # the secret rule refused the new text: keep the editor and say why
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error=f"Not saved: {result.reason}.")
     return done(f"/memories/{result.new_id or item.id}")
 
 
@@ -101,6 +104,19 @@ def delete(memory_id: str):
 
 @bp.post("/memories/<memory_id>/audience")
 def narrow(memory_id: str):
-    eng = engine()
-    eng.narrow_audience(viewer_scope(), [memory_id], request.form.get("audience", ""), token=viewer_token())
-    return done(f"/memories/{memory_id}")
+    """Asks first (no page can widen an audience again), then moves the memory to the narrower one."""
+    eng, scope = engine(), viewer_scope()
+    item = eng.memory(scope, memory_id)
+    audience = request.form.get("audience", "")
+    if not confirmed():
+        return confirm(f"Make this memory {audience}?", narrowing_text(audience, 1),
+                       action_url=f"/memories/{item.id}/audience", button=f"Make {audience}",
+                       back_url=f"/memories/{item.id}", fields=[("audience", audience)])
+    eng.narrow_audience(scope, [item.id], audience, token=viewer_token())
+    return done(f"/memories/{item.id}")
+
+
+def narrowing_text(audience: str, n: int) -> str:
+    it = "it" if n == 1 else "them"
+    return (f"Only {audience} sessions will see {it} from now on: agents in wider sessions no longer find or "
+            f"recall {it}. No page can widen an audience again.")

@@ -52,6 +52,19 @@ def dialog(template: str, **context):
     return page("confirm.html", dialog_template=template, **context)
 
 
+def confirmed() -> bool:
+    """Whether the person said yes to the action's confirmation (the form carries confirmed=yes)."""
+    return request.form.get("confirmed") == "yes"
+
+
+def confirm(heading: str, text: str, *, action_url: str, button: str, back_url: str, fields=(),
+            target: str | None = None, swap: str | None = None, include: str | None = None):
+    """Ask before an action the pages cannot undo: a dialog (a page without htmx) whose form posts
+    `fields` and confirmed=yes back to `action_url`, into `target` as the action's own form would."""
+    return dialog("_confirm_action.html", heading=heading, text=text, action_url=action_url, button=button,
+                  back_url=back_url, fields=list(fields), target=target, swap=swap, include=include)
+
+
 # -- small readers of query strings and forms --------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from keepmind.engine import AUDIENCES, EngineError, NotFound
 from ..context import engine
 from ..errors import Forbidden
 from ..security import viewer_token
-from .render import done, is_htmx, page, today_start_ms
+from .render import confirm, confirmed, done, is_htmx, page, today_start_ms
 
 bp = Blueprint("scoping", __name__)
 SESSIONS_SHOWN = 50
@@ -77,6 +77,14 @@ def revoke_token(token_id: str):
     if token_id == viewer.id:
         raise Forbidden("you are signed in with this token: revoke it from a page signed in with another token, "
                         "or with `keepmind token revoke`")
+    if not confirmed():
+        token = next((t for t in engine().list_tokens(by=viewer) if t.id == token_id and not t.revoked_at), None)
+        if token is None:
+            raise NotFound("no such live token that you may revoke")
+        return confirm(f"Revoke {token.name}?", "The API refuses it from now on and pages signed in with it are "
+                       "signed out. A revoked token cannot be used again: make a new one if it is needed.",
+                       action_url=f"/tokens/{token_id}/revoke", button=f"Revoke {token.name}",
+                       back_url="/scoping#tokens", target="#tokens-body")
     revoked = engine().revoke_token(token_id, by=viewer)
     if not is_htmx():
         return done("/scoping#tokens")

@@ -1,0 +1,104 @@
+"""Writing and editing a memory in the browser: what is refused is said in words, the person's text
+stays in the form, and nothing is written twice or brought back from the deleted ones unasked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from keepmind.engine import InvalidInput
+
+
+@pytest.fixture
+def signed_in(client, engine):
+    """The client signed in with the local token, and the page's CSRF token."""
+    local = engine.ensure_token(None)
+    r = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {local.secret}"})
+    client.get(r.get_json()["url"].split("127.0.0.1:8765")[1])
+    page = client.get("/").get_data(as_text=True)
+    return local, re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+
+
+def write(client, csrf, content, **fields):
+    data = {"csrf_token": csrf, "content": content, "audience": "personal", "boundary": "work", **fields}
+    return client.post("/memories", data=data)
+
+
+def live(engine, local) -> list[str]:
+    return [m.body for m in engine.list_memories(engine.viewer(local.token), limit=100)]
+
+
+def test_an_edit_with_a_secret_keeps_the_editor_and_says_why(client, engine, personal, signed_in):
+    local, csrf = signed_in
+    doc = engine.store(personal, "Anna", "Anna lives in Lisbon.").id
+    r = client.post(f"/memories/{doc}/edit", headers={"HX-Request": "true"},
+                    data={"csrf_token": csrf, "mode": "rewrite", "title": "Anna",
+                          "content": "Anna's token is ghp_abcdefghijklmnopqrstuvwxyz0123456789"})
+    html = r.get_data(as_text=True)
+    assert r.status_code == 422
+    assert "Not saved: secret-like content is never stored" in html
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" in html  # the person's text is still in the editor
+    assert live(engine, local) == ["Anna lives in Lisbon."]
+
+
+def test_writing_what_is_already_remembered_points_to_it_instead_of_a_copy(client, engine, signed_in):
+    local, csrf = signed_in
+    first = write(client, csrf, "I'm allergic to peanuts.")
+    assert first.status_code == 303
+    doc = first.headers["Location"].rsplit("/", 1)[1]
+    again = write(client, csrf, "I'm allergic to peanuts.")
+    html = again.get_data(as_text=True)
+    assert again.status_code == 422 and "already says this word for word" in html
+    assert f'href="/memories/{doc}"' in html
+    assert live(engine, local) == ["I'm allergic to peanuts."]
+    # Another boundary is another scope: written there.
+    assert write(client, csrf, "I'm allergic to peanuts.", boundary="home").status_code == 303
+
+
+def test_a_claim_deleted_as_wrong_is_not_written_back_until_it_is_restored(client, engine, signed_in):
+    local, csrf = signed_in
+    doc = write(client, csrf, "I drink my coffee black.").headers["Location"].rsplit("/", 1)[1]
+    assert client.post(f"/memories/{doc}/delete", data={"csrf_token": csrf}).status_code == 303
+    r = write(client, csrf, "I drink my coffee black.")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 422 and "deleted as wrong" in html and 'href="/memories?deleted=1"' in html
+    assert live(engine, local) == []
+    tombstone = engine.tombstones(token=local.token)[0]
+    engine.restore(tombstone["tombstone_id"], token=local.token)
+    assert live(engine, local) == ["I drink my coffee black."]
+    assert write(client, csrf, "I drink my coffee black.").status_code == 422  # now a duplicate of the restored one
+
+
+def test_a_forged_class_and_an_overlong_anchor_are_refused_in_words(client, engine, signed_in):
+    local, csrf = signed_in
+    r = write(client, csrf, "Said in a session.", memory_class="trace")
+    assert r.status_code == 422 and "Choose durable fact or evidence" in r.get_data(as_text=True)
+    r = write(client, csrf, "Anna's birthday is 3 May.", anchor="A" * 301)
+    assert r.status_code == 422 and "anchor is 301 characters; the limit is 300" in r.get_data(as_text=True)
+    assert live(engine, local) == []
+    assert write(client, csrf, "Anna's birthday is 3 May.", anchor="Anna").status_code == 303
+
+
+def test_the_engine_holds_an_anchor_to_a_titles_length(engine, personal):
+    with pytest.raises(InvalidInput, match="anchor is 301 characters"):
+        engine.store(personal, "", "A fact.", anchor="x" * 301)
+
+
+def test_what_no_page_can_undo_is_asked_first(client, engine, team, signed_in):
+    local, csrf = signed_in
+    doc = engine.store(team, "Standup", "Standup is at 9:30.").id
+    asked = client.post(f"/memories/{doc}/audience", data={"csrf_token": csrf, "audience": "personal"})
+    html = asked.get_data(as_text=True)
+    assert asked.status_code == 200 and "Make this memory personal?" in html and 'value="yes"' in html
+    assert engine.memory(engine.viewer(local.token), doc).audience == "team"
+    done = client.post(f"/memories/{doc}/audience", data={"csrf_token": csrf, "audience": "personal",
+                                                          "confirmed": "yes"})
+    assert done.status_code == 303 and engine.memory(engine.viewer(local.token), doc).audience == "personal"
+
+    other = engine.create_token("helper", "team", ["work"], by=local.token)
+    asked = client.post(f"/tokens/{other.token.id}/revoke", data={"csrf_token": csrf})
+    assert "Revoke helper?" in asked.get_data(as_text=True)
+    assert not next(t for t in engine.list_tokens(include_revoked=True) if t.id == other.token.id).revoked_at
+    client.post(f"/tokens/{other.token.id}/revoke", data={"csrf_token": csrf, "confirmed": "yes"})
+    assert next(t for t in engine.list_tokens(include_revoked=True) if t.id == other.token.id).revoked_at
