@@ -269,7 +269,7 @@ def test_a_form_error_is_said_in_words_and_nothing_is_written(client, local, per
     token = csrf_of(client)
     r = client.post(f"/memories/{doc}/edit", data={"csrf_token": token, "mode": "replace", "old_text": "absent",
                                                    "new_text": "x"}, headers={"HX-Request": "true"})
-    assert r.status_code == 422 and b"was not found in the memory" in r.data
+    assert r.status_code == 422 and b"The text to find is not in this memory" in r.data
     r = client.post("/memories", data={"csrf_token": token, "content": "A new one.", "audience": "team",
                                        "boundary": " "})
     assert r.status_code == 422 and b"choose a boundary" in r.data

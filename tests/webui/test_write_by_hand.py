@@ -102,3 +102,15 @@ def test_what_no_page_can_undo_is_asked_first(client, engine, team, signed_in):
     assert not next(t for t in engine.list_tokens(include_revoked=True) if t.id == other.token.id).revoked_at
     client.post(f"/tokens/{other.token.id}/revoke", data={"csrf_token": csrf, "confirmed": "yes"})
     assert next(t for t in engine.list_tokens(include_revoked=True) if t.id == other.token.id).revoked_at
+
+
+def test_an_edit_the_form_cannot_make_is_said_in_the_forms_words(client, engine, personal, signed_in):
+    local, csrf = signed_in
+    doc = engine.store(personal, "Anna", "Anna lives in Lisbon.").id
+    r = client.post(f"/memories/{doc}/edit", data={"csrf_token": csrf, "mode": "rewrite", "content": "  "})
+    assert r.status_code == 422 and "The text is empty: to remove this memory, delete it as wrong." in r.text
+    r = client.post(f"/memories/{doc}/edit", data={"csrf_token": csrf, "mode": "replace", "old_text": "lisbon",
+                                                   "new_text": "Porto"})
+    assert r.status_code == 422 and "The text to find is not in this memory" in r.text
+    assert "new_content" not in r.text and "old_text was" not in r.text
+    assert live(engine, local) == ["Anna lives in Lisbon."]

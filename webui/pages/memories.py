@@ -97,7 +97,8 @@ def bulk():
     elif action == "delete":
         for memory_id in ids:
             eng.update(scope, memory_id, delete=True, reason="deleted as wrong in the browser", source="ui")
-        message = f"Deleted {len(ids)} as wrong. They are listed under Deleted, where you can restore them."
+        message = (f"Deleted {len(ids)} as wrong. {'It is' if len(ids) == 1 else 'They are'} listed under Deleted, "
+                   f"where you can restore {'it' if len(ids) == 1 else 'them'}.")
     elif action in ("personal", "team") and not confirmed():
         n = len(ids)
         return confirm(f"Make {'this memory' if n == 1 else f'{n} memories'} {action}?", narrowing_text(action, n),

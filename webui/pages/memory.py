@@ -68,6 +68,13 @@ def edit(memory_id: str):
     item = eng.memory(scope, memory_id)
     mode = "replace" if request.form.get("mode") == "replace" else "rewrite"
     form = {k: request.form.get(k, "") for k in ("title", "content", "old_text", "new_text")}
+    # What the engine would refuse, said in the words of this form (its messages name the API's fields).
+    if mode == "rewrite" and not form["content"].strip():
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error="The text is empty: to remove this memory, delete it as wrong.")
+    if mode == "replace" and (not form["old_text"] or form["old_text"] not in item.body):
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error="The text to find is not in this memory: copy it exactly (case matters).")
     try:
         if mode == "replace":
             result = eng.update(scope, item.id, old_text=form["old_text"], new_text=form["new_text"], source="ui")
