@@ -630,10 +630,12 @@ def coverage(conn: apsw.Connection, model_id: str | None) -> dict:
     for (n,) in conn.execute(f"SELECT COUNT(*) FROM ({LIVE_SQL})"):
         live = n
     current = 0
-    if model_id:  # as `gaps`: the rows' own hashes, compared in SQL
+    if model_id:  # as `gaps`: the rows' own hashes, compared in SQL; each live row looked up by its key (an
+        # inner join let the planner index every live row by hash on each call, SQLITE_WARNING_AUTOINDEX)
         for (n,) in conn.execute(
-                f"SELECT COUNT(*) FROM ({LIVE_SQL}) live JOIN memory_embeddings e ON e.item_id = live.id"
-                " AND e.model_id = ? AND e.content_hash = live.content_hash", (model_id,)):
+                f"SELECT COUNT(*) FROM ({LIVE_SQL}) live WHERE EXISTS (SELECT 1 FROM memory_embeddings e"
+                " WHERE e.item_id = live.id AND e.model_id = ? AND e.content_hash = live.content_hash)",
+                (model_id,)):
             current = n
     other = 0
     for (n,) in conn.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import apsw
@@ -126,6 +127,20 @@ def test_embedding_coverage_under_95_percent_says_to_backfill(tiny_home, clock):
         assert "`keepmind memory backfill-embeddings`" in check.message
         eng.models.repair_gaps()
         assert by_name(eng)["Embeddings"].level == "pass"
+
+
+def test_counting_embedded_memories_builds_no_index_on_the_fly(tiny_home, clock, caplog):
+    """The count looks each live memory up by its key: SQLite logged "automatic index on live(content_hash)"
+    on every doctor run and models page (SQLITE_WARNING_AUTOINDEX) when it was a join."""
+    with _tiny(tiny_home, clock) as eng:
+        sid = eng.open_session("personal", "work")
+        for i in range(20):
+            eng.store(sid, f"Fact {i}", f"item {i} is kept")
+        eng.models.load()
+        with caplog.at_level(logging.WARNING):
+            check = by_name(eng)["Embeddings"]
+    assert check.level == "pass"
+    assert not [r for r in caplog.records if "automatic index" in r.getMessage()]
 
 
 def test_vectors_of_two_models_say_to_backfill_with_force(tiny_home, clock):
