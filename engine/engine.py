@@ -189,9 +189,9 @@ class Engine(Browsing, Operations):
                  recalled_ids=None, skills=None) -> int:
         """Persist a completed turn (secret values redacted first) and let the observer know.
 
-        Returns the turn's 1-based index, or 0 when memory is paused (nothing is recorded)."""
-        if self.paused:
-            self.session(session_id)  # a bad id is still an error
+        Returns the turn's 1-based index, or 0 when nothing is recorded: memory is paused, or the
+        session is public (inert: no read, no write, not even its conversation)."""
+        if self.paused or self.scope(session_id).inert:  # a bad id is still an error
             return 0
         index = self.write(sessions.add_turn, session_id, self.now(), user=user, assistant=assistant, tools=tools,
                            recalled_ids=recalled_ids, skills=skills)

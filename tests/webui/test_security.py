@@ -186,6 +186,11 @@ def test_public_sessions_get_nothing(live, api):
         assert "public sessions" in r.json()["error"]
     for route, body in (("compaction", {"summary": "s"}), ("findings", {"findings": ["f"]})):
         assert api.post(f"/sessions/{sid}/{route}", json=body).status_code == 403
+    # Not even its conversation is kept: a turn is answered as when memory is paused.
+    r = api.post(f"/sessions/{sid}/turns", json={"user": "My brother Tomasz lives in Krakow."})
+    assert r.status_code == 200 and r.json()["recorded"] is False
+    with live.engine.db.snapshot() as conn:
+        assert list(conn.execute("SELECT COUNT(*) FROM session_turns WHERE session_id=?", (sid,))) == [(0,)]
 
 
 def test_only_the_instance_proof_answers_without_a_token():
