@@ -13,7 +13,8 @@ def fill(engine, clock, sid, n, **kw):
     ids = []
     for i in range(n):
         clock.advance(1000)
-        ids.append(engine.store(sid, f"Note {i}", f"Note number {i} about gardening.", **kw).id)
+        kind = kw.get("memory_class", "durable_fact")  # distinct texts: the same one is not stored twice
+        ids.append(engine.store(sid, f"Note {i}", f"Note number {i} about gardening ({kind}).", **kw).id)
     return ids
 
 

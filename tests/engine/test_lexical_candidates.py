@@ -82,7 +82,8 @@ def test_hidden_matches_that_outrank_every_visible_one_do_not_crowd_it_out(tmp_p
     with open_engine(tmp_path, settings=defaults(), clock=clock, start_workers=False) as eng:
         home, work = eng.open_session("personal", "home"), eng.open_session("personal", "work")
         eng.insert_drafts([eng.draft(eng.scope(home), f"alpha {i}", "alpha alpha") for i in range(300)])
-        mine = [eng.store(work, f"note {i}", "alpha and a much longer body about other things").id for i in range(3)]
+        mine = [eng.store(work, f"note {i}", f"alpha and a much longer body about other things ({i})").id
+                for i in range(3)]  # three texts: the same one is not stored twice
         scope = eng.scope(work)
         with eng.db.snapshot() as conn:
             got = search.lexical_candidates(conn, scope, ["alpha"], clock(), 2)
