@@ -113,6 +113,10 @@ class Browsing:
         return self._read(graph.anchors, scope, self.now(), query=query, anchor_type=anchor_type,
                           limit=limit, after=after)
 
+    def anchor_types(self, scope: Scope) -> list[str]:
+        """The types of the anchors this scope may see (what the anchors page's filter offers)."""
+        return self._read(graph.anchor_types, scope)
+
     def anchor(self, scope: Scope, anchor_id: str) -> graph.Anchor:
         return self._read(graph.anchor, scope, anchor_id, self.now())
 

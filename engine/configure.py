@@ -115,8 +115,10 @@ def apply(settings: Settings, path: Path, changes: dict) -> tuple[Settings, list
     """Write `changes` (SettingsError naming the key and the allowed values when one is bad);
     the running settings with the live ones applied, and which applied now and which at restart."""
     checked = save_changes(path, changes)
-    now = [n for n in changes if KEY_INDEX[n].live]
-    later = [n for n in changes if not KEY_INDEX[n].live]
+    # A key saved back to the value the running Keepmind uses is in effect now, live or not: only a
+    # value the process does not run with waits for the next start.
+    now = [n for n in changes if KEY_INDEX[n].live or checked[n] == settings.values.get(n)]
+    later = [n for n in changes if n not in now]
     values = dict(settings.values)
     values.update({n: checked[n] for n in now})
     return Settings(values, settings.warnings), now, later

@@ -8,7 +8,10 @@ as it does to the CLI:
   export) is staged in a private folder of the data dir, a zip unpacked only when every member
   stays inside it, is a plain file, and the whole stays under a size limit;
 - the preview runs the very import, inside a transaction that is rolled back (`DryRun`): what it
-  shows is what importing would do, counted by the same code, and nothing is kept.
+  shows is what importing would do, counted by the same code, and nothing is kept;
+- once imported, the upload's files go and what the import did is kept in their place for the
+  rest of the hour (`finish`): the result page is a GET that reads it, and posting the same import
+  again says it was imported already instead of that the upload is gone.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from . import mdimport, transfer
 from .db import rows, scalar
 from .errors import InvalidInput, NotFound
 from .policy import AUDIENCES, check_name
-from .private import copy_limited, make_private_dir, open_private
+from .private import copy_limited, make_private_dir, open_private, write_private
 
 STAGING = "imports"
+META = "meta.json"
 STAGE_TTL_S = 3600
 MAX_MEMBERS = 20_000
 PREVIEW_ITEMS = 50
@@ -49,7 +53,7 @@ def export_file(engine, folder: Path, fmt: str) -> tuple[Path, str]:
         pages = Path(folder) / "markdown"
         transfer.export(engine, pages, fmt="markdown")
         target = Path(folder) / f"keepmind-markdown-{stamp}.zip"
-        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        with open_private(target, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for page in sorted(pages.rglob("*.md")):
                 zf.write(page, page.relative_to(pages).as_posix())
         return target, target.name
@@ -150,7 +154,7 @@ def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float 
             _unzip(raw, content, limit, name)
         else:
             shutil.move(str(raw), content / name)
-        (folder / "meta.json").write_text(json.dumps({"name": name}), encoding="utf-8")
+        write_private(folder / META, json.dumps({"name": name}))
         _import_target(content)  # refuse now what holds nothing to import
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -158,20 +162,44 @@ def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float 
     return staging_id
 
 
-def staged(home: Path, staging_id: str) -> tuple[Path, str]:
-    """(what to import, the uploaded file's name) of a staged upload."""
+class AlreadyImported(InvalidInput):
+    """The staged upload was imported already (its result is kept; the files are gone)."""
+
+    status = 409
+
+
+def _meta(home: Path, staging_id: str) -> dict:
     if not isinstance(staging_id, str) or len(staging_id) != 32 or not all(c in "0123456789abcdef" for c in staging_id):
         raise NotFound("no such upload: upload the file again")
-    folder = Path(home) / STAGING / staging_id
-    if not (folder / "meta.json").is_file():
+    path = Path(home) / STAGING / staging_id / META
+    if not path.is_file():
         raise NotFound("that upload is gone (uploads are kept for an hour): upload the file again")
-    name = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["name"]
-    return _import_target(folder / "content"), name
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-def drop(home: Path, staging_id: str) -> None:
-    if isinstance(staging_id, str) and len(staging_id) == 32:
-        shutil.rmtree(Path(home) / STAGING / staging_id, ignore_errors=True)
+def staged(home: Path, staging_id: str) -> tuple[Path, str]:
+    """(what to import, the uploaded file's name) of a staged upload not imported yet."""
+    meta = _meta(home, staging_id)
+    if "result" in meta:
+        raise AlreadyImported(f"{meta['name']} was imported already: importing it again adds nothing. To import "
+                              "it once more, upload the file again")
+    return _import_target(Path(home) / STAGING / staging_id / "content"), meta["name"]
+
+
+def finish(home: Path, staging_id: str, report: dict, now_ms: int) -> dict:
+    """After a successful import: the upload's files go, and what the import did stays in their
+    place (as long as an upload would); the summary kept."""
+    folder = Path(home) / STAGING / staging_id
+    result = {**summary(report), "imported_at": now_ms}
+    for child in ("upload", "content"):
+        shutil.rmtree(folder / child, ignore_errors=True)
+    write_private(folder / META, json.dumps({"name": report.get("name") or "", "result": result}))
+    return result
+
+
+def finished(home: Path, staging_id: str) -> dict | None:
+    """What the import of this upload did; None while it is not imported (NotFound: it is gone)."""
+    return _meta(home, staging_id).get("result")
 
 
 # -- preview: the real import, rolled back ------------------------------------------------------
@@ -237,9 +265,30 @@ def _is_markdown(target: Path) -> bool:
     return not (target.is_file() and target.suffix in (".jsonl", ".json", ".ndjson"))
 
 
+# How long an import waits for the units another curation worker took (a running Keepmind's own
+# worker may lease some while the request curates the rest) before it says they are still curating.
+CURATION_WAIT_S = 10.0
+
+
+def _curated(engine, where: dict[str, str]) -> dict:
+    """What curation made of the queued units, curated now on this thread; waits up to
+    CURATION_WAIT_S for those another worker holds."""
+    deadline = time.monotonic() + CURATION_WAIT_S
+    engine.drain_checkpoints()
+    done = engine.import_outcome(where)
+    while not done["done"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        engine.drain_checkpoints()  # one whose lease was given back
+        done = engine.import_outcome(where)
+    return done
+
+
 def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_run: bool) -> dict:
     """OpenClaw-style Markdown: the preview lists the units that would be queued (nothing is
-    written); the import queues them and curates them now, as a person waits for the answer."""
+    written); the import queues them and curates them now, as a person waits for the answer.
+
+    A Markdown unit becomes a memory without an anchor or a relation (mdimport makes it so), so
+    the preview counts no anchors and no edges; the page says so rather than show zeros."""
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
     if dry_run:
@@ -249,14 +298,34 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
         return {"format": "markdown", "errors": plan.errors, "skipped": 0, "not_memories": plan.not_memories,
                 "preview": {"items": items[:PREVIEW_ITEMS], "documents": len(items), "records": 0, "anchors": 0,
                             "edges": 0, "tombstones": 0}}
-    report = engine.import_path(target, audience=audience, boundary=boundary)
+    # transfer's, not the engine's import_path: that one wakes the curation worker, which would
+    # race this request for the units it is about to curate.
+    report = transfer.import_path(engine, target, audience=audience, boundary=boundary)
     if report.get("errors") or not report.get("checkpoints"):
         return {**report, "imported": 0, "skipped": 0}
-    engine.drain_checkpoints()
-    done = engine.import_outcome(report["checkpoints"])
-    counts = done["counts"]
-    return {**report, "outcome": done, "imported": counts["kept"] + counts["merged"],
-            "skipped": counts["skipped"] + counts["blocked"] + counts["failed"] + counts["waiting"]}
+    done = _curated(engine, report["checkpoints"])
+    return {**report, "outcome": done, **_tally(done)}
+
+
+def _tally(outcome: dict) -> dict:
+    """A Markdown import's outcome as the result counts it: imported (kept, or merged into a memory
+    here), still waiting for curation, failed, and why the others were not imported."""
+    counts = outcome["counts"]
+    return {"imported": counts["kept"] + counts["merged"], "merged": counts["merged"], "waiting": counts["waiting"],
+            "failed": counts["failed"], "skipped": counts["skipped"] + counts["blocked"],
+            "not_imported": dict(sorted(outcome["skipped_reasons"].items(), key=lambda kv: -kv[1])),
+            "examples": outcome["examples"][:10]}
+
+
+def summary(report: dict) -> dict:
+    """What an import did, in the counts its result page shows (both formats)."""
+    if report.get("format") == "markdown" and "outcome" in report:
+        tally = _tally(report["outcome"])
+    else:
+        skipped = int(report.get("skipped") or 0)
+        tally = {"imported": int(report.get("imported") or 0), "merged": 0, "waiting": 0, "failed": 0,
+                 "skipped": skipped, "not_imported": {"already here": skipped} if skipped else {}, "examples": []}
+    return {"name": report.get("name") or "", "format": report.get("format") or "jsonl", **tally}
 
 
 def run_import(engine, target: Path, *, audience: str, boundary: str, dry_run: bool) -> dict:
@@ -294,4 +363,5 @@ def drop_scratch(home: Path, folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["DryRun", "drop", "drop_scratch", "export_file", "run_import", "scratch_dir", "stage", "staged"]
+__all__ = ["AlreadyImported", "DryRun", "drop_scratch", "export_file", "finish", "finished", "run_import",
+           "scratch_dir", "stage", "staged", "summary"]

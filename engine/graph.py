@@ -131,6 +131,15 @@ def anchors(conn: apsw.Connection, scope: Scope, now: int, *, query: str | None 
     return [_anchor(r, counts[r["anchor_id"]]) for r in found]
 
 
+def anchor_types(conn: apsw.Connection, scope: Scope) -> list[str]:
+    """The distinct types of the active anchors this scope may see, by name: what a type filter
+    offers. Read from the store, not a fixed list: the rules, the LLM and imports make their own."""
+    where, params = scope_sql("a", scope)
+    return [t for (t,) in conn.execute(
+        f"SELECT DISTINCT a.anchor_type FROM memory_anchors a WHERE a.status = 'active' AND {where}"
+        " ORDER BY a.anchor_type", params)]
+
+
 def anchor(conn: apsw.Connection, scope: Scope, anchor_id: str, now: int) -> Anchor:
     where, params = scope_sql("a", scope)
     row = one(conn, f"SELECT a.* FROM memory_anchors a WHERE a.anchor_id=? AND a.status='active' AND {where}",
@@ -195,4 +204,4 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-__all__ = ["Anchor", "Edge", "anchor", "anchors", "edges", "neighbourhood", "scope_sql"]
+__all__ = ["Anchor", "Edge", "anchor", "anchor_types", "anchors", "edges", "neighbourhood", "scope_sql"]

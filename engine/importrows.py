@@ -3,11 +3,15 @@
 An export file is data from elsewhere: it gets the API's checks (id formats, the same size
 limits, audiences and boundary names, the secret rule) field by field, with errors that name the
 line. Rows may link only to rows of the same file: a record supersedes a record of the file, a
-revision belongs to a document of the file, an edge joins anchors of the file. Nothing already
-stored is ever changed: a row whose id is stored is skipped (importing a file twice is a no-op),
-and a row that would revise or supersede a stored memory is an error. The one link kept to the
-store is an anchor's name: an imported anchor named like a stored one in the same scope becomes
-that anchor (anchors are names, and their names are unique per scope).
+revision belongs to a document of the file, an edge joins anchors of the file, a tombstone names a
+memory of the file or the proposal it rejected in review. Nothing already stored is ever changed: a
+row whose id is stored is skipped (importing a file twice is a no-op), and a row that would revise
+or supersede a stored memory is an error. The one link kept to the store is an anchor's name: an
+imported anchor named like a stored one in the same scope becomes that anchor (anchors are names,
+and their names are unique per scope).
+
+An export of any store must import back, so a limit here is never tighter than what a store may
+already hold (see STORED_NAME_CHARS).
 """
 
 from __future__ import annotations
@@ -22,9 +26,17 @@ from .errors import EngineError, InvalidInput
 from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, content_hash, fingerprint, normalize_text
 from .policy import AUDIENCES, MEMORY_CLASSES, check_name
 from .secretfilter import refuse_secrets
+from .writepath.checkpoints import TRIGGERS
 
 MAX_TERMS_CHARS = 10_000
 MAX_SHORT_CHARS = 200
+# Names in the graph (an anchor's name and type, an alias, a relation). New ones are held to a
+# title's length when written (store.validate_draft), but stores made before that, and the names a
+# curator LLM gives relation targets, hold longer ones: the import takes any name a memory's text
+# could hold, so that an export of every existing store imports back.
+STORED_NAME_CHARS = MAX_BODY_CHARS
+# A rejected proposal's checkpoint payload: the proposal (text and title) with its provenance.
+MAX_PAYLOAD_CHARS = 2 * MAX_BODY_CHARS
 
 
 class RowError(Exception):
@@ -42,12 +54,15 @@ class ImportRefused(InvalidInput):
 # -- field checks ------------------------------------------------------------------------------
 
 
-def ident(prefix: str):
-    pattern = re.compile(rf"^{prefix}-[0-9a-f]{{32}}$")
+def ident(*prefixes: str):
+    """An id of one of these kinds: `prefix-` then 32 hex digits."""
+    pattern = re.compile(rf"^(?:{'|'.join(map(re.escape, prefixes))})-[0-9a-f]{{32}}$")
+    shapes = [f"{p}-<32 hex digits>" for p in prefixes]
+    said = shapes[0] if len(shapes) == 1 else f"{', '.join(shapes[:-1])} or {shapes[-1]}"
 
     def check(v):
         if not isinstance(v, str) or not pattern.match(v):
-            raise RowError(f"must be an id like {prefix}-<32 hex digits>")
+            raise RowError(f"must be an id like {said}")
         return v
     return check
 
@@ -94,9 +109,9 @@ def boundary(v):
     return v
 
 
-def json_object(v):
-    if not isinstance(v, str) or len(v) > MAX_BODY_CHARS:
-        raise RowError(f"must be a JSON object written as a string of at most {MAX_BODY_CHARS} characters")
+def json_object(v, limit: int = MAX_BODY_CHARS):
+    if not isinstance(v, str) or len(v) > limit:
+        raise RowError(f"must be a JSON object written as a string of at most {limit} characters")
     try:
         parsed = json.loads(v)
     except (ValueError, RecursionError):
@@ -104,6 +119,10 @@ def json_object(v):
     if not isinstance(parsed, dict):
         raise RowError("must be a JSON object")
     return v
+
+
+def checkpoint_payload(v):
+    return json_object(v, MAX_PAYLOAD_CHARS)
 
 
 def hex64(v):
@@ -120,7 +139,12 @@ def nullable(check):
 
 SEMANTICS = text(40)
 TERMS = text(MAX_TERMS_CHARS, required=False)
+NAME = text(STORED_NAME_CHARS)
+NORMALIZED = text(STORED_NAME_CHARS, required=False)
 TIME = whole
+MEMORY_ID = ident("doc", "rec")
+# Who deleted: a memory's sources, and a person rejecting a proposal in review (writepath/review.py).
+TOMBSTONE_SOURCES = (*SOURCES, "review")
 MEMORY = {  # the columns documents and records share
     "anchor_id": nullable(ident("anc")), "memory_class": one_of(MEMORY_CLASSES), "title": text(MAX_TITLE_CHARS),
     "body": text(MAX_BODY_CHARS), "aliases": TERMS, "facets": TERMS, "update_semantics": SEMANTICS,
@@ -131,8 +155,8 @@ MEMORY = {  # the columns documents and records share
     "content_hash": hex64, "fingerprint": hex64,
 }
 FIELDS = {
-    "anchor": {"anchor_id": ident("anc"), "anchor_type": text(64), "canonical_name": text(MAX_TITLE_CHARS),
-               "normalized_name": text(MAX_TITLE_CHARS, required=False), "audience": one_of(AUDIENCES),
+    "anchor": {"anchor_id": ident("anc"), "anchor_type": NAME, "canonical_name": NAME,
+               "normalized_name": NORMALIZED, "audience": one_of(AUDIENCES),
                "boundary": boundary, "status": one_of(("active", "tombstoned")), "created_at": TIME,
                "updated_at": TIME},
     "document": {**MEMORY, "document_id": ident("doc"), "updated_at": TIME, "revision": whole,
@@ -142,26 +166,31 @@ FIELDS = {
                  "reason": nullable(text(MAX_SHORT_CHARS, required=False)), "created_at": TIME},
     "record": {**MEMORY, "record_id": ident("rec"), "supersedes_record_id": nullable(ident("rec")),
                "is_tombstone": one_of((0, 1))},
-    "edge": {"edge_id": ident("edge"), "from_anchor_id": ident("anc"), "relation": text(MAX_SHORT_CHARS),
+    "edge": {"edge_id": ident("edge"), "from_anchor_id": ident("anc"), "relation": NAME,
              "to_anchor_id": ident("anc"), "audience": one_of(AUDIENCES), "boundary": boundary,
-             "confidence": number01, "asserted_by": nullable(ident("(?:doc|rec)")), "valid_from": TIME,
+             "confidence": number01, "asserted_by": nullable(MEMORY_ID), "valid_from": TIME,
              "valid_to": nullable(TIME), "created_at": TIME},
+    # A proposal a person rejected in review: the tombstone that keeps its claim away names it.
+    "rejected_proposal": {"checkpoint_id": ident("cp"), "session_id": nullable(ident("ses")),
+                          "trigger_type": one_of(tuple(TRIGGERS)), "priority": whole,
+                          "payload_json": checkpoint_payload, "audience": one_of(AUDIENCES), "boundary": boundary,
+                          "created_at": TIME, "updated_at": TIME, "completed_at": nullable(TIME)},
     "tombstone": {"tombstone_id": ident("tomb"), "fingerprint": hex64, "audience": one_of(AUDIENCES),
-                  "boundary": boundary, "memory_id": nullable(ident("(?:doc|rec)")),
+                  "boundary": boundary, "memory_id": nullable(ident("doc", "rec", "cp")),
                   "model_id": nullable(text(64)), "reason": nullable(text(MAX_SHORT_CHARS, required=False)),
-                  "source": nullable(one_of(SOURCES)), "lifted_at": nullable(TIME), "created_at": TIME},
-    "anchor_alias": {"alias": text(MAX_TITLE_CHARS), "normalized_name": text(MAX_TITLE_CHARS, required=False),
-                     "anchor_id": ident("anc"), "audience": one_of(AUDIENCES), "boundary": boundary,
-                     "created_at": TIME},
-    "anchor_merge": {"merge_id": ident("merge"), "from_anchor_id": ident("anc"), "from_name": text(MAX_TITLE_CHARS),
-                     "into_anchor_id": ident("anc"), "into_name": text(MAX_TITLE_CHARS), "memories_moved": whole,
+                  "source": nullable(one_of(TOMBSTONE_SOURCES)), "lifted_at": nullable(TIME),
+                  "created_at": TIME},
+    "anchor_alias": {"alias": NAME, "normalized_name": NORMALIZED, "anchor_id": ident("anc"),
+                     "audience": one_of(AUDIENCES), "boundary": boundary, "created_at": TIME},
+    "anchor_merge": {"merge_id": ident("merge"), "from_anchor_id": ident("anc"), "from_name": NAME,
+                     "into_anchor_id": ident("anc"), "into_name": NAME, "memories_moved": whole,
                      "edges_moved": whole, "source": one_of(SOURCES), "created_at": TIME},
 }
 # Columns with a default: a row may leave them out (an export from an older schema).
 OPTIONAL = {"aliases", "facets", "update_semantics", "sensitivity", "recall_mode", "confidence", "provenance_json",
             "revision", "is_tombstone", "status", "anchor_type", "normalized_name", "anchor_id", "session_id",
             "expires_at", "deleted_at", "deactivated_reason", "supersedes_record_id", "reason", "asserted_by",
-            "valid_to", "memory_id", "model_id", "source", "lifted_at"}
+            "valid_to", "memory_id", "model_id", "source", "lifted_at", "completed_at"}
 
 
 def check_row(kind: str, obj: dict) -> dict:
@@ -186,6 +215,8 @@ def check_row(kind: str, obj: dict) -> dict:
         row["normalized_name"] = normalize_text(row["canonical_name"])
     if kind == "anchor_alias":
         row["normalized_name"] = normalize_text(row["alias"])
+    if kind == "rejected_proposal":  # it was rejected: it waits for nothing until its tombstone is lifted
+        row.update(status="discarded", available_at=row["created_at"])
     return row
 
 
@@ -206,7 +237,8 @@ def check_lines(entries: list[tuple[int, str, dict]]) -> tuple[list[tuple[int, s
 
 TABLES = {"anchor": ("memory_anchors", "anchor_id"), "document": ("memory_documents", "document_id"),
           "revision": ("memory_revisions", None), "record": ("memory_records", "record_id"),
-          "edge": ("memory_edges", "edge_id"), "tombstone": ("tombstones", "tombstone_id"),
+          "edge": ("memory_edges", "edge_id"), "rejected_proposal": ("memory_checkpoints", "checkpoint_id"),
+          "tombstone": ("tombstones", "tombstone_id"),
           "anchor_alias": ("anchor_aliases", None), "anchor_merge": ("anchor_merges", "merge_id")}
 NEVER_CHANGED = "an import never changes a stored memory"
 
@@ -228,9 +260,21 @@ def _same_anchor(conn: apsw.Connection, row: dict) -> str | None:
     return found["anchor_id"] if found else None
 
 
-def _link_problem(kind: str, row: dict, in_file: dict, new: dict) -> str | None:
+def _rejected(kind: str, row: dict) -> str | None:
+    """The proposal a tombstone from review names (a checkpoint id), if it is one."""
+    memory_id = row.get("memory_id") if kind == "tombstone" else None
+    return memory_id if memory_id and memory_id.startswith("cp-") else None
+
+
+def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here: set[str]) -> str | None:
     """Why this row links outside the file or into a stored memory (None: it does not)."""
     memories = in_file["document"] | in_file["record"]
+    if proposal := _rejected(kind, row):
+        # The rejected proposal travels with its tombstone; an export made before it did holds the
+        # tombstone alone, which still keeps the claim away. Never a proposal stored here.
+        if proposal in proposals_here:
+            return f"memory_id {proposal} names a proposal already here, not one of this file"
+        return None
     if kind in ("document", "record") and row.get("anchor_id") and row["anchor_id"] not in in_file["anchor"]:
         return f"anchor_id {row['anchor_id']} is not an anchor of this file"
     if kind == "revision" and row["document_id"] not in new["document"]:
@@ -274,9 +318,12 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
         plan.append((line, kind, row))
         if TABLES[kind][1]:
             new[kind].add(row[TABLES[kind][1]])
+    proposals_here = {cp for _, kind, row in plan if (cp := _rejected(kind, row))
+                      and cp not in in_file["rejected_proposal"]
+                      and _stored(conn, "rejected_proposal", {"checkpoint_id": cp})}
     errors, imported = [], 0
     for line, kind, row in plan:
-        problem = _link_problem(kind, row, in_file, new)
+        problem = _link_problem(kind, row, in_file, new, proposals_here)
         if problem:
             errors.append(f"line {line}: {problem}")
             continue

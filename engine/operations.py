@@ -149,15 +149,18 @@ class Operations:
         hashes every file again (verify all)."""
         return catalog.catalog(self.models, self._model_checks, fresh=fresh)
 
-    def upload_models(self, files: list[tuple[str, BinaryIO]]) -> Job:
+    def upload_models(self, files: list[tuple[str, BinaryIO]], *, as_id: str | None = None) -> Job:
         """Stage uploaded model files (checked before anything reads them as a model), then import
-        them as a job: verified against the manifests, installed, the staging folder removed."""
+        them as a job: verified against the manifests, installed, the staging folder removed. With
+        `as_id`, files no manifest knows are registered as a custom model under that id."""
+        if as_id is not None:
+            manifests.check_id(as_id)  # a bad id is refused before the upload is staged
         if not any(j.kind == "model-import" and j.running for j in self.jobs.list()):
             catalog.discard_stale(self.home)
         folder, paths = catalog.stage(self.home, files, int(self.settings["server.max_upload_bytes"]))
         try:
             return self.jobs.start("model-import", "Importing uploaded model files",
-                                   partial(model_work.import_upload, self.models, folder, paths))
+                                   partial(model_work.import_upload, self.models, folder, paths, as_id=as_id))
         except BaseException:
             import shutil
 
@@ -233,12 +236,19 @@ class Operations:
 
     def import_staged(self, staging_id: str, *, audience: str = "personal", boundary: str = "default",
                       dry_run: bool = True) -> dict:
-        """Import a staged upload (with `dry_run`, only what it would do: nothing is kept)."""
+        """Import a staged upload (with `dry_run`, only what it would do: nothing is kept). Once
+        imported, its files go and `import_result` says what the import did; importing it again
+        raises exchange.AlreadyImported."""
         target, name = exchange.staged(self.home, staging_id)
-        report = exchange.run_import(self, target, audience=audience, boundary=boundary, dry_run=dry_run)
+        report = {**exchange.run_import(self, target, audience=audience, boundary=boundary, dry_run=dry_run),
+                  "name": name}
         if not dry_run and not report.get("errors"):
-            exchange.drop(self.home, staging_id)
-        return {**report, "name": name}
+            report["result"] = exchange.finish(self.home, staging_id, report, self.now())
+        return report
+
+    def import_result(self, staging_id: str) -> dict | None:
+        """What the import of a staged upload did; None while it is not imported (NotFound: gone)."""
+        return exchange.finished(self.home, staging_id)
 
     # -- export and import (engine/transfer.py, engine/mdimport.py) --------------------------------
 

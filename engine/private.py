@@ -32,6 +32,26 @@ def make_private_dir(path: Path) -> Path:
     return path
 
 
+def make_private_dirs(path: Path) -> Path:
+    """Create `path` and each missing parent 0700 (`mkdir(parents=True)` would give the parents the
+    umask's mode: `models/` 0755 under a new `models/<id>/`). Folders that exist, and links to them,
+    are left as they are."""
+    path = Path(path)
+    missing = []
+    here = path
+    while not here.is_dir() and here.parent != here:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue  # made meanwhile (or a file: the next mkdir says so)
+        if CHECKED:
+            os.chmod(folder, DIR_MODE)
+    return path
+
+
 def create_private_file(path: Path) -> None:
     """Create an empty 0600 file unless it exists (so SQLite's -wal and -shm inherit 0600)."""
     try:
@@ -142,5 +162,5 @@ def copy_limited(src, dst, limit: int, too_big) -> int:
     return total
 
 
-__all__ = ["check_privacy", "copy_limited", "create_private_file", "exposed", "make_private_dir", "open_private",
-           "repair", "write_private"]
+__all__ = ["check_privacy", "copy_limited", "create_private_file", "exposed", "make_private_dir", "make_private_dirs",
+           "open_private", "repair", "write_private"]

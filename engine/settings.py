@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from .errors import InvalidInput, SettingsError
 from .policy import check_boundaries, check_name
@@ -109,6 +110,28 @@ def _opt_str(v):
     if v is None or (isinstance(v, str) and v.strip()):
         return v
     raise ValueError("a non-empty string or null")
+
+
+def _opt_http_url(v):
+    """None, or an http(s) address with a host: the provider the user configured (loopback and
+    private hosts are fine: this is a local app). Refused now rather than as curation failures
+    after the next start."""
+    allowed = ("an http:// or https:// address with a host name or IP address, like http://127.0.0.1:11434/v1 "
+               "(no spaces, no user name or password, no ?query or #fragment), or null")
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v.strip() or any(c.isspace() for c in v.strip()):
+        raise ValueError(allowed)
+    url = v.strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:
+        raise ValueError(allowed) from None
+    if (parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.username is not None
+            or parts.password is not None or parts.query or parts.fragment or "?" in url or "#" in url):
+        raise ValueError(allowed)
+    return url
 
 
 def _audience(v):
@@ -211,7 +234,7 @@ KEYS: list[Key] = [
         "again. An agent's explicit store_memory never waits.", _bool, live=True),
     Key("memory.llm.base_url", None,
         "OpenAI-compatible chat-completions base URL (e.g. http://127.0.0.1:11434/v1 for Ollama); "
-        "null: no LLM, the rule-based extractor and conservative curation are used.", _opt_str),
+        "null: no LLM, the rule-based extractor and conservative curation are used.", _opt_http_url),
     Key("memory.llm.model", None, "Model name sent to the provider.", _opt_str),
     Key("memory.llm.api_key_env", None,
         "Name of the environment variable holding the provider's API key (never the key itself).",

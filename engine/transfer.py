@@ -2,8 +2,11 @@
 
 The JSON Lines export carries every row that makes up a memory (anchors, documents with all
 their revisions, records with their supersede chains, edges, tombstones) with ids and timestamps
-as stored, so importing it into an empty home gives back identical memories. Embeddings are not
-exported: they are derived data, re-created by gap repair for whichever model is active.
+as stored, so importing it into an empty home gives back identical memories. A tombstone left by
+rejecting a proposal in review names that proposal (a checkpoint), so the proposal travels with it
+while the rejection stands: after an import the Deleted list still says what was rejected, and
+Restore still puts it back in review. Embeddings are not exported: they are derived data,
+re-created by gap repair for whichever model is active.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ TABLES = (
     ("memory_revisions", "revision", ("document_id", "revision")),
     ("memory_records", "record", "record_id"),
     ("memory_edges", "edge", "edge_id"),
+    ("memory_checkpoints", "rejected_proposal", "checkpoint_id"),
     ("tombstones", "tombstone", "tombstone_id"),
     ("anchor_aliases", "anchor_alias", ("audience", "boundary", "normalized_name")),
     ("anchor_merges", "anchor_merge", "merge_id"),
@@ -42,9 +46,25 @@ def _columns(conn: apsw.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
+# The checkpoint columns a rejected proposal keeps (the queue's own state is not exported: it is
+# imported as rejected, with nothing pending).
+PROPOSAL_COLUMNS = ("checkpoint_id", "session_id", "trigger_type", "priority", "payload_json", "audience",
+                    "boundary", "created_at", "updated_at", "completed_at")
+
+
+def _rejected_proposals(conn: apsw.Connection) -> list[dict]:
+    """The proposals rejected in review whose tombstone stands (the checkpoints it names)."""
+    return rows(conn, f"SELECT {','.join(PROPOSAL_COLUMNS)} FROM memory_checkpoints WHERE status = 'discarded'"
+                      " AND checkpoint_id IN (SELECT memory_id FROM tombstones WHERE lifted_at IS NULL)"
+                      " ORDER BY rowid")
+
+
 def export_rows(conn: apsw.Connection):
     """Every exportable row as (type, dict), parents before children (rowid order)."""
     for table, kind, _key in TABLES:
+        if kind == "rejected_proposal":
+            yield from ((kind, row) for row in _rejected_proposals(conn))
+            continue
         cols = [c for c in _columns(conn, table) if c != "vector"]
         for row in rows(conn, f"SELECT {','.join(cols)} FROM {table} ORDER BY rowid"):
             yield kind, row

@@ -156,10 +156,13 @@ def cmd_download(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from keepmind.engine.models.importer import import_paths
+    from keepmind.engine.models.importer import UnknownModelFiles, import_paths
 
-    result = import_paths(models_dir_of(args, create=True), [Path(p) for p in args.paths], as_id=args.as_id,
-                          pooling=args.pooling)
+    try:
+        result = import_paths(models_dir_of(args, create=True), [Path(p) for p in args.paths], as_id=args.as_id,
+                              pooling=args.pooling)
+    except UnknownModelFiles as exc:
+        raise UnknownModelFiles(f"{exc.message} (--as ID)") from None  # where the id goes, here
     note = " as a custom, uncalibrated model: recall stays lexical with it until it is calibrated" \
         if result.custom else " (verified)"
     print(f"installed {result.model_id} into {result.folder}{note}")

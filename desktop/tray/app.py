@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from keepmind.engine import Check
+from keepmind.engine import Check, write_private
 
 from ..process.health import check_server
 from ..process.logs import log_path
@@ -171,7 +171,7 @@ class TrayApp:
             self.notify("Keepmind: agent connection details copied", text)
             return
         path = Path(self.daemon.home) / CONNECTION_FILE
-        path.write_text(text, encoding="utf-8")
+        write_private(path, text)  # owner-only, like every file of the data dir
         self.notify("Keepmind: agent connection details", f"No clipboard tool found; saved to {path}\n\n{text}")
 
     def do_autostart(self) -> None:

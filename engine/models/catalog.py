@@ -135,7 +135,7 @@ def stage(home: Path, files: list[tuple[str, BinaryIO]], max_bytes: int) -> tupl
     them; (the folder, the staged files). The folder is removed when anything is wrong."""
     if not files:
         raise ModelError("choose a file to upload: a .zip, a .whl, or the model's files")
-    folder = make_private_dir(Path(home) / UPLOADS / uuid.uuid4().hex)
+    folder = make_private_dir(make_private_dir(Path(home) / UPLOADS) / uuid.uuid4().hex)  # uploads/ too
     try:
         staged, seen = [], set()
         for filename, stream in files:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..private import make_private_dirs
 from .manifest import Manifest, ModelError
 from .verify import check_file, install_files, model_dir, verify_installed
 
@@ -73,7 +74,7 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
 
     repo, revision = hub["repo"], hub["revision"]
     _remove_stale_staging(models_dir / ".downloads")
-    staging = models_dir / ".downloads" / f"{man.id}-{uuid.uuid4().hex[:8]}"
+    staging = make_private_dirs(models_dir / ".downloads" / f"{man.id}-{uuid.uuid4().hex[:8]}")  # models/ too
     sources: dict[str, Path] = {}
     try:
         for spec in man.files:

@@ -47,6 +47,12 @@ class Candidate:
     open: Callable[[], BinaryIO]
 
 
+class UnknownModelFiles(ModelError):
+    """Model files no manifest knows. Registering them as a custom model needs an id the person
+    chooses; the message says so, and each surface adds where the id goes (the CLI's `--as ID`, the
+    models page's id field next to the upload)."""
+
+
 @dataclass(frozen=True)
 class ImportResult:
     model_id: str
@@ -256,8 +262,8 @@ def import_paths(models_dir: Path, paths: list[Path], *, as_id: str | None = Non
         raise ModelError(f"{origin} holds no .onnx model file: give the folder, zip or wheels of a model")
     described = ", ".join(f"{c.label} ({c.size:,} bytes" + (f", sha256 {_digest(c, cache)[:16]}…)"
                           if c.size <= MAX_CUSTOM_ONNX else ")") for c in onnx[:3])
-    raise ModelError(f"{described} matches no known manifest ({', '.join(manifests.all_ids(models_dir))}); "
-                     "to use it anyway, register it with --as ID (it will be uncalibrated)")
+    raise UnknownModelFiles(f"{described} matches no known manifest ({', '.join(manifests.all_ids(models_dir))}); "
+                            "to use it anyway, register it as a custom, uncalibrated model under an id you choose")
 
 
 def _partial(man: Manifest, found: list[Candidate], cache: dict, origin: str) -> None:

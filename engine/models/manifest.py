@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EngineError, InvalidInput
-from ..private import write_private
+from ..private import make_private_dirs, write_private
 
 MANIFEST_DIR = Path(__file__).parent / "manifests"
 CUSTOM_MANIFEST = "manifest.json"
@@ -180,7 +180,7 @@ def check_id(model_id: str) -> str:
 def save_custom(models_dir: Path, manifest: Manifest) -> Path:
     """Write a custom model's manifest next to its files (atomically)."""
     target = Path(models_dir) / manifest.id / CUSTOM_MANIFEST
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(target.parent)
     return write_private(target, json.dumps(manifest.as_dict(), indent=2) + "\n")
 
 

@@ -27,6 +27,7 @@ from ..store import watermarks
 from . import doctor
 from . import manifest as manifests
 from . import vectors as vec
+from .gatehealth import GateHealth, gate_health
 from .manifest import DEFAULT_DOWNLOAD, DEFAULT_EMBEDDERS, DEFAULT_GATE, Manifest, ModelError
 from .runtime import Embedder, Gate, trim_heap
 from .verify import HashCache, Verification, model_dir, verify_installed
@@ -89,6 +90,7 @@ class ModelRuntime:
         self._gate: Gate | None = None
         self._index: vec.VectorIndex | None = None
         self._reasons: dict[str, str] = {}  # filled by start() and load(); empty before either
+        self._gate_missing: str | None = None  # why the cross-encoder is not loaded, in a few words
         self._ready = threading.Event()
         self._stop = threading.Event()
         self._wake = threading.Event()  # a bulk write asked for gap repair
@@ -110,12 +112,25 @@ class ModelRuntime:
         return self._index
 
     def status_reasons(self) -> list[str]:
-        """Degradation reasons. A missing cross-encoder is not one when the active embedder carries a
-        calibrated offline feature gate: recall is then gated as designed (doctor still says so)."""
-        reasons = dict(self._reasons)
-        if "gate" in reasons and self._gate is None and self.offline_gate_ready():
-            reasons.pop("gate")
+        """Degradation reasons. The gate's come from `gate_health()`: a missing cross-encoder is not
+        one when the active embedder carries a calibrated offline feature gate (recall is then gated
+        as designed; doctor and the models page say the same)."""
+        reasons = {k: v for k, v in self._reasons.items() if k != "gate"}
+        health = self.gate_health()
+        if health.degraded and health.reason:
+            reasons["gate"] = health.reason
         return list(reasons.values())
+
+    def gate_health(self) -> GateHealth:
+        """What gates recall now, and whether that is the intended setup: the one answer status,
+        doctor and the models page give."""
+        gate, emb = self._gate, self._embedder
+        return gate_health(
+            setting=self.engine.settings["memory.recall.gate.enabled"], embeddings_enabled=self.embeddings_enabled,
+            gate_id=self.gate_id, cross_encoder=gate.model_id if gate else None,
+            threshold=gate.threshold if gate else None, threshold_source=gate.threshold_source if gate else None,
+            offline_for=emb.model_id if emb is not None and self.offline_gate_ready() else None,
+            missing=self._gate_missing, problem=self._reasons.get("gate"))
 
     def offline_gate_ready(self) -> bool:
         """The active embedder carries a calibrated floor and offline feature gate."""
@@ -177,7 +192,7 @@ class ModelRuntime:
             if self.gate_enabled and gate:
                 self._load_gate(download, progress)
             elif not self.gate_enabled:
-                self._gate = None
+                self._gate, self._gate_missing = None, None
                 self._reasons.pop("gate", None)
             trim_heap()  # what loading freed goes back to the OS, not into resident memory
             if self._embedder is not None and self._index is not None and repair:
@@ -248,6 +263,7 @@ class ModelRuntime:
         error = None
         if not check.ok and download and self.auto_download:
             self._reasons["gate"] = f"gate: downloading {self.gate_id} from the Hugging Face hub"
+            self._gate_missing = "being downloaded from the Hugging Face hub"
             error = self._download(self.gate_id, progress)
             check = self.verify(self.gate_id)
         if not check.ok:
@@ -256,6 +272,7 @@ class ModelRuntime:
             hint = "" if self.auto_download else "; auto-download is off"
             self._reasons["gate"] = (f"gate: {self.gate_id} is unavailable ({detail}{hint}); "
                                      f"run `keepmind models download {self.gate_id}` where the hub is reachable")
+            self._gate_missing = "not installed" if check.missing and not error else f"unavailable ({detail})"
             log.warning("memory_relevance_gate_unavailable %s", self._reasons["gate"])
             return
         man = manifests.get(self.models_dir, self.gate_id)
@@ -266,8 +283,10 @@ class ModelRuntime:
                               threshold_source=source)
         except Exception as exc:  # noqa: BLE001
             self._reasons["gate"] = f"gate: {self.gate_id} failed to load: {_msg(exc)}"
+            self._gate_missing = f"unusable ({_msg(exc)})"
             return
         self._reasons.pop("gate", None)
+        self._gate_missing = None
         log.info("memory_relevance_gate_ready model=%s threshold=%s source=%s",
                  self.gate_id, threshold, source)
 
@@ -297,6 +316,7 @@ class ModelRuntime:
             self._reasons["embeddings"] = "embeddings: the embedding model is still loading"
         if self.gate_enabled:
             self._reasons["gate"] = "gate: the relevance gate is still loading"
+            self._gate_missing = "still loading"
         self._thread = threading.Thread(target=self._run, name="keepmind-models", daemon=True)
         self._thread.start()
 
@@ -495,7 +515,7 @@ class ModelRuntime:
 
     def details(self) -> dict:
         """What status and doctor show about models."""
-        emb, gate = self._embedder, self._gate
+        emb, gate, health = self._embedder, self._gate, self.gate_health()
         with self.engine.db.snapshot() as conn:
             cov = vec.coverage(conn, emb.model_id if emb else None)
         return {
@@ -508,7 +528,8 @@ class ModelRuntime:
                 "reason": self._reasons.get("embeddings"), **cov,
             },
             "gate": {
-                "status": "disabled" if not self.gate_enabled else ("ok" if gate else "degraded"),
+                # the gate recall uses (the cross-encoder, or the offline or lexical one), not only the model
+                "status": health.status, "kind": health.kind, "summary": health.summary,
                 "enabled_source": "setting" if self.engine.settings["memory.recall.gate.enabled"]
                 is not None else "follows embeddings",
                 "model_id": gate.model_id if gate else None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ..private import make_private_dirs
 from .manifest import Manifest, ModelError, ModelFile
 
 CHUNK = 1 << 20
@@ -106,7 +107,7 @@ def install_files(models_dir: Path, manifest: Manifest, sources: dict[str, Path]
     """
     labels = labels or {}
     folder = model_dir(models_dir, manifest.id)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(folder)  # models/ too, when this is its first model: owner-only from the start
     remove_strays(folder)
     staged: list[tuple[Path, Path]] = []
     try:

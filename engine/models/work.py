@@ -35,13 +35,14 @@ def import_files(runtime: ModelRuntime, paths: list[Path], progress: Progress, *
     return f"installed {result.model_id}" + (" as a custom, uncalibrated model" if result.custom else " (verified)")
 
 
-def import_upload(runtime: ModelRuntime, folder: Path, paths: list[Path], progress: Progress) -> str:
+def import_upload(runtime: ModelRuntime, folder: Path, paths: list[Path], progress: Progress, *,
+                  as_id: str | None = None) -> str:
     """Import what a person uploaded (staged by catalog.stage), then remove the staging folder,
     whether it installed or not."""
     import shutil
 
     try:
-        return import_files(runtime, paths, progress)
+        return import_files(runtime, paths, progress, as_id=as_id)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -42,30 +42,28 @@ def check_gate_latency(engine, budget_ms: float) -> Check | None:
 
 
 def check_gate(engine) -> Check:
-    """A gate is present (cross-encoder, offline feature gate, or the lexical gate) and fast enough."""
+    """A gate is present (cross-encoder, offline feature gate, or the lexical gate) and fast enough.
+
+    What gates recall is the models' `gate_health()`, the answer status and the models page give
+    too; this check adds the gate's recent latency and the lexical gate's calibration."""
     settings = engine.settings
-    if settings["memory.recall.gate.enabled"] is False:
-        return Check("Relevance gate", "pass", "off (setting): the floor's output is injected")
+    models = engine.models
+    health = models.gate_health()
+    if health.kind == "off":
+        return Check("Relevance gate", "pass", health.summary)
     slow = check_gate_latency(engine, float(settings["memory.recall.gate_budget_ms"]))
     if slow is not None:
         return slow
-    models = engine.models
-    info = models.details()["gate"]
     lexical = ("without a query vector the lexical gate decides" if lexical_calibration()
                else "the lexical gate's calibration is missing: recall without a query vector injects the "
                     "floor's output (reinstall Keepmind: engine/recall/lexical_gate.json ships with it)")
-    if info["model_id"] is not None:
-        return Check("Relevance gate", "pass", f"{info['model_id']}, threshold {info['threshold']:.3f} "
-                     f"(source={info['threshold_source']}); {lexical}")
-    if models.offline_gate_ready():
-        return Check("Relevance gate", "pass",
-                     f"no cross-encoder ({info['reason']}); the offline feature gate calibrated for "
-                     f"{models.embedder().model_id} decides; {lexical}")
-    level = "pass" if not models.embeddings_enabled and lexical_calibration() else "warning"
-    why = ("embeddings are off" if not models.embeddings_enabled
-           else "no cross-encoder and no calibrated embedder loaded, so no model gate decides (install one: "
-                f"`keepmind models install-offline`, or `keepmind models download {models.gate_id}`)")
-    return Check("Relevance gate", level, f"{why}: recall is lexical; {lexical}")
+    if not health.degraded:
+        level = "warning" if health.kind == "lexical" and not lexical_calibration() else "pass"
+        return Check("Relevance gate", level, f"{health.summary}; {lexical}")
+    fix = (f"install one: `keepmind models install-offline`, or `keepmind models download {models.gate_id}`"
+           if health.kind == "none" else f"`keepmind models download {models.gate_id}`, or set "
+           "memory.recall.gate.enabled back to null")
+    return Check("Relevance gate", "warning", f"{health.summary} ({fix}); {lexical}")
 
 
 __all__ = ["check_gate", "check_gate_latency", "gate_timings"]

@@ -14,7 +14,6 @@ from ..security import viewer_scope
 from .render import day_end_ms, done, page, text
 
 bp = Blueprint("anchors", __name__)
-TYPES = ("person", "place", "project", "org", "tool", "preference", "workflow", "milestone", "concept")
 DEPTHS = (1, 2)
 GRAPH_LIMIT, GRAPH_MORE = 30, 120
 
@@ -23,11 +22,21 @@ GRAPH_LIMIT, GRAPH_MORE = 30, 120
 def anchors():
     q, anchor_type = text(request.args.get("q")), text(request.args.get("type"))
     after = text(request.args.get("after"))
-    found = engine().anchors(viewer_scope(), query=q, anchor_type=anchor_type, limit=51, after=after)
+    eng, scope = engine(), viewer_scope()
+    found = eng.anchors(scope, query=q, anchor_type=anchor_type, limit=51, after=after)
     more = len(found) > 50
     found = found[:50]
+    # The types this viewer's anchors have (the writers make their own, an LLM others), and the one
+    # asked for, so the filter shows what it filters by even when nothing has that type.
+    types = sorted({*eng.anchor_types(scope), *([anchor_type] if anchor_type else [])})
     return page("anchors.html", "_anchor_rows.html", anchors=found, q=q or "", type=anchor_type or "",
-                types=TYPES, after=after, next_after=found[-1].name.lower() if more and found else None)
+                types=types, after=after, next_after=found[-1].name.lower() if more and found else None)
+
+
+def retired_at(edges: list, as_of: int | None) -> list:
+    """The retired edges: today every closed one; as of a moment, those that had ended by then
+    (one that ended later still held, or had not begun: it belongs to later history)."""
+    return [e for e in edges if not e.current and (as_of is None or e.valid_to <= as_of)]
 
 
 def retired_by(edges: list) -> dict[str, object]:
@@ -76,7 +85,7 @@ def anchor(anchor_id: str):
     return page(
         "anchor.html", anchor=found, as_of=as_of, as_of_text=as_of_text or "",
         current=[e for e in shown if (e.current if as_of is None else e.holds_at(as_of))],
-        retired=[e for e in edges if not e.current and (as_of is None or not e.holds_at(as_of))],
+        retired=retired_at(edges, as_of),
         replaced=retired_by(edges),
         memories=eng.browse(scope, flt=MemoryFilter(anchor_id=anchor_id, until=as_of), limit=50),
         history=eng.anchor_history(scope, anchor_id), candidates=candidates, error=None,

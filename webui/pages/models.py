@@ -74,8 +74,9 @@ def upload_files():
     files = [f for f in request.files.getlist("files") if f and f.filename][:MAX_FILES + 1]
     if len(files) > MAX_FILES:
         return _failed(EngineError(f"upload at most {MAX_FILES} files at once"))
+    as_id = (request.form.get("as_id") or "").strip() or None
     try:
-        job = engine().upload_models([(f.filename, f.stream) for f in files])
+        job = engine().upload_models([(f.filename, f.stream) for f in files], as_id=as_id)
     except EngineError as exc:
         return _failed(exc)
     return _started(job)

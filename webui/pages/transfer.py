@@ -1,16 +1,18 @@
 """Export and import (`/transfer`): download everything as JSON Lines or a Markdown zip; upload a
 Keepmind export, a MEMORY.md, or a zip of an OpenClaw-style memory folder, see what would be
-imported (the import itself, run and rolled back), then import it."""
+imported (the import itself, run and rolled back), then import it. The import's answer is a
+redirect to its result page (post/redirect/get), so reloading or going back never imports again."""
 
 from __future__ import annotations
 
 from flask import Blueprint, request, send_file
+from werkzeug.wsgi import ClosingIterator
 
 from keepmind.engine import AUDIENCES, EngineError
 
 from ..context import engine
 from ..security import require_owner, upload
-from .render import page
+from .render import done, page
 
 bp = Blueprint("transfer", __name__)
 FORMATS = {"jsonl": "JSON Lines (everything, lossless: for another Keepmind)",
@@ -24,7 +26,8 @@ def owners_only():
 
 def _context(**extra) -> dict:
     return {"formats": FORMATS, "audiences": [a for a in AUDIENCES if a != "public"], "preview": None,
-            "staging": None, "result": None, "error": None, "form": {"audience": "personal", "boundary": "default"},
+            "staging": None, "result": None, "again": False, "error": None,
+            "form": {"audience": "personal", "boundary": "default"},
             **extra}
 
 
@@ -46,7 +49,9 @@ def export():
     except BaseException:
         eng.drop_export(scratch)
         raise
-    response.call_on_close(lambda: eng.drop_export(scratch))  # once the file has been sent
+    # The copy goes once it has been sent (or the download broke off). Not call_on_close: send_file
+    # hands the server the file itself (direct passthrough), and Werkzeug then never calls it.
+    response.response = ClosingIterator(response.response, [lambda: eng.drop_export(scratch)])
     return response
 
 
@@ -75,9 +80,24 @@ def preview():
 def run_import(staging: str):
     eng, form = engine(), _import_form()
     try:
+        if eng.import_result(staging) is not None:  # imported already: its result says so, never twice
+            return done(f"/transfer/import/{staging}?again=1")
         result = eng.import_staged(staging, audience=form["audience"], boundary=form["boundary"], dry_run=False)
     except EngineError as exc:
         return page("transfer.html", http_status=422, **_context(error=exc.message, form=form))
-    status = 422 if result.get("errors") else 200
-    return page("transfer.html", http_status=status, **_context(result=result, form=form,
-                                                                 staging=staging if result.get("errors") else None))
+    if result.get("errors"):
+        return page("transfer.html", http_status=422, **_context(result=result, form=form, staging=staging))
+    return done(f"/transfer/import/{staging}")
+
+
+@bp.get("/transfer/import/<staging>")
+def import_result(staging: str):
+    """What an import did: the page its POST redirects to (a GET, so Back and reload never import)."""
+    try:
+        result = engine().import_result(staging)
+    except EngineError as exc:
+        return page("transfer.html", http_status=exc.status, **_context(error=exc.message))
+    if result is None:
+        return page("transfer.html", http_status=404, **_context(
+            error="this upload has not been imported: choose the file again below to see what importing it would do"))
+    return page("transfer.html", **_context(result=result, again=request.args.get("again") == "1"))

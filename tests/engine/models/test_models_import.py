@@ -82,7 +82,7 @@ def test_unknown_files_are_refused_unless_registered_as_a_custom_uncalibrated_mo
     tiny.write_tokenizer(src)
     tiny.write_embedder(src / "model.onnx", seed=3)
     models = tmp_path / "home" / "models"
-    with pytest.raises(ModelError, match=r"model\.onnx .* matches no known manifest.*--as ID"):
+    with pytest.raises(ModelError, match=r"model\.onnx .* matches no known manifest.*custom, uncalibrated model under an id you choose$"):
         import_paths(models, [src])
     result = import_paths(models, [src], as_id="my-model")
     assert result.custom

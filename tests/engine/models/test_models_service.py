@@ -272,7 +272,8 @@ def test_missing_cross_encoder_is_not_a_degradation_when_the_offline_gate_is_cal
         assert engine.models.embedder().calibration.get("feature_gate")
         assert engine.models.status_reasons() == []
         assert engine.status() == {"status": "healthy", "reasons": []}
-        assert engine.models.details()["gate"]["status"] == "degraded"  # doctor still says so
+        assert engine.models.details()["gate"]["status"] == "ok"  # the models page says the same
+        assert engine.models.gate_health().kind == "feature"
 
 
 def test_a_store_past_the_quantizing_size_loads_as_bytes_and_searches_by_the_stored_vectors(tiny_home, clock,

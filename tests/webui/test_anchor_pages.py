@@ -1,0 +1,99 @@
+"""The anchors page filters by the types the write path really makes (what this viewer can see),
+and an anchor's "as of" view shows only the history that had happened by that day."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+from keepmind.engine import Relation
+from keepmind.engine.clock import DAY_MS
+from support.provider import drain
+
+
+def sign_in(client, engine, token_name: str | None = None) -> None:
+    secret = engine.ensure_token(None).secret
+    body = {"as": token_name} if token_name else {}
+    r = client.post("/api/v1/ui/links", json=body, headers={"Authorization": f"Bearer {secret}"})
+    assert r.status_code == 200, r.text
+    assert client.get(r.get_json()["url"].split("127.0.0.1:8765")[1]).status_code == 303
+
+
+def say(engine, session, clock, *lines) -> None:
+    """Lines said as user turns, distilled by the observer's rule-based extractor and curated."""
+    for line in lines:
+        engine.add_turn(session, user=line, assistant="Noted.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+
+
+def offered_types(html: str) -> list[str]:
+    select = re.search(r'<select name="type">(.*?)</select>', html, re.S).group(1)
+    return [v for v in re.findall(r'<option value="([^"]*)"', select) if v]
+
+
+def listed(client, **args) -> set[str]:
+    html = client.get("/anchors", query_string=args, headers={"HX-Request": "true"}).get_data(as_text=True)
+    return {unescape(n) for n in re.findall(r'<a href="/anchors/anc-[^"]+">([^<]+)</a>', html)}
+
+
+def test_the_type_filter_offers_every_type_the_write_path_made_and_each_finds_its_anchors(
+        client, engine, personal, clock):
+    say(engine, personal, clock, "My sister Anna lives in Lisbon.", "I work at Acme as a data engineer.",
+        "We adopted a dog named Rex.", "I prefer window seats on long flights.")
+    sign_in(client, engine)
+    types = offered_types(client.get("/anchors").get_data(as_text=True))
+    assert {"person", "place", "organisation", "pet", "topic"} <= set(types)
+    assert "org" not in types  # a type no writer makes is not offered
+    assert "Acme" in listed(client, type="organisation")
+    everything = listed(client)
+    assert set().union(*(listed(client, type=t) for t in types)) == everything  # every anchor can be filtered to
+    html = client.get("/anchors?type=org").get_data(as_text=True)
+    assert 'value="org" selected' in html and "No anchor matches." in html  # what the filter shows is what it applies
+
+
+def test_the_type_filter_offers_only_the_types_of_anchors_the_viewer_may_see(client, app, engine, personal, team,
+                                                                             clock):
+    say(engine, personal, clock, "We adopted a dog named Rex.")
+    engine.store(team, "Release day", "The team ships on Fridays.", anchor="Release", anchor_type="workflow")
+    engine.create_token("teamview", "team", ["work"])
+    sign_in(client, engine)
+    assert {"pet", "workflow"} <= set(offered_types(client.get("/anchors").get_data(as_text=True)))
+    with app.test_client() as teamview:  # another browser, signed in with the team token's reach
+        sign_in(teamview, engine, "teamview")
+        assert offered_types(teamview.get("/anchors").get_data(as_text=True)) == ["workflow"]
+
+
+def section(html: str, heading_id: str) -> str:
+    """The text from a heading to the next heading of the page's edge column."""
+    start = html.index(f'id="{heading_id}"')
+    end = min(i for i in (html.find("<h2", start + 1), html.find("</section>", start)) if i != -1)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html[start:end]))
+
+
+def test_as_of_a_day_shows_as_retired_only_what_had_ended_by_then(client, engine, personal, clock):
+    clock.now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    engine.store(personal, "Anna", "Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Lisbon", "place")])
+    clock.advance(10 * DAY_MS)  # 2026-12-11: she moves
+    engine.store(personal, "Anna moved", "Anna moved to Porto.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Porto", "place")])
+    clock.advance(5 * DAY_MS)
+    sign_in(client, engine)
+    anna = next(a.id for a in engine.anchors(engine.viewer(engine.get_token("local"))) if a.name == "Anna")
+
+    def page(as_of: str | None = None) -> tuple[str, str]:
+        html = client.get(f"/anchors/{anna}" + (f"?as_of={as_of}" if as_of else "")).get_data(as_text=True)
+        return section(html, "edges-h"), section(html, "retired-h")
+
+    held, retired = page("2020-01-01")  # before any of it
+    assert "None." in held and "Nothing retired." in retired and "Lisbon" not in retired
+    held, retired = page("2026-12-05")  # she lived in Lisbon; nothing had ended yet
+    assert "lives in Lisbon" in held and "Porto" not in held
+    assert "Nothing retired." in retired and "Lisbon" not in retired
+    held, retired = page("2026-12-13")  # after the move
+    assert "lives in Porto" in held and "Lisbon" not in held
+    assert "Previously lives in Lisbon" in retired and "until 2026-12-11" in retired and "replaced by Porto" in retired
+    held, retired = page()  # today
+    assert "lives in Porto" in held and "Previously lives in Lisbon" in retired
