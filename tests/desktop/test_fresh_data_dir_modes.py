@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from keepmind.desktop.cli import main as cli
-from keepmind.desktop.process.client import DaemonClient
 from keepmind.desktop.process.logs import remove_file_log, setup_file_log
 from keepmind.engine.models import manifest as manifests
 from keepmind.engine.models.offline import OFFLINE_MODEL
+from support.files import healthy_client
 
 
 def modes(home: Path) -> dict[str, int]:
@@ -67,14 +67,8 @@ def test_install_offline_then_serve_make_a_data_dir_with_nothing_to_repair(tmp_p
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     log = home / "logs" / "keepmind.log"
     try:
-        deadline, client = time.monotonic() + 60, None
-        while client is None and time.monotonic() < deadline and server.poll() is None:
-            candidate = DaemonClient.from_home(home)
-            if candidate is not None and candidate.healthy():
-                client = candidate
-            elif candidate is not None:
-                candidate.close()
-            time.sleep(0.1)
+        deadline = time.monotonic() + 60
+        client = healthy_client(home, server)
         assert client is not None, "keepmind serve did not come up"
         client.close()
         while "keepmind_serving" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:

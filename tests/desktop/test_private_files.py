@@ -8,14 +8,14 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from keepmind.desktop.cli import main as cli
-from keepmind.desktop.process.client import DaemonClient, start_background
+from keepmind.desktop.process.client import start_background
 from keepmind.engine import open_engine
+from support.files import healthy_client
 
 HOOK = Path(__file__).resolve().parents[2] / "packaging" / "agents" / "claude-code" / "keepmind_hook.py"
 QUIET = {"memory.embeddings.auto_download": False, "memory.embeddings.enabled": False}
@@ -40,15 +40,7 @@ def served(tmp_path):
     home.mkdir(mode=0o755)
     (home / "keepmind.json").write_text(json.dumps(QUIET))
     process = start_background(home).process
-    deadline = time.monotonic() + 60
-    client = None
-    while client is None and time.monotonic() < deadline and process.poll() is None:
-        candidate = DaemonClient.from_home(home)
-        if candidate is not None and candidate.healthy():
-            client = candidate
-        elif candidate is not None:
-            candidate.close()
-        time.sleep(0.1)
+    client = healthy_client(home, process)
     assert client is not None, (home / "logs" / "serve.log").read_text()
     yield home, client
     client.close()

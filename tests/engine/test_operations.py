@@ -12,18 +12,10 @@ from keepmind.engine.errors import SettingsError
 from keepmind.engine.models import manifest as manifests
 from keepmind.engine.models.manifest import ModelError
 from keepmind.engine.settings import defaults
+from support.files import zipped
 from support.provider import ScriptedProvider
 
 FILES = ("model.onnx", "vocab.txt", "tokenizer.json")
-
-
-def zipped(members: dict) -> io.BytesIO:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    buffer.seek(0)
-    return buffer
 
 
 # -- who can read what ----------------------------------------------------------------------------

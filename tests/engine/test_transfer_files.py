@@ -4,11 +4,9 @@ stays, and that is owner-only too."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import stat
-import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from keepmind.engine import open_engine
 from keepmind.engine.exchange import AlreadyImported
 from keepmind.engine.models import manifest as manifests
 from keepmind.engine.settings import defaults
+from support.files import zipped
 
 FILES = ("model.onnx", "vocab.txt", "tokenizer.json")
 
@@ -39,15 +38,6 @@ def wider_than_owner(root: Path) -> dict[str, str]:
         if mode & 0o077:
             found[path.relative_to(root.parent).as_posix()] = oct(mode)
     return found
-
-
-def zipped(members: dict) -> io.BytesIO:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    buffer.seek(0)
-    return buffer
 
 
 def test_an_export_an_import_preview_and_the_import_write_only_owner_only_files(make_engine, tmp_path):
