@@ -10,7 +10,7 @@ import pytest
 from keepmind.engine import open_engine
 from keepmind.engine.models import manifest as manifests
 from keepmind.engine.settings import defaults
-from keepmind.webui.app import create_app
+from support.pages import signed_in
 
 REPO, REV = "keepmind-tests/tiny-embed", "0123456789abcdef0123456789abcdef01234567"
 
@@ -34,24 +34,6 @@ def served(tmp_path, tiny, hub, clock):
     engine.models.load()
     yield engine
     engine.close()
-
-
-def signed_in(engine):
-    from flask.testing import FlaskClient
-
-    class Loopback(FlaskClient):
-        def open(self, *args, **kwargs):
-            kwargs.setdefault("base_url", "http://127.0.0.1:8765")
-            return super().open(*args, **kwargs)
-
-    app = create_app(engine, {"port": 8765})
-    app.test_client_class = Loopback
-    client = app.test_client()
-    secret = engine.ensure_token(None).secret
-    url = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {secret}"}).get_json()["url"]
-    client.get(url.split("127.0.0.1:8765")[1])
-    token = re.search(r'name="csrf-token" content="([^"]+)"', client.get("/").get_data(as_text=True)).group(1)
-    return client, token
 
 
 def test_a_download_runs_as_a_job_whose_partial_polls_until_it_ends(served):

@@ -10,6 +10,7 @@ import pytest
 
 from keepmind.desktop.cli import main as cli
 from keepmind.engine.models import manifest as manifests
+from support.pages import sign_in
 
 ADVICE = "to use it anyway, register it as a custom, uncalibrated model under an id you choose"
 
@@ -21,13 +22,6 @@ def unknown(tmp_path, tiny):
     tiny.write_tokenizer(src)
     tiny.write_embedder(src / "model.onnx", seed=3)
     return src
-
-
-def signed_in(client, engine) -> str:
-    secret = engine.ensure_token(None).secret
-    url = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {secret}"}).get_json()["url"]
-    client.get(url.split("127.0.0.1:8765")[1])
-    return re.search(r'name="csrf-token" content="([^"]+)"', client.get("/").get_data(as_text=True)).group(1)
 
 
 def upload(client, token, folder, **fields):
@@ -47,7 +41,7 @@ def finished(engine, client, token, folder, **fields):
 
 
 def test_the_upload_form_takes_the_id_the_error_asks_for(client, engine, unknown):
-    token = signed_in(client, engine)
+    token = sign_in(client, engine)
     page = client.get("/models").get_data(as_text=True)
     assert re.search(r'<label for="model-as-id">Id for a custom model', page) and 'name="as_id"' in page
     failed = finished(engine, client, token, unknown)

@@ -12,6 +12,7 @@ import pytest
 from keepmind.desktop.cli import main as cli
 from keepmind.engine.errors import SettingsError
 from keepmind.engine.settings import load, validate
+from support.pages import sign_in
 
 CURATION = "Curation LLM"
 
@@ -48,13 +49,6 @@ def test_a_file_with_a_bad_address_is_refused_at_start_not_at_the_first_curation
     assert "memory.llm.base_url" in said.out + said.err and "http:// or https://" in said.out + said.err
 
 
-def signed_in(client, engine) -> str:
-    secret = engine.ensure_token(None).secret
-    url = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {secret}"}).get_json()["url"]
-    client.get(url.split("127.0.0.1:8765")[1])
-    return re.search(r'name="csrf-token" content="([^"]+)"', client.get("/").get_data(as_text=True)).group(1)
-
-
 def save(client, token, group: str, **fields):
     data = {"csrf_token": token, "group": group, **{k.replace("__", "."): v for k, v in fields.items()}}
     return client.post("/settings", data=data, headers={"HX-Request": "true"})
@@ -66,7 +60,7 @@ def notice(response) -> str:
 
 
 def test_the_settings_page_refuses_a_bad_address_and_writes_nothing(client, engine):
-    token = signed_in(client, engine)
+    token = sign_in(client, engine)
     r = save(client, token, CURATION, memory__llm__base_url="not a url")
     assert r.status_code == 422
     said = notice(r)
@@ -78,7 +72,7 @@ def test_the_settings_page_refuses_a_bad_address_and_writes_nothing(client, engi
 
 
 def test_saving_back_the_value_keepmind_runs_with_does_not_wait_for_the_next_start(client, engine):
-    token = signed_in(client, engine)
+    token = sign_in(client, engine)
     assert engine.settings["memory.llm.model"] is None and engine.settings["memory.llm.timeout_seconds"] == 60
     r = save(client, token, CURATION, memory__llm__model="qwen3", memory__llm__timeout_seconds="90")
     assert notice(r) == "Saved. At the next start: memory.llm.model, memory.llm.timeout_seconds."

@@ -3,22 +3,17 @@ stays in the form, and nothing is written twice or brought back from the deleted
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from keepmind.engine import InvalidInput
+from support.pages import sign_in
 from support.secret_corpus import secret_corpus
 
 
 @pytest.fixture
 def signed_in(client, engine):
     """The client signed in with the local token, and the page's CSRF token."""
-    local = engine.ensure_token(None)
-    r = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {local.secret}"})
-    client.get(r.get_json()["url"].split("127.0.0.1:8765")[1])
-    page = client.get("/").get_data(as_text=True)
-    return local, re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+    return engine.ensure_token(None), sign_in(client, engine)
 
 
 def write(client, csrf, content, **fields):

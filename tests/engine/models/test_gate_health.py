@@ -11,7 +11,7 @@ import pytest
 
 from keepmind.engine.doctor import run_checks
 from keepmind.engine.models.gatehealth import gate_health
-from keepmind.webui.app import create_app
+from support.pages import signed_in
 
 GATE = "ms-marco-minilm-l-6-v2"
 
@@ -32,20 +32,8 @@ def test_one_answer_for_each_way_recall_can_be_gated(given, kind, status):
 
 
 def models_page(engine) -> str:
-    from flask.testing import FlaskClient
-
-    class Loopback(FlaskClient):
-        def open(self, *args, **kwargs):
-            kwargs.setdefault("base_url", "http://127.0.0.1:8765")
-            return super().open(*args, **kwargs)
-
-    app = create_app(engine, {"port": 8765})
-    app.test_client_class = Loopback
-    with app.test_client() as client:
-        secret = engine.ensure_token(None).secret
-        url = client.post("/api/v1/ui/links", json={}, headers={"Authorization": f"Bearer {secret}"}).get_json()["url"]
-        client.get(url.split("127.0.0.1:8765")[1])
-        return client.get("/models").get_data(as_text=True)
+    client, _ = signed_in(engine)
+    return client.get("/models").get_data(as_text=True)
 
 
 def gate_line(html: str) -> str:
