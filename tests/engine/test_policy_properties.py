@@ -44,17 +44,17 @@ def test_no_read_path_returns_a_hidden_memory(memories, readers, public_authored
         eng = open_engine(Path(tmp), settings=defaults(), clock=clock, start_workers=False)
         try:
             stored = {}
-            for m in memories:
+            for n, m in enumerate(memories):  # n: each text its own (the same one is not stored twice)
                 sid = eng.open_session(m["session_audience"], m["boundary"])
                 audience = "personal" if m["narrow"] else m["session_audience"]
                 text = " ".join(m["words"])
-                res = eng.store(sid, text, f"{text} memory", memory_class=m["cls"], audience=audience,
+                res = eng.store(sid, text, f"{text} memory {n}", memory_class=m["cls"], audience=audience,
                                 facets=["test_profile"])
                 stored[res.id] = {"audience": audience, "boundary": m["boundary"], "author": m["session_audience"],
                                   "cls": m["cls"]}
-            for audience, boundary in public_authored:  # e.g. from an old import: excluded for everyone
+            for n, (audience, boundary) in enumerate(public_authored):  # e.g. from an old import: excluded for everyone
                 sid = eng.open_session(audience, boundary)
-                res = eng.store(sid, "alpha", "alpha bravo memory", facets=["test_profile"])
+                res = eng.store(sid, "alpha", f"alpha bravo memory, public {n}", facets=["test_profile"])
                 eng.write(lambda c, i: c.execute(
                     "UPDATE memory_documents SET author_audience='public' WHERE document_id=?", (i,)), res.id)
                 stored[res.id] = {"audience": audience, "boundary": boundary, "author": "public",
