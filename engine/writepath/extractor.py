@@ -36,7 +36,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      _I_AM + r"(?:an?\s+)?(?:severely\s+|very\s+|highly\s+|extremely\s+|strict\s+|avid\s+|committed\s+)?"
      r"(?:allergic|intolerant|sensitive|lactose|diabetic|"
      r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
-     r"colou?r-?blind|deaf|hard\s+of\s+hearing)\b"),
+     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
+     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b"),
     ("health", "durable_fact", 0.85,
      r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
      r"(?:allerg(?:y|ies)|intolerance|condition|disorder|disease|sensitivity|injury|diabetes|asthma|migraines?|"
@@ -132,6 +133,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
      r"hosted|competed|traveled|travelled|taught|learned|started)\b"),
 ]]
+_CONDITION = _RULES[0][3]  # a diet or condition named by one word ("I'm vegan", "I am diabetic")
 _INTERJECTION = re.compile(
     r"^(?:(?:oh|ooh|yeah|yep|yes|wow|haha|hah|lol|hey|hi|hello|thanks|thank you|cool|great|awesome|aw+|"
     r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice)\b[\s,!.:;~-]*)+", re.I)
@@ -205,7 +207,8 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
-        if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS):
+        # "I'm vegan." is short and says all it needs to: a diet or condition is kept at any length
+        if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS or (len(words) >= 2 and _CONDITION.search(sentence))):
             continue
         if sentence.rstrip().endswith("?") or _SKIP.match(sentence) or _HEDGE.search(sentence):
             continue
@@ -216,12 +219,12 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
         for category, memory_class, confidence, pattern in _RULES:
             m = pattern.search(sentence)
             if m:
-                if (category in STANDING and not m.group(0).lower().startswith("my")
+                if (category in STANDING and pattern is not _CONDITION and not m.group(0).lower().startswith("my")
                         and _names_nothing(sentence[m.end():])):
                     break
                 span = _span(sentence, m, category)
                 fact = third_person(span, subject)
-                if len(_key_words(fact, subject)) < (2 if category in STANDING else 3):
+                if len(_key_words(fact, subject)) < (1 if category == "health" else 2 if category in STANDING else 3):
                     break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence,
                                        own=span if category in STANDING else ""))

@@ -115,6 +115,11 @@ def test_eval_reads_malformed_dia_ids():
      "User has a strong aversion to open-plan offices; User prefers quiet rooms."),
     ("I only read books by independent publishers.", "preference", "User only reads books by independent publishers."),
     ("I'm not a fan of musicals.", "preference", "User is not a fan of musicals."),
+    # a diet or condition says all it needs in one word, however short the sentence
+    ("I am vegetarian.", "health", "User is vegetarian."),
+    ("I'm vegan.", "health", "User is vegan."),
+    ("I keep kosher.", "health", "User keeps kosher."),
+    ("I'm keto these days.", "health", "User is keto these days."),
 ])
 def test_standing_statements_keep_their_intensifiers_and_reasons(text, category, fact):
     [found] = statements(text)
@@ -123,7 +128,7 @@ def test_standing_statements_keep_their_intensifiers_and_reasons(text, category,
 
 @pytest.mark.parametrize("text", [
     "I love it!", "I really appreciate your help.", "I can't wait to see you!", "I don't know what to say.",
-    "I won't give up.", "I love how it turned out.",
+    "I won't give up.", "I love how it turned out.", "I am sure.", "I'm so happy.", "I am hungry.",
 ])
 def test_a_stance_word_without_an_object_is_chatter(text):
     assert statements(text) == []
