@@ -28,6 +28,7 @@ class SettingView:
     running: object  # what the running Keepmind uses
     saved: object  # what keepmind.json says (the default when it does not say)
     live: bool
+    choices: tuple[str, ...] | None = None  # the only values the key takes, when they are a few words
 
     @property
     def pending_restart(self) -> bool:
@@ -36,7 +37,10 @@ class SettingView:
 
     @property
     def kind(self) -> str:
-        """How a form shows it: bool (true/false), optional-bool, json (objects) or text."""
+        """How a form shows it: bool (true/false), optional-bool, choice (one of a few words),
+        json (objects) or text."""
+        if self.choices:
+            return "choice"
         sample = self.default if self.default is not None else self.saved
         if isinstance(sample, bool) or self.name.endswith(".enabled"):
             return "bool" if self.default is not None else "optional-bool"
@@ -82,7 +86,7 @@ def views(settings: Settings, path: Path) -> list[tuple[str, list[SettingView]]]
         group = group_of(key.name)
         grouped.setdefault(group, []).append(SettingView(
             key.name, group, key.doc, key.default, settings.values.get(key.name, key.default),
-            saved.get(key.name, key.default), key.live))
+            saved.get(key.name, key.default), key.live, getattr(key.check, "choices", None)))
     return [(title, items) for title, items in grouped.items() if items]
 
 

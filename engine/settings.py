@@ -134,16 +134,18 @@ def _opt_http_url(v):
     return url
 
 
-def _audience(v):
-    if v in ("personal", "team", "public"):
-        return v
-    raise ValueError("personal, team or public")
+def _one_of(*values: str, said: str):
+    """A check for one of a few fixed words; its `choices` let a form offer them (a select)."""
+    def check(v):
+        if v in values:
+            return v
+        raise ValueError(said)
+    check.choices = values
+    return check
 
 
-def _recall_ranking(v):
-    if v in ("hybrid", "fused", "cosine", "bm25"):
-        return v
-    raise ValueError("one of hybrid, fused, cosine, bm25")
+_audience = _one_of("personal", "team", "public", said="personal, team or public")
+_recall_ranking = _one_of("hybrid", "fused", "cosine", "bm25", said="one of hybrid, fused, cosine, bm25")
 
 
 def _boundary_map(v):

@@ -1,0 +1,38 @@
+"""A setting that takes one of a few words is a choice on the settings page, not free text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from support.pages import sign_in
+
+
+def field(page: str, name: str) -> str:
+    at = re.search(r'<(select|input|textarea)[^>]*id="f-' + re.escape(name) + '"', page)
+    end = page.index("</select>", at.start()) if at.group(1) == "select" else page.index(">", at.end())
+    return page[at.start():end]
+
+
+def test_audience_and_ranking_offer_their_values_with_the_saved_one_chosen(client, engine):
+    token = sign_in(client, engine)
+    page = client.get("/settings").get_data(as_text=True)
+    audience = field(page, "mcp.audience")
+    assert audience.startswith("<select")
+    assert re.findall(r'<option value="(\w+)"', audience) == ["personal", "team", "public"]
+    assert re.search(r'<option value="personal" selected>', audience)
+    ranking = field(page, "memory.recall.ranking")
+    assert re.findall(r'<option value="(\w+)"', ranking) == ["hybrid", "fused", "cosine", "bm25"]
+    r = client.post("/settings", data={"csrf_token": token, "group": "MCP", "mcp.audience": "team"},
+                    headers={"HX-Request": "true"})
+    assert r.status_code == 200
+    assert json.loads(engine.settings_path.read_text())["mcp.audience"] == "team"
+    assert re.search(r'<option value="team" selected>', field(r.get_data(as_text=True), "mcp.audience"))
+    r = client.post("/settings", data={"csrf_token": token, "group": "MCP", "mcp.audience": "everyone"},
+                    headers={"HX-Request": "true"})  # a forged value is still refused
+    assert r.status_code == 422 and "personal, team or public" in r.get_data(as_text=True)
+
+
+def test_a_free_text_setting_stays_a_text_field(client, engine):
+    sign_in(client, engine)
+    assert field(client.get("/settings").get_data(as_text=True), "mcp.boundary").startswith("<input")
