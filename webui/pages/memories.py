@@ -99,6 +99,9 @@ def bulk():
             eng.update(scope, memory_id, delete=True, reason="deleted as wrong in the browser", source="ui")
         message = (f"Deleted {len(ids)} as wrong. {'It is' if len(ids) == 1 else 'They are'} listed under Deleted, "
                    f"where you can restore {'it' if len(ids) == 1 else 'them'}.")
+    elif action in ("personal", "team") and not (ids := [m.id for m in eng.get(scope, ids).items
+                                                       if m.audience != action]):
+        message = f"{'It is' if len(request.form.getlist('ids')) == 1 else 'They are'} {action} already."
     elif action in ("personal", "team") and not confirmed():
         n = len(ids)
         return confirm(f"Make {'this memory' if n == 1 else f'{n} memories'} {action}?", narrowing_text(action, n),
