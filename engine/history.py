@@ -10,6 +10,7 @@ not, and then only that the session exists is said, never what was in it.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 
@@ -52,7 +53,8 @@ def provenance(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,
     session_id = prov.get("session_id")
     marked = {t for t in (prov.get("turns") or []) if isinstance(t, int)}
     files = [e for e in (prov.get("external") or []) if isinstance(e, dict) and e.get("kind") == "file"]
-    out = {"session": None, "turns": [], "files": files, "hidden": False, "source_turns": sorted(marked)}
+    out = {"session": None, "turns": [], "files": files, "hidden": False, "source_turns": sorted(marked),
+           "later": []}
     if not session_id:
         return out
     where, params = permitted_sql("s", ceiling, boundaries)
@@ -68,6 +70,38 @@ def provenance(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,
         t["source"] = t["turn_index"] in marked
         out["turns"].append(t)
     out["session"] = session
+    out["later"] = _added_later(conn, item, session_id, ceiling, boundaries)
+    return out
+
+
+def _added_later(conn: apsw.Connection, item: MemoryItem, first_session: str, ceiling: str,
+                 boundaries: tuple[str, ...] | None) -> list[dict]:
+    """What later sessions added to the memory (curation appended, updated or consolidated what
+    they said), oldest first: {"session" (None when the caller may not see it), "source_turns",
+    "turns" (the source turns alone), "created_at"}. The memory's own provenance names only the
+    session that created it."""
+    where, params = permitted_sql("c", ceiling, boundaries)
+    found = rows(
+        conn,
+        "SELECT v.created_at, c.payload_json FROM curation_events v"
+        " JOIN memory_checkpoints c ON c.checkpoint_id = v.checkpoint_id"
+        " WHERE v.action IN ('append', 'update', 'consolidate')"
+        " AND EXISTS (SELECT 1 FROM json_each(v.targets_json) j WHERE j.value = ?)"
+        f" AND {where} ORDER BY v.created_at, v.event_id LIMIT 50", (item.id, *params))
+    swhere, sparams = permitted_sql("s", ceiling, boundaries)
+    out = []
+    for event in found:
+        try:
+            prov = (json.loads(event["payload_json"] or "{}").get("provenance") or {})
+        except ValueError:
+            continue
+        session_id = prov.get("session_id")
+        marked = sorted({t for t in (prov.get("turns") or []) if isinstance(t, int)})
+        if not session_id or session_id == first_session:
+            continue
+        session = one(conn, f"SELECT s.* FROM sessions s WHERE s.session_id=? AND {swhere}", (session_id, *sparams))
+        said = [t for t in session_turns(conn, session_id) if t["turn_index"] in marked] if session else []
+        out.append({"session": session, "source_turns": marked, "turns": said, "created_at": event["created_at"]})
     return out
 
 
