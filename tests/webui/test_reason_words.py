@@ -38,3 +38,15 @@ def test_the_memory_page_says_an_append_without_an_llm_in_words(engine, personal
     assert "added to the memory on the same subject (no LLM is configured)" in events
     assert ">no_llm_same_anchor_append<" not in events  # the code stays in the tooltip only
     assert 'title="no_llm_same_anchor_append"' in events
+
+
+def test_a_memory_body_shows_its_markdown_as_what_it_means_and_stays_escaped():
+    from keepmind.webui.pages.render import body_html
+
+    shown = str(body_html("Newest <b>seat</b>.\n\n---\n_[earlier, as of 2026-01-01]_\nRun `make <x>` **first**."))
+    assert '<span class="earlier">earlier, as of 2026-01-01</span>' in shown and "_[" not in shown
+    assert "<code>make &lt;x&gt;</code>" in shown and "<strong>first</strong>" in shown
+    assert "&lt;b&gt;seat&lt;/b&gt;" in shown and "<b>" not in shown
+    fenced = str(body_html("Deploy:\n```sh\n<script>x()</script>\n```\ndone"))
+    assert '<pre class="code"><code>&lt;script&gt;x()&lt;/script&gt;\n</code></pre>done' in fenced
+    assert "```" not in fenced

@@ -9,10 +9,12 @@ browser on: a 303 for a plain form, `HX-Redirect` for htmx.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, time, timedelta
 from urllib.parse import urlparse
 
 from flask import Flask, current_app, g, make_response, redirect, render_template, request
+from markupsafe import Markup, escape
 
 from keepmind.engine import InvalidInput
 
@@ -200,9 +202,30 @@ def reason_words(code: str | None) -> str:
     return code
 
 
+_FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
+_EARLIER = re.compile(r"^---\n_\[(earlier, as of [0-9-]+)\]_$\n?", re.M)  # mergeguard's dated separator
+_RULE = re.compile(r"^(?:-{3,}|\*{3,})$\n?", re.M)
+_CODE = re.compile(r"`([^`\n]+)`")
+_STRONG = re.compile(r"\*\*([^*\n]+)\*\*")
+
+
+def body_html(body: str | None) -> Markup:
+    """A memory's text for the page: escaped first (it is hostile HTML), then the little Markdown
+    memories hold shown as what it means: the dated separator curation writes between a newest
+    statement and the earlier body, rules, fenced and inline code, bold. The text itself is kept
+    as written (the page shows it with its line breaks)."""
+    text = str(escape(body or ""))
+    text = _FENCE.sub(lambda m: f'<pre class="code"><code>{m.group(2)}</code></pre>', text)
+    text = _EARLIER.sub(lambda m: f'<span class="earlier">{m.group(1)}</span>', text)
+    text = _RULE.sub('<hr class="rule">', text)
+    text = _CODE.sub(r"<code>\1</code>", text)
+    return Markup(_STRONG.sub(r"<strong>\1</strong>", text))
+
+
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
-                                 settext=settext, filesize=filesize, reason_words=reason_words)
+                                 settext=settext, filesize=filesize, reason_words=reason_words,
+                                 body_html=body_html)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
