@@ -302,8 +302,14 @@ def _own_words(span: str) -> tuple[str, str]:
     text = text[:1].upper() + text[1:]
     if not text.endswith((".", "?")):
         text += "."
-    title = text if len(text) <= 72 else text[:72].rsplit(" ", 1)[0] + "…"
-    return text, title
+    return text, _opening(text)
+
+
+def _opening(text: str) -> str:
+    """A title that is the statement's opening ("User's sister Anna lives in Lisbon.", not the
+    keywords "Sister Anna lives Lisbon"): read in a list, it says what the memory says, and it is
+    not embedded a second time (models.passage_text leaves out a title the body opens with)."""
+    return text if len(text) <= 72 else text[:72].rsplit(" ", 1)[0] + "…"
 
 
 def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
@@ -334,8 +340,8 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
                 continue
             seen.add(key)
             words = _key_words(st.fact, subject)
-            title = " ".join(words[:8]).strip(" .,") or st.category
             content = st.fact
+            title = _opening(content)
             if st.own and subject_kind == "user" and own_words:
                 content, title = _own_words(st.own)
             facts = graph_facts(st.text)

@@ -183,3 +183,17 @@ def test_in_a_team_session_a_standing_statement_says_who_it_is_about(engine, per
     bodies = {m.audience: m.body for session in (personal, team) for m in engine.list_memories(session)}
     assert bodies["personal"].startswith("I strongly dislike overnight buses")
     assert bodies["team"].startswith("User strongly dislikes overnight buses")
+
+
+@pytest.mark.parametrize("text,title", [
+    ("My sister Anna lives in Lisbon.", "User's sister Anna lives in Lisbon."),
+    ("I work at Acme as a data engineer.", "User works at Acme as a data engineer."),
+    ("I just finished the Boston marathon in 3:41 and it was the hardest race I have run in years.",
+     "User just finished the Boston marathon in 3:41 and it was the hardest…"),
+])
+def test_a_learnt_fact_is_titled_by_its_opening_not_by_keywords(text, title):
+    from keepmind.engine.models.service import passage_text
+
+    [proposal] = extract([(0, text)])
+    assert proposal.title == title  # not "Sister Anna lives Lisbon"
+    assert passage_text(proposal.title, proposal.content) == proposal.content  # embedded once
