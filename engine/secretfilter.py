@@ -7,9 +7,11 @@ persisted (turns, session titles and channels, tool lists, recall receipts) is r
 the value is replaced by a marker. The patterns start from netclaw-facts §4
 (JSON and key=value credentials, Bearer headers, connection-string passwords, sk-/xox/ghp_ tokens,
 AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL credentials and
-card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass).
-Deliberately no generic "high entropy" rule: commit hashes, UUIDs and checksums are ordinary
-content people want remembered.
+card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass), a bare
+AWS secret access key, and credentials said in plain words: "my ssh password for the server is
+X", "PIN: X", "the api token is X", "X is my wifi password", backup codes, a security answer, a
+seed phrase (see _STATED). Deliberately no generic "high entropy" rule: commit hashes, UUIDs and
+checksums are ordinary content people want remembered.
 """
 
 from __future__ import annotations
@@ -60,10 +62,62 @@ _KEY_VALUE = re.compile(
     (?P<q>["']?)(?P<value>(?<=["'])[^"'\n]{4,}(?=["'])|[^\s"',;}{]{4,})
     """
 )
-_SAID_PASSWORD = re.compile(
-    r"(?i)\b(?:password|passcode|passphrase|pin code|api key|secret key)\s+(?:is|was|=)\s+"
-    r"[\"'`]?(?P<value>[^\s\"'`]{4,})"
-)
+# Credentials said in words. A credential noun, then an optional short qualifier ("for the
+# server"), then "is"/"was"/":"/"=" (or nothing: "and password X", "the passphrase 'X'") and the
+# value. The value decides, because the same words make ordinary prose ("my password is too
+# short", "the access token is refreshed every hour"): a quoted value counts, an unquoted one only
+# when it is shaped like a credential (see _said_password, _said_token, _said_pin). The price: a
+# password that is itself an English word, said without quotes, is not found.
+_PASSWORD_NOUN = r"pass(?:word|phrase|code)s?|passwd|pass\s+phrase|pw|(?:wi-?fi|wpa2?)\s+key"
+_PIN_NOUN = (r"pins?(?:\s+(?:code|number)s?)?|cvv2?|cvc2?|csc|(?:card\s+)?security\s+codes?"
+             r"|(?:door|gate|alarm|garage|locker|lock|safe|keypad|entry|unlock|access)\s+codes?")
+_TOKEN_NOUN = (r"tokens?|secret\s+access\s+keys?|(?:api|secret|access|signing|encryption|master|client|account)"
+               r"[\s_\-]?keys?|(?:client|api)\s+secrets?|secrets?")
+_QUALIFIER = r"(?:\s+(?:for|to|on|of|at|in|from|with)(?:\s+[\w'’@/\-]+(?:\.[\w'’@/\-]+)*){1,4}?)?"
+_SAYS = (r"(?:\s*(?::|=>?)\s*|\s+(?:is|was|are|were)(?:\s+(?:now|still|set\s+to|changed\s+to))?(?:\s*:\s*|\s+)"
+         r"|\s+(?:set|changed)\s+to\s+)")
+_QUOTED = r"""(?P<quoted>"[^"\n]{1,80}"|'[^'\n]{1,80}?'(?!\w)|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,80}?’(?!\w))"""
+_PLAIN = r"""(?P<plain>[^\s"'`“”‘’]{1,80})"""
+_NOUNS = rf"(?:(?P<password>{_PASSWORD_NOUN})|(?P<pin>{_PIN_NOUN})|(?P<token>{_TOKEN_NOUN}))\b"
+_STATED = re.compile(rf"(?i)(?<![\w\-]){_NOUNS}{_QUALIFIER}{_SAYS}(?:{_QUOTED}|{_PLAIN})")
+# the value right after the noun: "my login is bob and password X", "the passphrase 'X'"
+_NAMED = re.compile(rf"(?i)(?<![\w\-])(?:(?P<password>{_PASSWORD_NOUN})|(?P<token>{_TOKEN_NOUN}))\s+"
+                    rf"(?:{_QUOTED}|{_PLAIN})")
+# the value first: "hunter22 is my wifi password", "1234 is the PIN" (not "... my password manager")
+_NAMED_AFTER = re.compile(
+    r"""(?i)(?<![^\s("'`“‘])(?P<plain>[^\s"'`“”‘’]{4,64})["'`”’]?\s+(?:is|was|as)\s+(?:my|the|our|your|his|her|their)"""
+    r"\s+(?:[\w\-]+\s+){0,2}?(?:(?P<password>pass(?:word|phrase|code)|pw)|(?P<pin>pin(?:\s+(?:code|number))?))"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:for|to|on|of|at|now|and|but|so|here|there)\b)")
+_CODE = r"(?=[a-z\-]{0,40}\d)[a-z0-9]+(?:-[a-z0-9]+)*(?![\w\-])"
+_RECOVERY = re.compile(
+    r"(?i)(?<![\w\-])(?:recovery|backup|2fa|mfa|two[\s\-]factor|otp|one[\s\-]time|verification|authenticator)"
+    rf"(?:\s+(?:backup|recovery))?\s+(?:codes?|keys?)\b{_QUALIFIER}{_SAYS}"
+    rf"(?P<plain>{_CODE}(?:(?:\s*[,;]\s*|\s+)(?:and\s+)?{_CODE})*)")
+_ANSWER = re.compile(
+    r"(?i)(?<![\w\-])(?:security\s+(?:question\s+)?answers?|secret\s+answers?"
+    rf"|answers?\s+to\s+(?:my|the|your|our|his|her|their)\s+security\s+questions?)\b{_QUALIFIER}{_SAYS}"
+    rf"(?:{_QUOTED}|(?P<name>(?-i:[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*){{0,3}}))|{_PLAIN})")
+_SEED = re.compile(
+    rf"(?i)(?<![\w\-])(?:(?:seed|recovery|backup|secret|wallet|mnemonic)\s+(?:phrase|words)|mnemonic)\b{_QUALIFIER}"
+    rf"{_SAYS}(?:{_QUOTED}|(?P<plain>(?-i:[a-z]{{3,8}}(?:[\s,]+[a-z]{{3,8}}){{11,23}})))")
+# Common words of three letters or more that are not in the BIP-39 list: prose, not a seed phrase
+# (the short ones, "a", "in", "of", already break the run of 3-8 letter words).
+_NOT_SEED_WORDS = frozenset(
+    "the and for with was are were but not from has had them their she him his her which been would could "
+    "should our your its who than here some many did does kept written stored".split())
+# AWS prints a secret access key as 40 characters of [A-Za-z0-9/+]; a commit hash (hex, one case)
+# or a word never mixes both cases with a digit or a slash.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+._\-%])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-%])")
+# "8-character", "2FA-protected", "base64-encoded", "128-bit", "21st", "100x": a number in a word
+_NUMBER_WORD = re.compile(r"(?i)[a-z]*\d+[a-z]{0,3}(?:-[a-z]+)+|\d+(?:st|nd|rd|th|x|%|k|s|am|pm|px|mb|gb)")
+_WORDISH = re.compile(r"[A-Za-z]?[a-z]+|[A-Z]{2,5}|[A-Za-z0-9]{1,6}")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=~]+")
+_SYMBOLS = frozenset("!@#$%^&*+=~?|\\/")
+_CAPITAL_LOWER_CAPITAL = re.compile(r"[A-Z][a-z][A-Z]")
+# a name in code, not a value: DB_PASSWORD, $DB_PASSWORD, settings.db_password, os.environ["X"]
+_CODE_REFERENCE = re.compile(r"\$?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*")
+_NOT_ANSWERS = frozenset("The A An My Your Our Their His Her Its It Not No In On At".split())
+_TRAILING = ".,;:!?)]}"
 _PLACEHOLDERS = {
     "none", "null", "true", "false", "redacted", "example", "changeme?", "xxxx", "****", "<redacted>",
     "your_api_key", "your-api-key", "placeholder", "required", "optional", "string", "hidden",
@@ -74,14 +128,26 @@ _CARD = re.compile(r"(?<![0-9A-Za-z\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\
                    r"(?![0-9A-Za-z\-])")
 _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
 # What every pattern above needs somewhere in the text: a provider prefix, "://", eight digits in
-# a row (a card), or the start of a credential word. Most text has none of them, and one search
-# for these is several times cheaper than running every pattern (memory writes and bulk imports
-# all pass through here). A pattern added above must keep its trigger here.
-_MAYBE = re.compile(
-    r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_|SG\.|SK[0-9a-f]"
-    r"|eyJ|-----BEGIN|://|\d{4}[ \-]?\d{4}"
-    r"|(?i:(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pwd|signing|private|connection"
-    r"|credential|account|pin))")
+# a row (a card), 40 key characters in a row (a bare AWS secret key), or the start of a credential
+# word. Most text has none of them, and looking for these is several times cheaper than running
+# every pattern (memory writes and bulk imports all pass through here). A pattern added above must
+# keep its trigger here. Four small searches, not one alternation: Python's re skips ahead fast
+# only through a pattern that starts with plain literals or one character class, and the
+# credential words are searched in the lowercased text because an ignore-case search never skips
+# (together about half the time of the one combined search).
+_MAYBE = (
+    re.compile(r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_"
+               r"|SG\.|SK[0-9a-f]|eyJ|-----BEGIN|://"),
+    re.compile(r"\d{4}[ \-]?\d{4}"),
+    re.compile(r"[A-Za-z0-9/+]{40}"),
+)
+_MAYBE_WORD = re.compile(
+    r"(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pw|signing|private|connection|credential"
+    r"|account|pin|code|key|cvv|cvc|csc|security|recovery|backup|seed|wallet|mnemonic|phrase)")
+
+
+def _maybe_secret(text: str) -> bool:
+    return _MAYBE_WORD.search(text.lower()) is not None or any(p.search(text) for p in _MAYBE)
 
 
 @dataclass(frozen=True)
@@ -120,6 +186,130 @@ def _random_letters(value: str) -> bool:
     return len(value) >= 20 and upper >= 4 and len(value) - upper >= 4
 
 
+def _said_password(value: str, strict: bool) -> bool:
+    """An unquoted value said as a password: digits, or letters mixed with digits, symbols or
+    inner capitals. An English word is prose ("expired", "Bitwarden-managed"). `strict` is for a
+    value with no "is" before it ("and password X"), where the noun may just be a modifier."""
+    if len(value) < 4 or _is_placeholder(value) or _NUMBER_WORD.fullmatch(value) or _CODE_REFERENCE.fullmatch(value):
+        return False
+    if value.isdigit():
+        return len(value) >= (6 if strict else 4)
+    if not any(c.isalpha() for c in value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    symbol = any(c in _SYMBOLS for c in value)
+    if digits or symbol:
+        if not strict:
+            return True
+        # with no "is" before it, not "SHA256" in "the password SHA256 hash"
+        return len(value) >= 6 and (symbol or any(c.islower() for c in value) or (len(value) >= 8 and digits >= 2))
+    # letters only: capitals inside, as words have at most one (GitHub, LinkedIn, iPhone)
+    capitals = sum(c.isupper() for c in value[1:])
+    return (not strict and value.isalpha() and any(c.islower() for c in value)
+            and (capitals >= 2 or _CAPITAL_LOWER_CAPITAL.search(value) is not None))
+
+
+# What a password "is" in prose, when the word ends the clause ("my password is expired."): any
+# other single word there is the password itself ("my wifi password is sunshine").
+_PASSWORD_STATES = frozenset(
+    "expired wrong incorrect correct weak strong long short secure insecure safe unsafe saved stored changed "
+    "reset required invalid valid blank empty compromised locked leaked forgotten lost new old different same "
+    "simple complicated complex random unique encrypted hashed hidden private temporary optional mandatory fine "
+    "okay good bad terrible great easy hard difficult memorable ready updated outdated working broken rejected "
+    "accepted pending unknown known shared personal mine yours ours theirs his hers there here gone unchanged "
+    "obvious guessable predictable generated managed synced protected".split())
+_CLAUSE_END = re.compile(r"\s*(?:[.!?;,)\n]|$)")
+
+
+def _word_password(value: str, text: str, end: int) -> bool:
+    """A single word said as the whole password, ending its clause ("password: sunshine."), that
+    is no word for a password's state ("my password is expired", "... is weak, I should change it")."""
+    return (len(value) >= 4 and value.isalpha() and value.lower() not in _PASSWORD_STATES
+            and _CLAUSE_END.match(text, end) is not None)
+
+
+def _said_quoted(value: str) -> bool:
+    """A quoted value said as a password or an answer: anything but a placeholder or a name in code."""
+    return not _is_placeholder(value) and not _CODE_REFERENCE.fullmatch(value.strip())
+
+
+def _said_token(value: str) -> bool:
+    """A value said as a token or key: a long run of letters with digits (or of random letters), not
+    a path, a number or words joined by hyphens ("base64-encoded", "AES-256-GCM")."""
+    if len(value) < 12 or value[0] in "/~" or not _TOKEN_CHARS.fullmatch(value) or _is_placeholder(value):
+        return False
+    if _NUMBER_WORD.fullmatch(value) or _CODE_REFERENCE.fullmatch(value):
+        return False
+    if "-" in value and all(_WORDISH.fullmatch(part) for part in value.split("-")):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    return (digits >= 2 and any(c.isalpha() for c in value)) or _random_letters(value)
+
+
+def _said_pin(noun: str, value: str) -> bool:
+    """A PIN or a keypad code is 4 to 8 digits (a card's security code 3 or 4)."""
+    short = noun.lower().startswith(("cv", "cs")) or "security" in noun.lower()
+    return value.isdigit() and (3 if short else 4) <= len(value) <= 8
+
+
+def _aws_secret(value: str) -> bool:
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    return upper >= 4 and lower >= 4 and any(c.isdigit() or c in "/+" for c in value)
+
+
+def _value_span(m: re.Match) -> tuple[str, int, int, bool]:
+    """(value, start, end, quoted) of a said credential: inside the quotes, or the unquoted run
+    without the sentence's punctuation after it."""
+    if m.groupdict().get("quoted"):
+        start, end = m.span("quoted")
+        return m.group("quoted")[1:-1], start + 1, end - 1, True
+    group = "name" if m.groupdict().get("name") else "plain"
+    start, end = m.span(group)
+    value = m.group(group).rstrip(_TRAILING)
+    return value, start, start + len(value), False
+
+
+def _said_secrets(text: str) -> list[SecretHit]:
+    """Credentials said in plain words (see _STATED)."""
+    hits: list[SecretHit] = []
+    for pattern in (_STATED, _NAMED, _NAMED_AFTER):
+        strict = pattern is not _STATED
+        for m in pattern.finditer(text):
+            value, start, end, quoted = _value_span(m)
+            if m.group("password") is not None:
+                kind = "stated_password"
+                found = ((quoted and _said_quoted(value)) or _said_password(value, strict)
+                         or (not strict and not quoted and _word_password(value, text, end)))
+            elif m.groupdict().get("pin") is not None:
+                kind, found = "stated_pin", _said_pin(m.group("pin"), value)
+            else:
+                kind, found = "stated_token", _said_token(value)
+            if found:
+                hits.append(SecretHit(kind, start, end))
+    for m in _RECOVERY.finditer(text):
+        value, start, end, _ = _value_span(m)
+        first = re.split(r"[\s,;]+", value)[0]
+        digits = sum(c.isdigit() for c in first)
+        if digits >= 4 or (len(first) >= 6 and digits >= 2 and any(c.isalpha() for c in first)):
+            hits.append(SecretHit("recovery_code", start, end))
+    for m in _ANSWER.finditer(text):
+        value, start, end, quoted = _value_span(m)
+        if quoted:
+            found = _said_quoted(value)
+        elif m.group("name"):
+            found = len(value) >= 3 and value.split()[0] not in _NOT_ANSWERS
+        else:
+            found = _said_password(value, strict=False)
+        if found:
+            hits.append(SecretHit("security_answer", start, end))
+    for m in _SEED.finditer(text):
+        value, start, end, quoted = _value_span(m)
+        if _said_quoted(value) if quoted else not _NOT_SEED_WORDS.intersection(re.split(r"[\s,]+", value)):
+            hits.append(SecretHit("seed_phrase", start, end))
+    return hits
+
+
 def luhn_valid(digits: str) -> bool:
     total, double = 0, False
     for ch in reversed(digits):
@@ -151,7 +341,7 @@ def _card_issuer(digits: str) -> bool:
 
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret-like span in `text` (possibly overlapping), in order of appearance."""
-    if not text or not _MAYBE.search(text):
+    if not text or not _maybe_secret(text):
         return []
     hits: list[SecretHit] = []
     for kind, pattern in _COMPILED:
@@ -170,13 +360,16 @@ def find_secrets(text: str) -> list[SecretHit]:
     for m in _KEY_VALUE.finditer(text):
         if _value_looks_secret(m.group("key"), m.group("value")):
             hits.append(SecretHit("credential_assignment", m.start("value"), m.end("value")))
-    for m in _SAID_PASSWORD.finditer(text):
-        if not _is_placeholder(m.group("value")):
-            hits.append(SecretHit("stated_password", m.start("value"), m.end("value")))
+    for m in _AWS_SECRET.finditer(text):
+        if _aws_secret(m.group(0)):
+            hits.append(SecretHit("aws_secret_access_key", m.start(), m.end()))
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if 13 <= len(digits) <= 19 and _card_issuer(digits) and luhn_valid(digits):
             hits.append(SecretHit("card_number", m.start(), m.end()))
+    # a value that a provider's shape, a key=value or a card already named keeps that kind alone
+    hits += [said for said in _said_secrets(text)
+             if not any(h.start <= said.start and said.end <= h.end for h in hits)]
     hits.sort(key=lambda h: (h.start, -h.end))
     return hits
 

@@ -18,6 +18,8 @@ from keepmind.engine.secretfilter import luhn_valid
 RNG = random.Random(20261130)
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 ALNUM = string.ascii_letters + string.digits
+LOWER = string.ascii_lowercase
+HEX = "0123456789abcdef"
 
 
 def _r(alphabet, n):
@@ -26,6 +28,19 @@ def _r(alphabet, n):
 
 def _b64url(obj) -> str:
     return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def chosen_password(rng: random.Random = RNG) -> str:
+    """Letters and two digits with a symbol inside, like a password a person picked."""
+    chars = [rng.choice(string.ascii_letters) for _ in range(7)] + [rng.choice(string.digits) for _ in range(2)]
+    rng.shuffle(chars)
+    chars.insert(rng.randint(1, len(chars) - 1), rng.choice("!#%&*@"))
+    return "".join(chars)
+
+
+def words(n: int, rng: random.Random = RNG) -> list[str]:
+    """`n` made-up lowercase words of 5 to 8 letters (never an English function word)."""
+    return ["".join(rng.choice(LOWER) for _ in range(rng.randint(5, 8))) for _ in range(n)]
 
 
 def card(prefix: str, length: int, rng: random.Random = RNG) -> str:
@@ -83,7 +98,9 @@ def secret_corpus(seed: int = 20261130) -> list[tuple[str, str]]:
         out.append((f"Server=sql01;Database=crm;User Id=sa;Password={pw4};", pw4))
         bearer = _r(ALNUM + "._-", 40)
         out.append((f"curl -H 'Authorization: Bearer {bearer}' https://api.example.com", bearer))
-        said = _r(ALNUM, 10)
+        # said without quotes, a password is found by its shape: letters alone that could be a word
+        # ("efkbpfheef", "iPhone") read as prose, so the draw holds a digit as most passwords do
+        said = _r(ALNUM, 8) + _r(string.digits, 1) + _r(ALNUM, 1)
         out.append((f"fyi my password is {said} for the router", said))
         visa = card("4", 16)
         out.append((f"Charge it to card {visa[:4]} {visa[4:8]} {visa[8:12]} {visa[12:]} please.", visa[8:12] + " " + visa[12:]))
@@ -91,6 +108,42 @@ def secret_corpus(seed: int = 20261130) -> list[tuple[str, str]]:
         out.append((f"My Mastercard number is {mc}.", mc))
         mongo = _r(ALNUM, 14)
         out.append((f"mongodb+srv://admin:{mongo}@cluster0.example.net/test", mongo))
+    return out + said_in_words()
+
+
+def said_in_words() -> list[tuple[str, str]]:
+    """Credentials a person says in plain words (a password named in a sentence, a PIN, a token
+    after "is", a bare AWS secret key on its own line, backup codes, a security answer, a seed
+    phrase). A value's core is the part the old rules left in place, where they caught some."""
+    out = []
+    pw = chosen_password()
+    out.append((f"my ssh password for the server is {pw}", pw))
+    token = _r(HEX, 32)
+    out.append((f"the api token is {token}", token))
+    prod = _r(ALNUM, 36)
+    out.append((f"the access token for prod is {prod}.", prod))
+    bare = _r(ALNUM + "/+", 40)
+    out.append((f"Here are the keys:\n{bare}\nkeep them safe", bare))
+    pin = _r(string.digits, 8)  # eight digits: a four-digit core would turn up in any database's bytes
+    out.append((f"My bank PIN is {pin}", pin))
+    pin = _r(string.digits, 8)
+    out.append((f"PIN for the debit card: {pin}", pin))
+    phrase = "-".join(words(2)) + "-" + _r(string.digits, 2)
+    out.append((f"the passphrase '{phrase}'", phrase))
+    wifi = words(4)
+    out.append((f"the wifi password is '{' '.join(wifi)}'", " ".join(wifi[1:])))
+    said = words(1)[0] + _r(string.digits, 2)
+    out.append((f"password for wifi: {said}", said))
+    login = chosen_password()
+    out.append((f"my login is bob and password {login}", login))
+    said = words(1)[0] + _r(string.digits, 3)
+    out.append((f"{said} is my wifi password", said))
+    codes = [f"{_r(string.digits, 4)}-{_r(string.digits, 4)}" for _ in range(3)]
+    out.append((f"my 2FA backup codes are {', '.join(codes)}", codes[1]))
+    answer = words(1)[0].capitalize()
+    out.append((f"my security answer is {answer}", answer))
+    seed = words(12)
+    out.append((f"my seed phrase is {' '.join(seed)}", " ".join(seed[6:])))
     return out
 
 
@@ -108,7 +161,38 @@ def benign_corpus(seed: int = 20261201) -> list[str]:
         out.append(f"Call the front desk on +1 415 555 {RNG.randint(1000, 9999)} after {i + 1} pm.")
     out.append("The token budget is max_tokens=4096 for the curator.")
     out.append("Password rotation happens every 90 days per the policy.")
-    return out
+    return out + PROSE_ABOUT_CREDENTIALS
+
+
+# Prose about passwords, PINs and tokens that names no value: each one is a memory to keep.
+PROSE_ABOUT_CREDENTIALS = [
+    "I use 1Password as my password manager.",
+    "My password manager is Bitwarden.",
+    "The PIN pad at the office is broken.",
+    "I forgot my PIN again yesterday.",
+    "The API token expires after 3600 seconds.",
+    "Reset your password via the portal.",
+    "The passphrase must be at least 12 characters.",
+    "I need to change my password tomorrow.",
+    "The access token is refreshed every hour.",
+    "my password is too short",
+    "My work password is expired again.",
+    "The password for the admin account is stored in the vault.",
+    "My new password is the same as before.",
+    "My laptop password is weak, I should change it.",
+    "The API key is base64-encoded in the config file.",
+    "The session token is valid for 24 hours.",
+    "The token is 128-bit and rotates daily.",
+    "PINs are 4-6 digits at most banks.",
+    "The door code changes every month.",
+    "The access code for the building is on my badge.",
+    "The recovery code is printed on a card in the safe.",
+    "Backup codes are in the top drawer of my desk.",
+    "The security answer is case-sensitive on that site.",
+    "The secret is to add a pinch of salt to the caramel.",
+    "My seed phrase is written on paper and kept in a fireproof box.",
+    "Bitwarden is my password manager at work.",
+]
 
 
 def database_bytes(home) -> bytes:
