@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+import traceback
 
 from keepmind import version
 from keepmind.engine import EngineError
@@ -27,10 +28,16 @@ from .commands import (
     ui,
     writepath,
 )
+from .commands.failures import STORE_ERRORS, about_data_dir, store_failure
+from .paths import resolve_home
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, ui, pause, autostart, recall,
             prefeval, scenarios, writepath)  # writepath last: it joins an `eval` group another module may create
+
+
+# The commands that keep running and whose stderr is a log (serve.log, an MCP client's log); None: the tray.
+LONG_RUNNING = frozenset({"serve", "mcp", None})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     # level sits on the handler, not on the loggers.
     stderr = logging.StreamHandler()
     stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)
+    if not args.verbose and args.command not in LONG_RUNNING:
+        # SQLite's own log lines (a damaged file, a WAL recovered) say again, in its words, what the
+        # command's one-line error says; -v shows them, and serve and mcp, whose stderr is a log, keep them.
+        stderr.addFilter(lambda record: not hasattr(record, "sqlite_code"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[stderr],
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     func = getattr(args, "func", None)
@@ -73,6 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except STORE_ERRORS as exc:
+        # The disk or a file said no (read-only, not a folder, a damaged keepmind.db): one line on
+        # which file and what to do. Anything else is a bug and keeps its traceback.
+        if args.verbose:
+            traceback.print_exc()
+        home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
+        doctor = args.command != "doctor" and about_data_dir(exc, home)
+        hint = "; `keepmind doctor` checks the data dir" if doctor else ""
+        print(f"error: {store_failure(exc, home)}{hint}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,7 @@ import httpx
 from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 
+from ..commands.numbers import count, positive, positive_int
 from ..paths import settings_path
 from ..process.files import read_token_file
 from .find import WORDS, percentile
@@ -31,10 +32,10 @@ from .find import WORDS, percentile
 
 def register(bsub) -> None:
     p = bsub.add_parser("api", help="loopback load on a server it starts: errors and p50/p95 per route")
-    p.add_argument("--clients", type=int, default=8)
-    p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--requests", type=int, default=None, help="stop each client after this many requests")
-    p.add_argument("--memories", type=int, default=2000, help="memories seeded before the load")
+    p.add_argument("--clients", type=positive_int, default=8)
+    p.add_argument("--seconds", type=positive, default=60.0)
+    p.add_argument("--requests", type=positive_int, default=None, help="stop each client after this many requests")
+    p.add_argument("--memories", type=count, default=2000, help="memories seeded before the load")
     p.add_argument("--json", dest="json_out", help="write results as JSON to this file")
     p.set_defaults(func=run)
 

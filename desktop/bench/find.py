@@ -12,6 +12,8 @@ from pathlib import Path
 from keepmind.engine import open_engine
 from keepmind.engine.settings import defaults
 
+from ..commands.numbers import positive_int
+
 WORDS = ("garden coffee hiking piano python budget flight airport dentist marathon sister paris "
          "guitar kitchen laptop invoice recipe yoga camera novel bicycle tennis museum ocean train "
          "violin chess soccer pottery painting sushi pasta lecture deadline meeting project release").split()
@@ -19,8 +21,8 @@ WORDS = ("garden coffee hiking piano python budget flight airport dentist marath
 
 def register(bsub) -> None:
     p = bsub.add_parser("find", help="find() latency over 10k and 100k memories")
-    p.add_argument("--memories", type=int, nargs="+", default=[10_000, 100_000])
-    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--memories", type=positive_int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--queries", type=positive_int, default=300)
     p.add_argument("--facts", help="JSON Lines of {\"text\": ...} to build memories from (optional)")
     p.add_argument("--json", dest="json_out", help="write results as JSON to this file")
     p.set_defaults(func=run)

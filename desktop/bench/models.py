@@ -19,6 +19,7 @@ from keepmind.engine.models.runtime import Embedder, Gate
 from keepmind.engine.models.vectors import VectorIndex
 from keepmind.engine.models.verify import model_dir, verify_installed
 
+from ..commands.numbers import positive_int
 from ..paths import models_dir_of
 from .find import WORDS, percentile
 
@@ -27,8 +28,8 @@ def register(bsub) -> None:
     p = bsub.add_parser("models", help="embedder/gate latency and RSS, top-50 over 100k vectors")
     p.add_argument("--home", dest="home_sub", default=None, help="data dir whose models/ to use")
     p.add_argument("--model", help="embedder id (default: the first verified of the defaults)")
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--vectors", type=int, default=100_000)
+    p.add_argument("--queries", type=positive_int, default=200)
+    p.add_argument("--vectors", type=positive_int, default=100_000)
     p.add_argument("--json", dest="json_out", help="write results as JSON to this file")
     p.set_defaults(func=run)
 

@@ -26,6 +26,7 @@ from keepmind.engine.models import vectors
 from keepmind.engine.recall.metrics import percentile
 from keepmind.engine.settings import defaults
 
+from ..commands.numbers import count, positive_int
 from ..paths import home_option, models_dir_of
 
 STAGES = ("plan_ms", "embed_ms", "vector_search_ms", "lexical_ms", "candidates_ms", "rank_ms", "gate_ms", "total_ms")
@@ -38,16 +39,16 @@ def register(bsub) -> None:
     p = bsub.add_parser("recall", help="recall latency p50/p95 per stage over a store of N memories")
     home_option(p)
     p.add_argument("--facts", required=True, help='JSON Lines of {"text": ...}, repeated with variation past its end')
-    p.add_argument("--memories", type=int, default=100_000)
-    p.add_argument("--queries", type=int, default=300)
-    p.add_argument("--boundaries", type=int, default=1,
+    p.add_argument("--memories", type=positive_int, default=100_000)
+    p.add_argument("--queries", type=positive_int, default=300)
+    p.add_argument("--boundaries", type=positive_int, default=1,
                    help="spread the memories over this many boundaries (round robin) and recall in the "
                         "first: the vector search is narrowed to its share")
-    p.add_argument("--distinct", type=int, default=0,
+    p.add_argument("--distinct", type=count, default=0,
                    help="synthetic ingest: embed only this many distinct facts, once each, and give every "
                         "variation of a fact its vector (0, the default: every memory is embedded as a running "
                         "Keepmind embeds it)")
-    p.add_argument("--cold-starts", type=int, default=0,
+    p.add_argument("--cold-starts", type=count, default=0,
                    help="after the build, time this many fresh processes from start to their first healthy "
                         "recall (models loaded, vectors in memory)")
     p.add_argument("--store", help="build the store in this folder and keep it; a later run with the same "
@@ -117,10 +118,6 @@ def _boundary(n: int) -> str:
 
 
 def run(args) -> int:
-    if args.boundaries < 1:
-        raise InvalidInput("--boundaries must be at least 1")
-    if args.distinct < 0:
-        raise InvalidInput("--distinct must be 0 or more")
     rng = random.Random(11)
     texts = fact_texts(args.facts, args.memories, rng)
     proc = psutil.Process()

@@ -24,6 +24,7 @@ from keepmind.engine.clock import DAY_MS, FakeClock
 from keepmind.engine.settings import defaults
 from keepmind.webui.app import create_app
 
+from ..commands.numbers import positive_int
 from .find import WORDS, percentile
 
 BOUNDARIES = ("work", "home", "oss", "family")
@@ -34,9 +35,10 @@ TARGET_MS = 150.0
 
 def register(bsub) -> None:
     p = bsub.add_parser("ui", help="server time p50/p95 of each browser page and fragment over N memories")
-    p.add_argument("--memories", type=int, default=100_000)
-    p.add_argument("--receipts", type=int, default=10_000, help="recall receipts in the store (default 10,000)")
-    p.add_argument("--requests", type=int, default=40, help="timed requests per page (default 40)")
+    p.add_argument("--memories", type=positive_int, default=100_000)
+    p.add_argument("--receipts", type=positive_int, default=10_000,
+                   help="recall receipts in the store (default 10,000)")
+    p.add_argument("--requests", type=positive_int, default=40, help="timed requests per page (default 40)")
     p.add_argument("--store", metavar="DIR", help="build the store in DIR and keep it (reused when DIR holds one)")
     p.add_argument("--json", dest="json_out", help="write results as JSON to this file")
     p.set_defaults(func=run)

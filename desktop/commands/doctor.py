@@ -10,6 +10,8 @@ from keepmind.engine import Check, EngineError, open_engine
 from ..paths import home_of, home_option, load_home_settings
 from ..process.health import check_server_of
 from ..process.logs import log_path
+from .failures import STORE_ERRORS, store_failure
+from .terminal import for_terminal
 
 MARK = {"pass": "ok  ", "warning": "WARN", "error": "FAIL"}
 
@@ -28,6 +30,8 @@ def engine_checks(home) -> list[Check]:
         engine = open_engine(home, settings=load_home_settings(home), start_workers=False)
     except EngineError:
         raise  # written for a person already (a bad setting, say): the CLI prints it
+    except STORE_ERRORS as exc:  # the disk or the file: which, and what to do
+        return [Check("Data dir" if isinstance(exc, OSError) else "Database", "error", store_failure(exc, home))]
     except Exception as exc:  # noqa: BLE001 - doctor reports what is wrong instead of a stack trace
         return [Check("Database", "error", f"cannot open the store in {home} ({type(exc).__name__}: "
                                            f"{' '.join(str(exc).split())[:200]}): stop Keepmind, copy keepmind.db "
@@ -51,6 +55,6 @@ def cmd_doctor(args) -> int:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:
         for c in checks:
-            print(f"[{MARK[c.level]}] {c.name}: {c.message}")
+            print(f"[{MARK[c.level]}] {c.name}: {for_terminal(c.message)}")
         print(f"logs: {log_path(home)}")
     return 2 if any(c.level == "error" for c in checks) else 1 if any(c.level == "warning" for c in checks) else 0

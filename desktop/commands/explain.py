@@ -15,6 +15,8 @@ from keepmind.engine import EngineError, open_engine
 from keepmind.engine.clock import iso
 
 from ..paths import home_of, home_option
+from .numbers import positive_int
+from .terminal import json_for_terminal, one_line
 
 HOOK_LOG = Path("hooks") / "claude-code" / "recalls.jsonl"
 
@@ -23,7 +25,7 @@ def register(group) -> None:
     p = group.add_parser("explain", help="why a recall injected what it did (a receipt id, or --last N)")
     home_option(p)
     p.add_argument("receipt_id", nargs="?", help="a receipt id (rcp-...), from recall's answer")
-    p.add_argument("--last", nargs="?", type=int, const=1, default=None, metavar="N",
+    p.add_argument("--last", nargs="?", type=positive_int, const=1, default=None, metavar="N",
                    help="the newest N recalls (default 1), the Claude Code hook's included")
     p.add_argument("--json", action="store_true", help="print JSON (with --last: one object per line)")
     p.set_defaults(func=cmd_explain)
@@ -88,19 +90,19 @@ def why_nothing(receipt: dict) -> list[str]:
 
 
 def describe(entry: dict, receipt: dict | None) -> list[str]:
-    head = f"{iso(entry['at'])}  {entry.get('channel') or '?'}"
+    head = f"{iso(entry['at'])}  {one_line(entry.get('channel') or '?')}"
     if entry.get("claude_session"):
-        head += f" (Claude Code session {entry['claude_session']})"
+        head += f" (Claude Code session {one_line(entry['claude_session'])})"
     if receipt is None:
-        return [head, f"  no recall: {entry.get('error') or 'the receipt is gone (pruned?)'}"]
+        return [head, f"  no recall: {one_line(entry.get('error') or 'the receipt is gone (pruned?)')}"]
     injected = receipt.get("injected") or []
     counts = receipt.get("counts", {})
     lines = [head + f"  {receipt['receipt']}", f"  message: {receipt.get('query', '')[:200]!r}",
              f"  injected {len(injected)} of {counts.get('considered', 0)} considered"
              f" ({receipt.get('mode')}, {receipt.get('timings_ms', {}).get('total_ms', '?')} ms)"]
-    lines += [f"    - {i.get('id')}  {i.get('title', '')}" for i in injected]
+    lines += [f"    - {i.get('id')}  {one_line(i.get('title', ''))}" for i in injected]
     if not injected:
-        lines += [f"  why nothing: {why}" for why in why_nothing(receipt)]
+        lines += [f"  why nothing: {one_line(why)}" for why in why_nothing(receipt)]
     return lines
 
 
@@ -110,9 +112,9 @@ def cmd_explain(args) -> int:
         raise EngineError("give a receipt id (recall's answer names it), or --last for the newest recalls")
     with open_engine(home, start_workers=False) as engine:
         if args.receipt_id is not None:
-            print(json.dumps(engine.explain(args.receipt_id), indent=2))
+            print(json_for_terminal(engine.explain(args.receipt_id), indent=2))
             return 0
-        entries = latest(engine, home, max(1, args.last))
+        entries = latest(engine, home, args.last)
         if not entries:
             print(f"no recall yet in {home}: none was asked, and the Claude Code hook logged none")
             return 1
@@ -124,7 +126,7 @@ def cmd_explain(args) -> int:
                 except EngineError:
                     receipt = None
             if args.json:
-                print(json.dumps({**entry, "receipt": receipt or entry.get("receipt")}, ensure_ascii=False))
+                print(json_for_terminal({**entry, "receipt": receipt or entry.get("receipt")}))
             else:
                 print("\n".join(describe(entry, receipt)))
     return 0

@@ -11,7 +11,6 @@ within seconds, or this process embeds them.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from keepmind.engine import open_engine
 
 from ..paths import home_of, home_option, load_home_settings
+from .terminal import for_terminal, json_for_terminal
 
 WAIT_REPORT_S = 5.0
 EMBED_WAIT_S = 20.0
@@ -167,7 +167,7 @@ def cmd_import(args) -> int:
         if report["errors"]:
             print(f"nothing was imported: {len(report['errors'])} problem(s) to fix in {args.path}")
             for err in report["errors"][:20]:
-                print(f"  {err}")
+                print(f"  {for_terminal(err)}")
             return 1
         if report["format"] == "jsonl":
             embedded = ("" if not report["imported"] else f"the Keepmind at {url} embeds them within seconds"
@@ -190,7 +190,7 @@ def cmd_import(args) -> int:
                      f"into {audience}/{boundary}: {report['queued']} units of meaning",
                      *_summary(report, outcome), embedded]
     if args.json:
-        print(json.dumps({k: v for k, v in out.items() if k != "checkpoints"}, ensure_ascii=False, indent=2))
+        print(json_for_terminal({k: v for k, v in out.items() if k != "checkpoints"}, indent=2))
     else:
-        print("\n".join(line for line in lines if line))
+        print(for_terminal("\n".join(line for line in lines if line)))
     return 0

@@ -18,13 +18,14 @@ from pathlib import Path
 import psutil
 
 from ..paths import home_of, home_option
+from .numbers import non_negative
 
 
 def register(sub) -> None:
     p = sub.add_parser("stop", help="stop the Keepmind running for the data dir (cleanly; `keepmind mcp` starts "
                                     "it again when an agent next needs it)")
     home_option(p)
-    p.add_argument("--wait", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--wait", type=non_negative, default=30.0, metavar="SECONDS",
                    help="how long to wait for it to finish stopping (default 30)")
     p.set_defaults(func=cmd_stop)
 

@@ -6,12 +6,12 @@ audience a personal token sees, in every boundary.
 
 from __future__ import annotations
 
-import json
-
 from keepmind.engine import Scope, open_engine
 from keepmind.engine.clock import iso
 
 from ..paths import home_of, home_option
+from .numbers import positive_int
+from .terminal import for_terminal, json_for_terminal, one_line
 
 LOCAL_VIEW = Scope.viewer("personal", None)
 
@@ -22,7 +22,7 @@ def register(sub) -> None:
     q = msub.add_parser("list", help="newest memories first, or the best matches of --query")
     home_option(q)
     q.add_argument("--query", "-q", help="search (the same full-text search agents use)")
-    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--limit", type=positive_int, default=20, help="at most this many (default 20)")
     q.add_argument("--json", action="store_true", help="print JSON Lines")
     q.set_defaults(func=cmd_list)
     q = msub.add_parser("show", help="one memory by id, with its revisions")
@@ -35,24 +35,24 @@ def register(sub) -> None:
     ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     q = ssub.add_parser("list", help="newest sessions first, with their turns and the memories they formed")
     home_option(q)
-    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--limit", type=positive_int, default=20, help="at most this many (default 20)")
     q.add_argument("--json", action="store_true", help="print JSON Lines")
     q.set_defaults(func=cmd_sessions)
 
 
 def _line(item) -> str:
     title = item.title or item.body[:60]
-    return f"{item.id}  {item.memory_class:<12} {item.audience}/{item.boundary}  {title}"
+    return f"{item.id}  {item.memory_class:<12} {one_line(item.audience)}/{one_line(item.boundary)}  {one_line(title)}"
 
 
 def cmd_list(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
         if args.query:
-            items = engine.find(LOCAL_VIEW, args.query, limit=max(1, args.limit))
+            items = engine.find(LOCAL_VIEW, args.query, limit=args.limit)
         else:
-            items = engine.list_memories(LOCAL_VIEW, limit=max(1, args.limit))
+            items = engine.list_memories(LOCAL_VIEW, limit=args.limit)
     for item in items:
-        print(json.dumps(item.as_dict(), ensure_ascii=False) if args.json else _line(item))
+        print(json_for_terminal(item.as_dict()) if args.json else _line(item))
     if not items and not args.json:
         print("no memories match" if args.query else "no memories yet")
     return 0
@@ -68,30 +68,32 @@ def cmd_show(args) -> int:
         item = got.items[0]
         revisions = engine.revisions(LOCAL_VIEW, item.id)
     if args.json:
-        print(json.dumps({**item.as_dict(), "revisions": revisions}, ensure_ascii=False, indent=2))
+        print(json_for_terminal({**item.as_dict(), "revisions": revisions}, indent=2))
         return 0
     print(_line(item))
     print(f"created {iso(item.created_at)}  authored {iso(item.authored_at)}"
           + (f"  expires {iso(item.expires_at)}" if item.expires_at else ""))
     print()
-    print(item.body)
+    print(for_terminal(item.body))
     if len(revisions) > 1:
         print()
         print(f"{len(revisions)} revisions:")
         for rev in revisions:
-            print(f"  r{rev['revision']}  {iso(rev['created_at'])}  {rev['source']}  {rev['reason'] or ''}".rstrip())
+            print(f"  r{rev['revision']}  {iso(rev['created_at'])}  {one_line(rev['source'])}  "
+                  f"{one_line(rev['reason'] or '')}".rstrip())
     return 0
 
 
 def cmd_sessions(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
-        found = engine.sessions(limit=max(1, args.limit))
+        found = engine.sessions(limit=args.limit)
     for s in found:
         if args.json:
-            print(json.dumps(s, ensure_ascii=False))
+            print(json_for_terminal(s))
         else:
-            print(f"{s['session_id']}  {s['status']:<6} {s['audience']}/{s['boundary']}  turns={s['turns']}"
-                  f"  memories={s['memories_formed']}  {iso(s['created_at'])}  {s['title'] or ''}".rstrip())
+            print(f"{s['session_id']}  {s['status']:<6} {one_line(s['audience'])}/{one_line(s['boundary'])}  "
+                  f"turns={s['turns']}  memories={s['memories_formed']}  {iso(s['created_at'])}  "
+                  f"{one_line(s['title'] or '')}".rstrip())
     if not found and not args.json:
         print("no sessions yet")
     return 0

@@ -14,6 +14,7 @@ from keepmind.engine.recall import prefeval
 from keepmind.engine.recall.eval_data import load_locomo
 
 from ..paths import home_option, models_dir_of
+from .numbers import positive_int
 from .recall import DEV_DATA, DEV_PREFEVAL, _shared_eval, _subcommands
 
 
@@ -27,7 +28,7 @@ def register(sub) -> None:
                                         "(default in the development checkout: the LoCoMo dev file, also with --data)")
     p.add_argument("--no-background", action="store_true",
                    help="no background facts: each user's store holds only their preferences")
-    p.add_argument("--users", type=int, default=12, help="simulated users (default 12)")
+    p.add_argument("--users", type=positive_int, default=12, help="simulated users (default 12)")
     p.add_argument("--seed", type=int, default=0, help="the seed every user's draw derives from (default 0)")
     p.add_argument("--end-to-end", action="store_true",
                    help="say each preference as a user turn and let the observer (no LLM) learn it")
@@ -50,8 +51,6 @@ def inputs(data: str | None, background: str | None, *, no_background: bool = Fa
 
 
 def cmd_eval_prefeval(args) -> int:
-    if args.users < 1:
-        raise InvalidInput("--users must be at least 1")
     if args.no_background and args.background:
         raise InvalidInput("--background and --no-background contradict each other: give one")
     data, pairs, convs, background = inputs(args.data, args.background, no_background=args.no_background)

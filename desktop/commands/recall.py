@@ -22,6 +22,7 @@ from keepmind.engine.recall.rank import RANKINGS
 
 from ..paths import home_of, home_option, load_home_settings, models_dir_of
 from . import explain
+from .numbers import fraction, non_negative, positive_int
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
 DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
@@ -70,9 +71,9 @@ def register(sub) -> None:
                                            "gate's weights and thresholds on dev data; write them into the "
                                            "model's manifest")
     _data_args(p, data_required=False)
-    p.add_argument("--target-retention", type=float, default=0.96,
+    p.add_argument("--target-retention", type=fraction, default=0.96,
                    help="relevant_recall_retained the gate must keep on the dev data (default 0.96)")
-    p.add_argument("--coverage-weight", type=float, default=None,
+    p.add_argument("--coverage-weight", type=non_negative, default=None,
                    help="the hybrid ranking's coverage weight instead of the sweep's pick (recorded as "
                         "chosen by hand, next to the sweep)")
     p.add_argument("--note", help="a remark recorded with this calibration (e.g. why a value was chosen by hand)")
@@ -87,9 +88,9 @@ def register(sub) -> None:
                    help="PrefEval pairs (JSON Lines {id, topic, preference, question}): task messages that need a "
                         "stated preference join the calibration with a target of their own (default without "
                         "--data: ../shared/eval/prefeval/prefeval-dev.jsonl)")
-    p.add_argument("--prefeval-users", type=int, default=12, help="simulated PrefEval users (default 12)")
+    p.add_argument("--prefeval-users", type=positive_int, default=12, help="simulated PrefEval users (default 12)")
     p.add_argument("--prefeval-seed", type=int, default=0, help="the PrefEval users' seed (default 0)")
-    p.add_argument("--target-zero-injection", type=float, default=0.90,
+    p.add_argument("--target-zero-injection", type=fraction, default=0.90,
                    help="share of PrefEval questions whose topic the store lacks that must inject nothing "
                         "(default 0.90)")
     p.set_defaults(func=cmd_calibrate, anonymize_default=True)

@@ -10,18 +10,21 @@ import threading
 from pathlib import Path
 
 from keepmind.engine import EngineError, open_engine
+from keepmind.engine.errors import InvalidInput
 
-from ..paths import home_of, home_option, load_home_settings
+from ..paths import home_of, home_option, load_home_settings, resolve_home
+from .numbers import non_negative, port
+from .terminal import one_line
 
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help="run the engine and the localhost API on 127.0.0.1 (no tray)")
     home_option(p)
-    p.add_argument("--port", type=int, default=None,
+    p.add_argument("--port", type=port, default=None,
                    help="port on 127.0.0.1 (default: server.port from keepmind.json, 8765; 0 picks a free one)")
-    p.add_argument("--stop-after-idle", type=float, default=None, metavar="MINUTES",
+    p.add_argument("--stop-after-idle", type=non_negative, default=None, metavar="MINUTES",
                    help="stop once no request came for MINUTES and nothing is left to curate or distil "
-                        "(how `keepmind mcp` starts it in the background)")
+                        "(how `keepmind mcp` starts it in the background; 0: never)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("status", help="is Keepmind running, and is memory healthy, degraded or paused")
@@ -46,7 +49,7 @@ def register(sub) -> None:
     home_option(t)
     t.add_argument("--all", action="store_true", help="include revoked tokens")
     t.set_defaults(func=cmd_token_list)
-    t = tsub.add_parser("revoke", help="revoke a token by id or name")
+    t = tsub.add_parser("revoke", help="revoke a token by id or name (the local one: replaced by a new one)")
     home_option(t)
     t.add_argument("token")
     t.set_defaults(func=cmd_token_revoke)
@@ -192,14 +195,38 @@ def cmd_token_list(args) -> int:
         print("no tokens yet: `keepmind token show` creates the local one")
     for t in found:
         state = "revoked" if t.revoked_at is not None else "live"
-        print(f"{t.id}  {t.name:<20} ceiling={t.audience_ceiling:<8} boundaries={','.join(t.boundaries)}  {state}")
+        print(f"{t.id}  {one_line(t.name):<20} ceiling={t.audience_ceiling:<8} "
+              f"boundaries={one_line(','.join(t.boundaries))}  {state}")
     return 0
 
 
 def cmd_token_revoke(args) -> int:
-    with open_engine(home_of(args), start_workers=False) as engine:
-        t = engine.revoke_token(args.token)
-    print(f"revoked {t.name} ({t.id})")
+    """Revoke a token. The local one (whose secret is in <home>/token) is replaced at once, so
+    Keepmind's own commands, the tray, MCP and the hooks keep working with the new secret; while a
+    Keepmind runs that is refused, because the running tray and MCP adapters hold the old one."""
+    from ..process.client import DaemonClient
+    from ..process.daemon import ensure_local_token
+    from ..process.files import read_token_file
+
+    home = home_of(args)
+    with open_engine(home, start_workers=False) as engine:
+        target = engine.get_token(args.token)
+        secret = read_token_file(home)
+        local = engine.verify_token(secret) if secret else None
+        if local is None or local.id != target.id:
+            t = engine.revoke_token(target.id)
+            print(f"revoked {one_line(t.name)} ({t.id})")
+            return 0
+        running = DaemonClient.from_home(home)
+        if running is not None:
+            running.close()
+            raise InvalidInput(f"{one_line(target.name)} is the local token (in {home / 'token'}), which the Keepmind "
+                               f"running at {running.url} and its tray, MCP and hooks use: stop it first (`keepmind "
+                               f"stop`), then revoke {one_line(args.token)} to replace it with a new one")
+        t = engine.revoke_token(target.id)
+        fresh = engine.verify_token(ensure_local_token(engine, home))
+    print(f"revoked {one_line(t.name)} ({t.id}); the local token is now {fresh.name} ({fresh.id}), in "
+          f"{home / 'token'}: Keepmind's own commands, the tray, MCP and the hooks use it")
     return 0
 
 
@@ -211,10 +238,13 @@ def mcp_config(args) -> dict:
         found = shutil.which("keepmind", path=str(Path(sys.executable).parent))
         script = Path(found).resolve() if found else None
     command, argv = (str(script), ["mcp"]) if script else (sys.executable, ["-P", "-m", "keepmind", "mcp"])
-    for flag, value in (("--home", getattr(args, "home_sub", None) or getattr(args, "home", None)),
-                        ("--audience", args.audience), ("--boundary", args.boundary)):
+    # The data dir in effect (--home, KEEPMIND_HOME or the default), always by absolute path: the
+    # client starts the command with an environment and a working folder of its own.
+    home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
+    argv += ["--home", str(home.resolve())]
+    for flag, value in (("--audience", args.audience), ("--boundary", args.boundary)):
         if value:
-            argv += [flag, str(Path(value).expanduser().resolve()) if flag == "--home" else value]
+            argv += [flag, value]
     return {"mcpServers": {"keepmind": {"command": command, "args": argv}}}
 
 

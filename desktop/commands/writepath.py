@@ -12,6 +12,8 @@ from keepmind.engine.errors import InvalidInput
 from keepmind.engine.writepath import extractor_eval, graph_eval
 
 from ..paths import home_of, home_option, load_home_settings
+from .numbers import count, positive_int
+from .terminal import for_terminal, json_for_terminal, one_line
 
 
 def llm_api_key(settings, environ=os.environ) -> str | None:
@@ -33,7 +35,7 @@ def register(sub) -> None:
     p = group.add_parser("list", help="checkpoints by state, dead letters first")
     home_option(p)
     p.add_argument("--status", choices=("pending", "leased", "completed", "dead", "review", "discarded"))
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=positive_int, default=50, help="at most this many (default 50)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
     p = group.add_parser("retry", help="send a dead letter back to the queue (or try a failed one now)")
@@ -60,7 +62,7 @@ def register(sub) -> None:
     p = group.add_parser("graph", help="the knowledge graph the rule-based write path builds from LoCoMo "
                                        "conversations said turn by turn: anchors by type, edges by relation")
     p.add_argument("--data", required=True, help="a LoCoMo JSON file, e.g. ../shared/eval/locomo/locomo-dev.json")
-    p.add_argument("--examples", type=int, default=20, help="examples of anchors and of edges to show (default 20)")
+    p.add_argument("--examples", type=count, default=20, help="examples of anchors and of edges to show (default 20)")
     p.add_argument("--json", dest="json_out", help="also write the report to this JSON file")
     p.set_defaults(func=cmd_eval_graph)
 
@@ -77,14 +79,14 @@ def cmd_list(args) -> int:
         found = engine.checkpoints(args.status, args.limit)
         counts = engine.checkpoint_overview()["counts"]
     if args.json:
-        print(json.dumps({"counts": counts, "checkpoints": found}, indent=2))
+        print(json_for_terminal({"counts": counts, "checkpoints": found}, indent=2))
         return 0
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
     for c in found:
         line = (f"{c['checkpoint_id']}  {c['status']:<9} p{c['priority']:<3} {c['trigger_type']:<26}"
                 f" attempts={c['attempts']}  created={iso(c['created_at'])}")
         if c["last_error"]:
-            line += f"\n    last error: {c['last_error']}"
+            line += f"\n    last error: {one_line(c['last_error'])}"
         print(line)
     return 0
 
@@ -107,7 +109,7 @@ def cmd_drain(args) -> int:
     with _open(args) as engine:
         outcomes = engine.drain_checkpoints()
     for o in outcomes:
-        print(f"{o.checkpoint_id}  {o.status}  {o.action or ''}  {o.reason or ''}".rstrip())
+        print(f"{o.checkpoint_id}  {o.status}  {o.action or ''}  {one_line(o.reason or '')}".rstrip())
     print(f"{len(outcomes)} checkpoints handled")
     return 0
 
@@ -150,11 +152,11 @@ def cmd_eval_graph(args) -> int:
     print("edges by relation: " + ", ".join(f"{k} {v}" for k, v in found["edges_by_relation"].items()))
     print("anchors:")
     for a in found["anchor_examples"]:
-        print(f"  {a['name']} ({a['type']})  [{a['store']}]")
+        print(for_terminal(f"  {a['name']} ({a['type']})  [{a['store']}]"))
     print("edges:")
     for e in found["edge_examples"]:
-        print(f"  {e['source']} -{e['relation']}-> {e['target']} ({e['target_type']})"
-              f"{'' if e['open'] else ' [closed]'}  [{e['store']}]")
+        print(for_terminal(f"  {e['source']} -{e['relation']}-> {e['target']} ({e['target_type']})"
+                           f"{'' if e['open'] else ' [closed]'}  [{e['store']}]"))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
     return 0
