@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 
 from keepmind.engine import Check, EngineError, open_engine
 
@@ -11,6 +10,7 @@ from ..paths import home_of, home_option, load_home_settings
 from ..process.health import check_server_of
 from ..process.logs import log_path
 from .failures import STORE_ERRORS, store_failure
+from .quiet import quieted
 from .terminal import for_terminal
 
 MARK = {"pass": "ok  ", "warning": "WARN", "error": "FAIL"}
@@ -43,14 +43,8 @@ def engine_checks(home) -> list[Check]:
 
 def cmd_doctor(args) -> int:
     home = home_of(args)
-    logger = logging.getLogger("keepmind")
-    level = logger.level
-    if not getattr(args, "verbose", False):
-        logger.setLevel(logging.ERROR)  # doctor reports what it finds itself, not as log lines
-    try:
+    with quieted("keepmind", args):  # doctor reports what it finds itself, not as log lines
         checks = engine_checks(home) + [check_server_of(home)]
-    finally:
-        logger.setLevel(level)
     if args.json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
     else:

@@ -11,7 +11,6 @@ within seconds, or this process embeds them.
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from keepmind.engine import open_engine
 
 from ..paths import home_of, home_option, load_home_settings
+from .quiet import quieted
 from .terminal import for_terminal, json_for_terminal
 
 WAIT_REPORT_S = 5.0
@@ -102,13 +102,8 @@ def _curated_here(engine, where: dict[str, str]) -> dict:
 def _embedder_here(engine) -> str | None:
     """Load the embedding model in this process (never downloading); None when it is ready, else
     what recall does without it."""
-    models_log = logging.getLogger("keepmind.models")
-    level = models_log.level
-    models_log.setLevel(logging.ERROR)  # a missing model is said below in this command's words
-    try:
+    with quieted("keepmind.models"):  # a missing model is said below in this command's words
         loaded = engine.models.load(download=False, repair=False, gate=False)
-    finally:
-        models_log.setLevel(level)
     if loaded.embedder is not None:
         return None
     if not engine.settings["memory.embeddings.enabled"]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from keepmind.engine.recall.eval_data import load_locomo
 
 from ..paths import home_option, models_dir_of
 from .numbers import positive_int
+from .quiet import quieted
 from .recall import DEV_DATA, DEV_PREFEVAL, _shared_eval, _subcommands
 
 
@@ -57,11 +57,10 @@ def cmd_eval_prefeval(args) -> int:
     if not convs:
         print("no --background: each user's store holds only their preferences", file=sys.stderr)
     protocol = prefeval.Protocol(users=args.users, seed=args.seed, end_to_end=args.end_to_end)
-    if not getattr(args, "verbose", False):
-        logging.getLogger("keepmind.recall").setLevel(logging.ERROR)
     started = time.time()
-    records, learnt, _ = prefeval.evaluate(pairs, convs, protocol, open_engine=open_engine,
-                                           models_dir=models_dir_of(args))
+    with quieted("keepmind.recall", args):
+        records, learnt, _ = prefeval.evaluate(pairs, convs, protocol, open_engine=open_engine,
+                                               models_dir=models_dir_of(args))
     summary = prefeval.summarize(records, learnt=learnt, keeps_words=prefeval.keeps_content_words,
                                  pairs={p.pid: p for p in pairs}, config={
         "data": data.name, "background": background, "users": args.users, "seed": args.seed,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from dataclasses import replace
@@ -23,6 +22,7 @@ from keepmind.engine.recall.rank import RANKINGS
 from ..paths import home_of, home_option, load_home_settings, models_dir_of
 from . import explain
 from .numbers import fraction, non_negative, positive_int
+from .quiet import quieted
 
 DEV_DATA = Path("eval/locomo/locomo-dev.json")
 DEV_NEGATIVES = Path("eval/negatives/cisi-queries.jsonl")
@@ -135,16 +135,10 @@ def _run(args, *, calibrating: bool, config: RecallConfig | None):
         _say(f"no models folder at {models_dir}: recall runs lexical-only "
              "(install one with `keepmind models install-offline`)")
     options = EvalOptions(mode=args.mode, anonymize=args.anonymize)
-    recall_log = logging.getLogger("keepmind.recall")
-    level = recall_log.level
-    if not getattr(args, "verbose", False):  # thousands of recalls: degradation is counted in the JSON
-        recall_log.setLevel(logging.ERROR)
     started = time.time()
-    try:
+    with quieted("keepmind.recall", args):  # thousands of recalls: degradation is counted in the JSON
         records = evaluate(convs, negs, options, open_engine=open_engine, models_dir=models_dir, config=config,
                            calibrating=calibrating, progress=_say if getattr(args, "verbose", False) else None)
-    finally:
-        recall_log.setLevel(level)
     return data, convs, negs, records, time.time() - started
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from keepmind.engine.errors import InvalidInput
 from keepmind.engine.recall import scenarios
 
 from ..paths import home_option, models_dir_of
+from .quiet import quieted
 from .recall import _subcommands, repository
 
 SCENARIOS = Path("eval/scenarios")
@@ -35,13 +35,12 @@ def cmd_eval_scenarios(args) -> int:
     files = [Path(f) for f in args.data] if args.data else sorted((repository() / SCENARIOS).glob("*.json"))
     if not files:
         raise InvalidInput("no --data given and no eval/scenarios/*.json in this checkout")
-    if not getattr(args, "verbose", False):
-        logging.getLogger("keepmind.recall").setLevel(logging.ERROR)
     out = {}
     for path in files:
         users = scenarios.load_scenarios(path)
         started = time.time()
-        records = scenarios.evaluate(users, open_engine=open_engine, models_dir=models_dir_of(args))
+        with quieted("keepmind.recall", args):
+            records = scenarios.evaluate(users, open_engine=open_engine, models_dir=models_dir_of(args))
         out[path.stem] = summary = scenarios.summarize(records, users, config={
             "data": path.name, "users": len(users), "seconds": round(time.time() - started, 1),
             "model_id": next((r.model_id for r in records if r.model_id), None),
