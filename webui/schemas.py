@@ -251,13 +251,16 @@ def _a(t: str) -> str:
 
 
 def check_text(value, where: str = "body") -> None:
-    """Refuse strings that cannot be stored as UTF-8 (lone surrogates from JSON escapes)."""
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates from JSON escapes) and NUL
+    characters (no text needs one; SQLite and every reader of the store would cut text there)."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidInput(f"{where} holds text that is not valid Unicode (a lone surrogate "
                                "escape such as \\ud800)") from None
+        if "\x00" in value:
+            raise InvalidInput(f"{where} holds a NUL character (\\u0000): text never needs one; remove it")
     elif isinstance(value, list):
         for item in value:
             check_text(item, where)
