@@ -66,3 +66,13 @@ def test_switching_the_embedder_from_the_page_reembeds_with_progress(served):
     assert served.models.embedder().model_id == "tiny-embed"
     assert {m["id"]: m["state"] for m in served.model_catalog()}["tiny-embed"] == "active"
     assert "tiny-embed is active: embedded 3" in client.get(f"/jobs/{job_id}").get_data(as_text=True)
+
+
+def test_a_finished_jobs_card_leaves_the_page_after_an_hour(served, clock):
+    client, token = signed_in(served)
+    r = client.post("/models/tiny-embed/download", data={"csrf_token": token}, headers={"HX-Request": "true"})
+    job_id = re.search(r'id="job-(job-[0-9a-f]+)"', r.get_data(as_text=True)).group(1)
+    assert served.jobs.wait(job_id, 30).state == "done"
+    assert f'id="job-{job_id}"' in client.get("/models").get_data(as_text=True)
+    clock.advance(61 * 60 * 1000)
+    assert f'id="job-{job_id}"' not in client.get("/models").get_data(as_text=True)

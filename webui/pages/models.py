@@ -15,6 +15,7 @@ from ..security import require_owner, upload
 from .render import done, is_htmx, page
 
 bp = Blueprint("models", __name__)
+JOBS_SHOWN_MS = 3_600_000  # a finished job's card stays on the page this long
 JOB_KINDS = ("model-download", "model-import", "model-install-offline", "model-switch", "backfill")
 MAX_FILES = 8
 
@@ -27,7 +28,9 @@ def owners_only():
 def _context(**extra) -> dict:
     eng = engine()
     details = eng.models.details()
-    jobs = [j for j in eng.jobs.list() if j.kind in JOB_KINDS][:6]
+    # what is running, and what ended in the last hour (its result is news; a day's old cards are not)
+    recent = eng.now() - JOBS_SHOWN_MS
+    jobs = [j for j in eng.jobs.list() if j.kind in JOB_KINDS and (j.running or (j.finished_at or 0) >= recent)][:6]
     return {"models": eng.model_catalog(fresh=extra.pop("fresh", False)), "details": details,
             "auto_download": bool(eng.settings["memory.embeddings.auto_download"]),
             "embeddings_on": bool(eng.settings["memory.embeddings.enabled"]), "jobs": jobs,
