@@ -238,7 +238,9 @@ def test_the_byte_product_is_the_integer_dot_product_of_the_codes():
     codes, scales = vec.quantize(rows)
     assert codes.dtype == np.uint8 and codes.min() >= 1 and codes.max() <= 255
     q = _unit(rng, 1, 48)[0]
-    q_scale = np.abs(q).max() / 127
+    _, top = vec._integer_product()  # 127, or 63 where the kernel sums pairs in 16 bits
+    assert top in (127, 63)
+    q_scale = float(np.abs(q).max()) / top
     ints = (codes.astype(np.int64) - 128) @ np.rint(q / q_scale).astype(np.int64)
     assert np.array_equal(vec.scan_codes(codes, scales, q), ints.astype(np.float32) * scales * np.float32(q_scale))
     assert np.abs(vec.scan_codes(codes, scales, q) - rows @ q).max() < 0.02
@@ -246,14 +248,15 @@ def test_the_byte_product_is_the_integer_dot_product_of_the_codes():
 
 def test_the_byte_product_is_exact_for_codes_and_queries_at_the_ends_of_their_range():
     """Full-range codes and a full-range query: the pairs of products a kernel without VNNI sums in
-    16 bits would saturate with a signed query (on such a CPU, nearly every row came out wrong)."""
+    16 bits saturate with a query of -127..127 (on such a CPU, nearly every row came out wrong)."""
     from keepmind.engine.models import vectors as vec
 
+    _, top = vec._integer_product()
     rng = np.random.default_rng(11)
     codes = rng.integers(1, 256, size=(vec.SPLIT_ROWS + 5, 64), dtype=np.uint8)
-    signed = rng.choice(np.array([-127, -126, 126, 127]), size=64)
-    query = signed.astype(np.float32) / 127  # peak 1: quantized back to exactly `signed`
+    signed = rng.choice(np.array([-top, 1 - top, top - 1, top]), size=64)
+    query = signed.astype(np.float32) / top  # peak 1: quantized back to exactly `signed`
     exact = (codes.astype(np.int64) - 128) @ signed.astype(np.int64)
     scales = np.ones(len(codes), dtype=np.float32)
-    got = vec.scan_codes(codes, scales, query) / np.float32(1 / 127)
+    got = vec.scan_codes(codes, scales, query) * np.float32(top)
     assert np.array_equal(np.rint(got).astype(np.int64), exact)
