@@ -320,11 +320,12 @@ def _tally(outcome: dict) -> dict:
 def summary(report: dict) -> dict:
     """What an import did, in the counts its result page shows (both formats)."""
     if report.get("format") == "markdown" and "outcome" in report:
-        tally = _tally(report["outcome"])
-    else:
+        tally = {**_tally(report["outcome"]), "deleted": 0, "earlier": 0}
+    else:  # memories counted as the export counted them; the deleted and earlier versions apart
         skipped = int(report.get("skipped") or 0)
         tally = {"imported": int(report.get("imported") or 0), "merged": 0, "waiting": 0, "failed": 0,
-                 "skipped": skipped, "not_imported": {"already here": skipped} if skipped else {}, "examples": []}
+                 "skipped": skipped, "not_imported": {"already here": skipped} if skipped else {}, "examples": [],
+                 "deleted": int(report.get("deleted") or 0), "earlier": int(report.get("earlier") or 0)}
     return {"name": report.get("name") or "", "format": report.get("format") or "jsonl", **tally}
 
 

@@ -5,8 +5,9 @@ limits, audiences and boundary names, the secret rule) field by field, with erro
 line. Rows may link only to rows of the same file: a record supersedes a record of the file, a
 revision belongs to a document of the file, an edge joins anchors of the file, a tombstone names a
 memory of the file or the proposal it rejected in review. Nothing already stored is ever changed: a
-row whose id is stored is skipped (importing a file twice is a no-op), and a row that would revise
-or supersede a stored memory is an error. The one link kept to the store is an anchor's name: an
+row stored as it is in the file is skipped (importing a file twice is a no-op); a row whose id is
+stored with other content (its text, scope or class changed), and a row that would revise or
+supersede a stored memory, are errors. The one link kept to the store is an anchor's name: an
 imported anchor named like a stored one in the same scope becomes that anchor (anchors are names,
 and their names are unique per scope).
 
@@ -243,15 +244,38 @@ TABLES = {"anchor": ("memory_anchors", "anchor_id"), "document": ("memory_docume
 NEVER_CHANGED = "an import never changes a stored memory"
 
 
-def _stored(conn: apsw.Connection, kind: str, row: dict) -> bool:
+# What a memory row says and who sees it: a row whose id is stored must match the stored row in
+# all of these to be "already stored". Bookkeeping that moves on its own (updated_at, deleted_at,
+# the anchor an anchor merge moved it to) is not compared: the import leaves it as stored.
+MEMORY_CONTENT = ("title", "body", "memory_class", "audience", "boundary", "aliases", "facets",
+                  "recall_mode", "sensitivity")
+CONTENT = {"document": MEMORY_CONTENT, "record": (*MEMORY_CONTENT, "supersedes_record_id", "is_tombstone"),
+           "revision": ("title", "body")}
+
+
+def _stored(conn: apsw.Connection, kind: str, row: dict) -> dict | None:
+    """The stored row with this row's key (its content columns, or a marker), None when not stored."""
     table, key = TABLES[kind]
+    columns = ", ".join(CONTENT[kind]) if kind in CONTENT else "1 AS x"
     if kind == "revision":
-        return one(conn, "SELECT 1 AS x FROM memory_revisions WHERE document_id=? AND revision=?",
-                   (row["document_id"], row["revision"])) is not None
+        return one(conn, f"SELECT {columns} FROM memory_revisions WHERE document_id=? AND revision=?",
+                   (row["document_id"], row["revision"]))
     if kind == "anchor_alias":
         return one(conn, "SELECT 1 AS x FROM anchor_aliases WHERE audience=? AND boundary=? AND normalized_name=?",
-                   (row["audience"], row["boundary"], row["normalized_name"])) is not None
-    return one(conn, f"SELECT 1 AS x FROM {table} WHERE {key}=?", (row[key],)) is not None
+                   (row["audience"], row["boundary"], row["normalized_name"]))
+    return one(conn, f"SELECT {columns} FROM {table} WHERE {key}=?", (row[key],))
+
+
+def _changed(kind: str, row: dict, stored: dict) -> list[str]:
+    """The content columns in which a row differs from the stored row of the same id.
+
+    The text is compared as it is written, not by the file's hashes (never trusted) nor by the
+    normalized ones (they are blind to case and punctuation): a body, audience or class changed
+    under the same id is never taken for the stored memory. A column the row leaves out is what
+    the import would have written (its default); a left-out recall mode is not compared."""
+    defaults = {"aliases": "", "facets": "", "sensitivity": "normal", "supersedes_record_id": None,
+                "is_tombstone": 0, "recall_mode": stored.get("recall_mode")}
+    return [c for c in CONTENT.get(kind, ()) if row.get(c, defaults.get(c)) != stored[c]]
 
 
 def _same_anchor(conn: apsw.Connection, row: dict) -> str | None:
@@ -298,19 +322,27 @@ def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here
     return None
 
 
-def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> tuple[int, int]:
-    """Insert the checked rows that are not stored yet; (memories imported, memories skipped).
+def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> tuple[list[str], list[str]]:
+    """Insert the checked rows that are not stored yet; (ids of the memories written, ids of those
+    already stored as they are in the file).
 
     Raises ImportRefused (the transaction rolls back: nothing is imported) naming every line that
-    links outside the file, into a stored memory, or does not fit the schema.
+    would change a stored memory (its id is stored with other content), links outside the file or
+    into a stored memory, or does not fit the schema.
     """
     in_file = {kind: {row[key] for _, k, row in checked if k == kind} for kind, (_, key) in TABLES.items() if key}
     remap: dict[str, str] = {}  # an imported anchor -> the stored anchor of the same name and scope
     new: dict[str, set] = {kind: set() for kind in TABLES}
-    plan, skipped = [], 0
+    plan, written, skipped, errors = [], [], [], []
     for line, kind, row in checked:
-        if _stored(conn, kind, row):
-            skipped += kind in ("document", "record")
+        if (stored := _stored(conn, kind, row)) is not None:
+            if changed := _changed(kind, row, stored):
+                what = (f"revision {row['revision']} of {row['document_id']}" if kind == "revision"
+                        else row[TABLES[kind][1]])
+                errors.append(f"line {line}: {what} is stored with a different {' and '.join(changed)}: "
+                              f"{NEVER_CHANGED}")
+            elif kind in ("document", "record"):
+                skipped.append(row[TABLES[kind][1]])
             continue
         if kind == "anchor" and (same := _same_anchor(conn, row)):
             remap[row["anchor_id"]] = same
@@ -321,7 +353,6 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
     proposals_here = {cp for _, kind, row in plan if (cp := _rejected(kind, row))
                       and cp not in in_file["rejected_proposal"]
                       and _stored(conn, "rejected_proposal", {"checkpoint_id": cp})}
-    errors, imported = [], 0
     for line, kind, row in plan:
         problem = _link_problem(kind, row, in_file, new, proposals_here)
         if problem:
@@ -335,7 +366,8 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
         except apsw.Error as exc:
             errors.append(f"line {line}: this {kind} does not fit the store ({exc})")
             continue
-        imported += kind in ("document", "record")
+        if kind in ("document", "record"):
+            written.append(row[TABLES[kind][1]])
     if errors:
         raise ImportRefused(errors)
-    return imported, skipped
+    return written, skipped

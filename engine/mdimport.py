@@ -10,6 +10,12 @@ on write. `outcome` reads back what became of each unit, for the import's summar
 Before anything is queued the import is checked all or nothing, like a JSON Lines import: a unit
 that holds a secret, or that curation would refuse for a size or a name, imports nothing, and the
 errors name the file and line so the person can fix the file and run it again.
+
+The units are queued in one transaction, then curated one by one: an import interrupted while
+curating (a crash, a Ctrl-C) has kept some units and left the others queued, and a Keepmind that
+runs for the data dir curates those. Running the import again takes over the units still queued
+rather than queueing them twice, so it finishes the interrupted import and its summary counts
+what they became (the units kept before the interruption are skipped as already stored).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ class Queued:
     not_memories: list[tuple[str, str]] = field(default_factory=list)  # ("file:line", reason)
     errors: list[str] = field(default_factory=list)
     planned: list[tuple[str, Proposal, dict]] = field(default_factory=list)  # ("file:line", proposal, extra)
+    resumed: int = 0  # units an interrupted import of the same file left queued, taken over
 
     @property
     def checkpoint_ids(self) -> list[str]:
@@ -104,16 +111,40 @@ def _check(proposal: Proposal, extra: dict, audience: str, boundary: str) -> Non
     refuse_secret_draft(draft)
 
 
+def _waiting(conn: apsw.Connection, audience: str, boundary: str, now: int) -> dict[str, list[str]]:
+    """The units of earlier Markdown imports into this scope still waiting for curation (queued,
+    or leased by a worker, perhaps one that crashed: the queue gives those back), by payload."""
+    found: dict[str, list[str]] = {}
+    for row in rows(conn, "SELECT checkpoint_id, payload_json FROM memory_checkpoints WHERE trigger_type=?"
+                          " AND audience=? AND boundary=? AND ((status='pending' AND available_at<=?) OR"
+                          " status='leased') ORDER BY rowid", (TRIGGER, audience, boundary, now)):
+        try:
+            key = json.dumps(json.loads(row["payload_json"]), sort_keys=True)
+        except ValueError:
+            continue
+        found.setdefault(key, []).append(row["checkpoint_id"])
+    return found
+
+
 def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict]], audience: str, boundary: str,
-                 now: int) -> list[tuple[str, str]]:
+                 now: int) -> list[tuple[str, str, bool]]:
+    """Queue each unit, or take over the checkpoint an interrupted import of the same unit left
+    waiting (a crash, a Ctrl-C): rerunning it finishes that import instead of queueing it twice,
+    and its summary counts what the leftover units became. (checkpoint id, file:line, taken over)."""
+    waiting = _waiting(conn, audience, boundary, now)
     out = []
     for where, proposal, extra in planned:
-        queued = checkpoints.enqueue(conn, trigger=TRIGGER, payload={"proposal": proposal.to_payload(), **extra},
+        payload = {"proposal": proposal.to_payload(), **extra}
+        left = waiting.get(json.dumps(json.loads(json.dumps(payload)), sort_keys=True))
+        if left:
+            out.append((left.pop(0), where, True))
+            continue
+        queued = checkpoints.enqueue(conn, trigger=TRIGGER, payload=payload,
                                      audience=audience, boundary=boundary, session_id=None, now=now)
         if queued.checkpoint_id is None:  # checked above; should a rule differ, say so, never store it
             raise InvalidInput(f"{where} holds secret-like content ({', '.join(queued.blocked_kinds)}): "
                                "remove it and import again")
-        out.append((queued.checkpoint_id, where))
+        out.append((queued.checkpoint_id, where, False))
     return out
 
 
@@ -122,8 +153,10 @@ def queue_markdown(engine, path: Path, *, audience: str, boundary: str) -> Queue
     found = plan_markdown(path, audience=audience, boundary=boundary)
     if found.errors or not found.planned:
         return found
-    for checkpoint_id, where in engine.write(_enqueue_all, found.planned, audience, boundary, engine.now()):
+    for checkpoint_id, where, taken_over in engine.write(_enqueue_all, found.planned, audience, boundary,
+                                                         engine.now()):
         found.where[checkpoint_id] = where
+        found.resumed += taken_over
     return found
 
 

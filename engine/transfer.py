@@ -83,21 +83,51 @@ class Exported:
     single_file: bool = True
 
 
-def count_exported(items: list[tuple[str, dict]]) -> tuple[int, int, int]:
-    """(live memories, deleted ones, earlier versions) among exported rows."""
-    superseders = {r["supersedes_record_id"]: r for k, r in items if k == "record" and r["supersedes_record_id"]}
-    live = deleted = earlier = 0
+def memory_kinds(items: list[tuple[str, dict]]) -> dict[str, str]:
+    """What each document and record of these rows is to a person: "memory" (live, as `stats`
+    counts it), "deleted" (kept so its tombstone holds), "earlier" (a version of an edited record),
+    or "" (a record deleted since, counted once, as its deleted version). Export and import count
+    with this, so the numbers an import prints are the ones its export printed."""
+    superseders = {r["supersedes_record_id"]: r for k, r in items if k == "record" and r.get("supersedes_record_id")}
+    kinds = {}
     for kind, row in items:
         if kind == "document":
-            live, deleted = (live + 1, deleted) if row["deleted_at"] is None else (live, deleted + 1)
+            kinds[row["document_id"]] = "memory" if row.get("deleted_at") is None else "deleted"
         elif kind == "record":
-            if row["is_tombstone"]:
-                deleted += 1
+            if row.get("is_tombstone"):
+                kinds[row["record_id"]] = "deleted"
             elif row["record_id"] in superseders:
-                earlier += 0 if superseders[row["record_id"]]["is_tombstone"] else 1
+                kinds[row["record_id"]] = "" if superseders[row["record_id"]].get("is_tombstone") else "earlier"
             else:
-                live += 1
-    return live, deleted, earlier
+                kinds[row["record_id"]] = "memory"
+    return kinds
+
+
+def count_kinds(kinds: dict[str, str], ids) -> tuple[int, int, int]:
+    """(memories, deleted, earlier versions) among these ids."""
+    found = [kinds.get(i, "") for i in ids]
+    return found.count("memory"), found.count("deleted"), found.count("earlier")
+
+
+def count_exported(items: list[tuple[str, dict]]) -> tuple[int, int, int]:
+    """(live memories, deleted ones, earlier versions) among exported rows."""
+    kinds = memory_kinds(items)
+    return count_kinds(kinds, kinds)
+
+
+def memories_said(memories: int) -> str:
+    return f"{memories} {'memory' if memories == 1 else 'memories'}"
+
+
+def carried_said(deleted: int, earlier: int) -> str:
+    """What travels with the memories, in the words export and import both print ("" for nothing)."""
+    also = []
+    if deleted:
+        also.append(f"{deleted} deleted {'memory' if deleted == 1 else 'memories'}, kept so "
+                    f"{'its tombstone holds' if deleted == 1 else 'their tombstones hold'}")
+    if earlier:
+        also.append(f"{earlier} earlier {'version' if earlier == 1 else 'versions'} of edited records")
+    return f"with {' and '.join(also)}" if also else ""
 
 
 def export(engine, output: str | Path, *, fmt: str = "jsonl") -> Exported:
@@ -195,12 +225,18 @@ def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
 
 @dataclass
 class ImportReport:
+    """What a JSON Lines import did, counted as its export counted: `imported` and `skipped` (already
+    stored as they are) are memories; `deleted` and `earlier` were written with them."""
+
     imported: int = 0
     skipped: int = 0
+    deleted: int = 0
+    earlier: int = 0
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"imported": self.imported, "skipped": self.skipped, "errors": self.errors}
+        return {"imported": self.imported, "skipped": self.skipped, "deleted": self.deleted,
+                "earlier": self.earlier, "errors": self.errors}
 
 
 def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
@@ -213,13 +249,13 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
         raise InvalidInput(f"{path} does not exist: give a .jsonl export, a Markdown file or a folder")
     if path.is_file() and path.suffix in (".jsonl", ".json", ".ndjson"):
         report = import_jsonl(engine, path)
-        if report.imported:
+        if report.imported or report.deleted or report.earlier:
             engine.notify_written([])
         return {"format": "jsonl", **report.as_dict()}
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
     queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary))
-    return {"format": "markdown", "files": queued.files, "queued": len(queued.where),
+    return {"format": "markdown", "files": queued.files, "queued": len(queued.where), "resumed": queued.resumed,
             "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors}
 
 
@@ -269,10 +305,12 @@ def import_jsonl(engine, path: Path) -> ImportReport:
     if errors or problems:
         return ImportReport(errors=sorted(errors + problems, key=_line_number))
     try:
-        imported, skipped = engine.write(importrows.write_rows, checked)
+        written, skipped = engine.write(importrows.write_rows, checked)
     except importrows.ImportRefused as exc:
-        return ImportReport(errors=exc.errors)
-    return ImportReport(imported=imported, skipped=skipped)
+        return ImportReport(errors=sorted(exc.errors, key=_line_number))
+    kinds = memory_kinds([(kind, row) for _, kind, row in checked])  # as the export counted them
+    imported, deleted, earlier = count_kinds(kinds, written)
+    return ImportReport(imported=imported, skipped=count_kinds(kinds, skipped)[0], deleted=deleted, earlier=earlier)
 
 
 def _line_number(error: str) -> int:

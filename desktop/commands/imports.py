@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from keepmind.engine import open_engine
+from keepmind.engine.transfer import carried_said, memories_said
 
 from ..paths import home_of, home_option, load_home_settings
 from .quiet import quieted
@@ -168,8 +169,9 @@ def cmd_import(args) -> int:
             embedded = ("" if not report["imported"] else f"the Keepmind at {url} embeds them within seconds"
                         if url else _embed_here(engine))
             out = {**report, "embeddings": embedded}
-            lines = [f"imported {report['imported']} memories, skipped {report['skipped']} already present",
-                     embedded]
+            also = carried_said(report["deleted"], report["earlier"])
+            lines = [f"imported {memories_said(report['imported'])} from {args.path}" + (f" ({also})" if also else "")
+                     + f", skipped {report['skipped']} already present", embedded]
         else:
             where = report["checkpoints"]
             if url and where:

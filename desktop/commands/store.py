@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from keepmind.engine import open_engine
+from keepmind.engine.transfer import carried_said, memories_said
 
 from ..paths import home_of, home_option
 
@@ -62,13 +63,7 @@ def cmd_stats(args) -> int:
 def cmd_export(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
         done = engine.export(args.output, fmt=args.format)
-    also = []
-    if done.deleted:
-        also.append(f"{done.deleted} deleted {'memory' if done.deleted == 1 else 'memories'}, kept so "
-                    f"{'its tombstone holds' if done.deleted == 1 else 'their tombstones hold'}")
-    if done.earlier:
-        also.append(f"{done.earlier} earlier {'version' if done.earlier == 1 else 'versions'} of edited records")
+    also = carried_said(done.deleted, done.earlier) if args.format == "jsonl" else ""
     where = f"{done.path}" + ("" if done.single_file else " (a folder: one file per anchor)")
-    print(f"exported {done.memories} {'memory' if done.memories == 1 else 'memories'} to {where}"
-          + (f" (with {' and '.join(also)})" if also and args.format == "jsonl" else ""))
+    print(f"exported {memories_said(done.memories)} to {where}" + (f" ({also})" if also else ""))
     return 0

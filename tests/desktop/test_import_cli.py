@@ -125,12 +125,13 @@ def test_links_only_inside_the_file_and_names_join_stored_anchors(stored, tmp_pa
     export = tmp_path / "other.jsonl"
     assert cli(["export", "--home", str(other_home), "-o", str(export)]) == 0
     code, out = run_import(capsys, stored["home"], str(export))
-    assert code == 0 and "imported 1 memories" in out
+    assert code == 0 and f"imported 1 memory from {export}, skipped 0 already present" in out
     engine, sid = stored["engine"], stored["sid"]
     [tea] = engine.find(sid, "green tea")
     [editor] = engine.find(sid, "helix")
     assert tea.anchor_id == editor.anchor_id
-    assert run_import(capsys, stored["home"], str(export)) == (0, "imported 0 memories, skipped 1 already present\n")
+    assert run_import(capsys, stored["home"], str(export)) == (
+        0, f"imported 0 memories from {export}, skipped 1 already present\n")
     unchanged(stored)
 
 

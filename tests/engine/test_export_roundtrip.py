@@ -53,7 +53,8 @@ def test_an_export_with_a_proposal_rejected_in_review_imports_into_an_empty_data
 
     dst = make_engine(tmp_path / "dst", memory__curation__review=True)
     report = transfer.import_path(dst, out)
-    assert report["errors"] == [] and report["imported"] == 3  # the deleted one travels, for its tombstone
+    assert report["errors"] == [] and report["imported"] == 2
+    assert report["deleted"] == 1  # the deleted one travels, for its tombstone
 
     assert snapshot(dst) == snapshot(src)  # memories, revisions, tombstones, the rejected proposal, audiences
     assert {"document", "revision", "tombstone", "rejected_proposal"} <= set(snapshot(dst))
