@@ -130,7 +130,7 @@ def test_every_page_in_its_busy_state_is_accessible_in_light_and_dark_at_both_wi
     page.locator("#tokens-body").get_by_role("alert").wait_for()
     here(page, "scoping-token-error", shots)
     page.goto(live.url + "/settings")
-    page.locator("#group-recall").get_by_label("memory.recall.ranking").fill("best")
+    page.locator("#group-recall").get_by_label("memory.recall.max_items").fill("lots")
     page.locator("#group-recall").get_by_role("button", name="Save recall").click()
     page.locator("#group-recall").get_by_role("alert").wait_for()
     here(page, "settings-error", shots)
