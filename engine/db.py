@@ -25,13 +25,18 @@ _bestpractice_lock = threading.Lock()
 _bestpractice_applied = False
 _STOP = object()
 BUSY_TIMEOUT_MS = 5000
+OPTIMIZE_WAIT_MS = 100  # what apsw's best practice waited for the optimize on open
 
 
 def _apply_bestpractice() -> None:
     global _bestpractice_applied
     with _bestpractice_lock:
         if not _bestpractice_applied:
-            apsw.bestpractice.apply(apsw.bestpractice.recommended)
+            # Every recommended practice but the optimize on open, which raised from inside
+            # apsw.Connection() when the writer held the lock past its 100 ms: a reader thread's
+            # first query failed with SQLITE_BUSY (connect optimizes itself and skips it then).
+            apsw.bestpractice.apply(tuple(p for p in apsw.bestpractice.recommended
+                                          if p is not apsw.bestpractice.connection_optimize))
             _bestpractice_applied = True
 
 
@@ -40,6 +45,12 @@ def connect(path: Path, readonly: bool = False) -> apsw.Connection:
     _apply_bestpractice()
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     conn = apsw.Connection(str(path), flags=flags)
+    if not readonly:
+        # as apsw's best practice optimizes on open, waiting at most 100 ms: statistics are an
+        # optimisation, skipped when the writer holds the lock longer (a failure here was a
+        # reader's first query failing with SQLITE_BUSY)
+        conn.set_busy_timeout(OPTIMIZE_WAIT_MS)
+        _optimize(conn)
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     if not readonly:
         conn.execute("PRAGMA journal_mode=WAL")

@@ -91,7 +91,7 @@ def clean_text(value: object, what: str, *, limit: int, required: bool = True) -
     if required and not text:
         raise InvalidInput(f"{what} is empty: give the memory some text")
     if "\x00" in text:
-        raise InvalidInput(f"{what} holds a NUL character (\\u0000): text never needs one; remove it")
+        raise InvalidInput(f"{what} holds a control or invisible character (NUL, \\u0000): remove it")
     if len(text) > limit:
         raise InvalidInput(f"{what} is {len(text)} characters; the limit is {limit}")
     return text

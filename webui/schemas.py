@@ -260,11 +260,11 @@ def check_text(value, where: str = "body") -> None:
             raise InvalidInput(f"{where} holds text that is not valid Unicode (a lone surrogate "
                                "escape such as \\ud800)") from None
         if "\x00" in value:
-            raise InvalidInput(f"{where} holds a NUL character (\\u0000): text never needs one; remove it")
+            raise InvalidInput(f"{where} holds a control or invisible character (NUL, \\u0000): remove it")
     elif isinstance(value, list):
         for item in value:
             check_text(item, where)
     elif isinstance(value, dict):
         for key, item in value.items():
             check_text(key, where)
-            check_text(item, where)
+            check_text(item, key if where == "body" and isinstance(key, str) else where)  # name the field

@@ -54,7 +54,7 @@ def test_wrong_method_is_405_envelope(api):
     (b'{"audience": "personal", "boundary": 7}', "must be a string"),
     (b'{"audience": "personal", "boundary": "w", "extra": 1}', "unknown field 'extra'"),
     (b'{"audience": "personal", "boundary": "\\ud800"}', "not valid Unicode"),
-    (b'{"audience": "personal", "boundary": "w", "title": "a\\u0000b"}', "holds a NUL character"),
+    (b'{"audience": "personal", "boundary": "w", "title": "a\\u0000b"}', "title holds a control or invisible character (NUL"),
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (b'{"audience": "personal", "boundary": "w", "title": ' + b"[" * 500 + b"]" * 500 + b"}", "title"),
 ])
@@ -124,7 +124,7 @@ def test_a_nul_character_in_memory_text_is_refused_on_every_path(live, api):
 
     sid = live.engine.open_session("personal", "work")
     r = api.post(f"/sessions/{sid}/tools/store_memory", json={"title": "Seat", "content": "window\u0000seat"})
-    assert "holds a NUL character" in assert_envelope(r, 400)
-    with pytest.raises(InvalidInput, match="content holds a NUL character"):
+    assert "content holds a control or invisible character (NUL" in assert_envelope(r, 400)
+    with pytest.raises(InvalidInput, match=r"content holds a control or invisible character \(NUL"):
         live.engine.store(sid, "Seat", "window\x00seat")  # what the browser's editor and imports call
     assert live.engine.list_memories(sid) == []
