@@ -37,49 +37,23 @@ def _float(text: str) -> float:
     return value
 
 
-def port(text: str) -> int:
-    """A TCP port on 127.0.0.1: 1 to 65535, or 0 for any free one."""
-    value = _whole(text)
-    if not 0 <= value <= 65_535:
-        raise argparse.ArgumentTypeError(f"{value} is not a port: give 1 to 65535, or 0 for any free port")
-    return value
+def _within(parse, ok, said: str):
+    """An argparse type: `parse` the text, then refuse a value `ok` does not allow, saying `said`
+    (formatted with the value and the text as given)."""
+    def check(text: str):
+        value = parse(text)
+        if not ok(value):
+            raise argparse.ArgumentTypeError(said.format(value=value, text=text))
+        return value
+    return check
 
 
-def positive_int(text: str) -> int:
-    """A count of at least 1 (a --limit, --last N, a number of requests)."""
-    value = _int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is too small: give 1 or more")
-    return value
-
-
-def count(text: str) -> int:
-    """A count that may be 0."""
-    value = _int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative: give 0 or more")
-    return value
-
-
-def non_negative(text: str) -> float:
-    """A number of 0 or more (seconds, minutes, a weight)."""
-    value = _float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more")
-    return value
-
-
-def positive(text: str) -> float:
-    """A number more than 0 (seconds a benchmark runs, say)."""
-    value = _float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is too small: give more than 0")
-    return value
-
-
-def fraction(text: str) -> float:
-    """A share from 0 to 1 (a target retention, say)."""
-    value = _float(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a share: give 0 to 1")
-    return value
+# A TCP port on 127.0.0.1: 1 to 65535, or 0 for any free one.
+port = _within(_whole, lambda v: 0 <= v <= 65_535, "{value} is not a port: give 1 to 65535, or 0 for any free port")
+# A count of at least 1 (a --limit, --last N, a number of requests); a count that may be 0.
+positive_int = _within(_int, lambda v: v >= 1, "{value} is too small: give 1 or more")
+count = _within(_int, lambda v: v >= 0, "{value} is negative: give 0 or more")
+# A number of 0 or more (seconds, minutes, a weight); more than 0 (seconds a benchmark runs); a share.
+non_negative = _within(_float, lambda v: v >= 0, "{text} is negative: give 0 or more")
+positive = _within(_float, lambda v: v > 0, "{text} is too small: give more than 0")
+fraction = _within(_float, lambda v: 0 <= v <= 1, "{text} is not a share: give 0 to 1")
