@@ -11,21 +11,13 @@ import uuid
 import pytest
 
 from keepmind.desktop.cli import main as cli
+from support.stores import exported_world
 
 
 @pytest.fixture
 def world(tmp_path, make_engine):
     """A home with a living document (two revisions) and a record, and its JSON Lines export."""
-    home = tmp_path / "home"
-    engine = make_engine(home)
-    sid = engine.open_session("personal", "work")
-    doc = engine.store(sid, "Editor", "The user writes code in Helix.").id
-    engine.update(sid, doc, old_text="Helix", new_text="Helix with gruvbox")
-    rec = engine.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
-    export = tmp_path / "export.jsonl"
-    assert cli(["export", "--home", str(home), "-o", str(export)]) == 0
-    rows = [json.loads(line) for line in export.read_text().splitlines()]
-    return {"home": home, "engine": engine, "sid": sid, "doc": doc, "rec": rec, "rows": rows}
+    return exported_world(tmp_path, make_engine)
 
 
 def run_import(capsys, home, rows, path) -> tuple[int, str]:

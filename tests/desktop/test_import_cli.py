@@ -11,6 +11,7 @@ import pytest
 from keepmind.desktop.cli import main as cli
 from keepmind.engine.memory import MAX_BODY_CHARS
 from support.secret_corpus import database_bytes, secret_corpus
+from support.stores import exported_world
 
 
 def hexid(prefix: str) -> str:
@@ -20,16 +21,7 @@ def hexid(prefix: str) -> str:
 @pytest.fixture
 def stored(tmp_path, make_engine):
     """A home with a living document (two revisions) and a record, and its JSON Lines export."""
-    home = tmp_path / "home"
-    engine = make_engine(home)
-    sid = engine.open_session("personal", "work")
-    doc = engine.store(sid, "Editor", "The user writes code in Helix.", anchor="user").id
-    engine.update(sid, doc, old_text="Helix", new_text="Helix with gruvbox")
-    rec = engine.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
-    export = tmp_path / "export.jsonl"
-    assert cli(["export", "--home", str(home), "-o", str(export)]) == 0
-    rows = [json.loads(line) for line in export.read_text().splitlines()]
-    return {"home": home, "engine": engine, "sid": sid, "doc": doc, "rec": rec, "rows": rows}
+    return exported_world(tmp_path, make_engine, anchor='user')
 
 
 def row_of(rows, kind, **match):

@@ -19,3 +19,22 @@ UNHURRIED_SETTINGS = {f"memory__recall__{name}": int(value) for name, value in U
 
 def fill(engine, session_id, facts=FACTS):
     return [engine.store(session_id, title, body).id for title, body in facts]
+
+
+def exported_world(tmp_path, make_engine, *, anchor: str | None = None) -> dict:
+    """A home with a living document (two revisions) and a record, and its JSON Lines export (the
+    import tests change rows of it): {"home", "engine", "sid", "doc", "rec", "rows"}."""
+    import json
+
+    from keepmind.desktop.cli import main as cli
+
+    home = tmp_path / "home"
+    engine = make_engine(home)
+    sid = engine.open_session("personal", "work")
+    doc = engine.store(sid, "Editor", "The user writes code in Helix.", anchor=anchor).id
+    engine.update(sid, doc, old_text="Helix", new_text="Helix with gruvbox")
+    rec = engine.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
+    export = tmp_path / "export.jsonl"
+    assert cli(["export", "--home", str(home), "-o", str(export)]) == 0
+    rows = [json.loads(line) for line in export.read_text().splitlines()]
+    return {"home": home, "engine": engine, "sid": sid, "doc": doc, "rec": rec, "rows": rows}
