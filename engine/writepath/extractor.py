@@ -31,13 +31,16 @@ _I_AM = r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:\w+ly\s+|also\s+|just\s+|still\
 _CHATTER = (r"(?!\s*(?:\w+ly\s+)?(?:know|think|thought|remember|understand|believe|mind|care|worry|wait|imagine|"
             r"thank|stop|help|forget|see|say|tell|expect|get|go|want|agree|doubt|mean|recall|blame|complain|lie|"
             r"give|quit|let|have\s+to|need\s+to|feel|regret|deserve)\b)")
+# A diet or condition named by one word ("I'm vegan", "I am diabetic", "I keep kosher"): it says all
+# it needs at any length, with nothing after it.
+_CONDITION_WORD = (
+    _I_AM + r"(?:an?\s+)?(?:severely\s+|very\s+|highly\s+|extremely\s+|strict\s+|avid\s+|committed\s+)?"
+    r"(?:allergic|intolerant|sensitive|lactose|diabetic|"
+    r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
+    r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
+    r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
 _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I)) for c, k, p, r in [
-    ("health", "durable_fact", 0.85,
-     _I_AM + r"(?:an?\s+)?(?:severely\s+|very\s+|highly\s+|extremely\s+|strict\s+|avid\s+|committed\s+)?"
-     r"(?:allergic|intolerant|sensitive|lactose|diabetic|"
-     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
-     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
-     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b"),
+    ("health", "durable_fact", 0.85, _CONDITION_WORD),
     ("health", "durable_fact", 0.85,
      r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
      r"(?:allerg(?:y|ies)|intolerance|condition|disorder|disease|sensitivity|injury|diabetes|asthma|migraines?|"
@@ -133,7 +136,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
      r"hosted|competed|traveled|travelled|taught|learned|started)\b"),
 ]]
-_CONDITION = _RULES[0][3]  # a diet or condition named by one word ("I'm vegan", "I am diabetic")
+_CONDITION = next(r for *_, r in _RULES if r.pattern == _CONDITION_WORD)  # the rule's own compiled pattern
 _INTERJECTION = re.compile(
     r"^(?:(?:oh|ooh|yeah|yep|yes|wow|haha|hah|lol|hey|hi|hello|thanks|thank you|cool|great|awesome|aw+|"
     r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice)\b[\s,!.:;~-]*)+", re.I)
