@@ -89,6 +89,7 @@ def _added_later(conn: apsw.Connection, item: MemoryItem, first_session: str, ce
         " AND EXISTS (SELECT 1 FROM json_each(v.targets_json) j WHERE j.value = ?)"
         f" AND {where} ORDER BY v.created_at, v.event_id LIMIT 50", (item.id, *params))
     swhere, sparams = permitted_sql("s", ceiling, boundaries)
+    sessions: dict[str, tuple[dict | None, list[dict]]] = {}  # each session read once, however many events
     out = []
     for event in found:
         try:
@@ -99,8 +100,12 @@ def _added_later(conn: apsw.Connection, item: MemoryItem, first_session: str, ce
         marked = sorted({t for t in (prov.get("turns") or []) if isinstance(t, int)})
         if not session_id or session_id == first_session:
             continue
-        session = one(conn, f"SELECT s.* FROM sessions s WHERE s.session_id=? AND {swhere}", (session_id, *sparams))
-        said = [t for t in session_turns(conn, session_id) if t["turn_index"] in marked] if session else []
+        if session_id not in sessions:
+            session = one(conn, f"SELECT s.* FROM sessions s WHERE s.session_id=? AND {swhere}",
+                          (session_id, *sparams))
+            sessions[session_id] = (session, session_turns(conn, session_id) if session else [])
+        session, turns = sessions[session_id]
+        said = [t for t in turns if t["turn_index"] in marked]
         out.append({"session": session, "source_turns": marked, "turns": said, "created_at": event["created_at"]})
     return out
 
