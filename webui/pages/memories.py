@@ -89,6 +89,9 @@ def bulk():
     ids = [i for i in request.form.getlist("ids") if i]
     action = request.form.get("action")
     flt, values = read_filters(request.form)
+    # narrowing changes only the memories not in that audience already; the confirmation counts those
+    changing = ([m.id for m in eng.get(scope, ids).items if m.audience != action]
+                if ids and action in ("personal", "team") else None)
     if not ids:
         message = "Select one or more memories first."
     elif action == "delete" and request.form.get("confirmed") != "yes":
@@ -99,18 +102,17 @@ def bulk():
             eng.update(scope, memory_id, delete=True, reason="deleted as wrong in the browser", source="ui")
         message = (f"Deleted {len(ids)} as wrong. {'It is' if len(ids) == 1 else 'They are'} listed under Deleted, "
                    f"where you can restore {'it' if len(ids) == 1 else 'them'}.")
-    elif action in ("personal", "team") and not (ids := [m.id for m in eng.get(scope, ids).items
-                                                       if m.audience != action]):
-        message = f"{'It is' if len(request.form.getlist('ids')) == 1 else 'They are'} {action} already."
-    elif action in ("personal", "team") and not confirmed():
-        n = len(ids)
+    elif changing == []:
+        message = f"{'It is' if len(ids) == 1 else 'They are'} {action} already."
+    elif changing is not None and not confirmed():
+        n = len(changing)
         return confirm(f"Make {'this memory' if n == 1 else f'{n} memories'} {action}?", narrowing_text(action, n),
                        action_url="/memories/bulk", button=f"Make {action}", back_url="/memories",
-                       fields=[*(("ids", i) for i in ids), ("action", action)], target="#results",
+                       fields=[*(("ids", i) for i in changing), ("action", action)], target="#results",
                        include="#filters")
-    elif action in ("personal", "team"):
-        eng.narrow_audience(scope, ids, action, token=viewer_token())
-        message = f"{len(ids)} now visible to {action} sessions only."
+    elif changing is not None:
+        eng.narrow_audience(scope, changing, action, token=viewer_token())
+        message = f"{len(changing)} now visible to {action} sessions only."
     else:
         message = "Choose what to do with the selected memories."
     return page("memories.html", "_memory_results.html", **form_context(values), **results(flt, values),
