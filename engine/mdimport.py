@@ -111,6 +111,11 @@ def _check(proposal: Proposal, extra: dict, audience: str, boundary: str) -> Non
     refuse_secret_draft(draft)
 
 
+def _payload_key(payload) -> str:
+    """A payload as the queue stores it (JSON: tuples are lists), keys sorted: equal for equal units."""
+    return json.dumps(json.loads(json.dumps(payload)), sort_keys=True)
+
+
 def _waiting(conn: apsw.Connection, audience: str, boundary: str, now: int) -> dict[str, list[str]]:
     """The units of earlier Markdown imports into this scope still waiting for curation (queued,
     or leased by a worker, perhaps one that crashed: the queue gives those back), by payload."""
@@ -119,7 +124,7 @@ def _waiting(conn: apsw.Connection, audience: str, boundary: str, now: int) -> d
                           " AND audience=? AND boundary=? AND ((status='pending' AND available_at<=?) OR"
                           " status='leased') ORDER BY rowid", (TRIGGER, audience, boundary, now)):
         try:
-            key = json.dumps(json.loads(row["payload_json"]), sort_keys=True)
+            key = _payload_key(json.loads(row["payload_json"]))
         except ValueError:
             continue
         found.setdefault(key, []).append(row["checkpoint_id"])
@@ -135,7 +140,7 @@ def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict]
     out = []
     for where, proposal, extra in planned:
         payload = {"proposal": proposal.to_payload(), **extra}
-        left = waiting.get(json.dumps(json.loads(json.dumps(payload)), sort_keys=True))
+        left = waiting.get(_payload_key(payload))
         if left:
             out.append((left.pop(0), where, True))
             continue
