@@ -20,7 +20,7 @@ from keepmind.engine import InvalidInput, NotFound, ScopeError
 from . import openapi, schemas
 from .context import engine
 from .registry import Registry
-from .security import current_token, instance_proof, session_scope, signins
+from .security import current_token, instance_proof, refuse_revoking_the_local_token, session_scope, signins
 from .signin import CODE_TTL_S
 
 registry = Registry("api_v1", __name__)
@@ -304,6 +304,7 @@ def create_token():
        request_schema="Empty", response="TokenRevoked", tag="tokens", body_required=False)
 def revoke_token(token_id):
     body("Empty")
+    refuse_revoking_the_local_token(token_id)
     return reply(token=engine().revoke_token(token_id, by=current_token()).as_dict())
 
 

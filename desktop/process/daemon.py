@@ -110,6 +110,7 @@ class Daemon:
             max_body = self.engine.settings["server.max_body_bytes"]
             max_upload = self.engine.settings["server.max_upload_bytes"]
             app = create_app(self.engine, {"port": port, "max_body_bytes": max_body, "max_upload_bytes": max_upload,
+                                           "local_token_id": self.engine.verify_token(self.token).id,
                                            "KEEPMIND_SHUTDOWN": self.request_shutdown})
             self.activity = ActivityMeter(app)
             # waitress is only the backstop: Flask answers oversize bodies with the JSON envelope (or,

@@ -171,3 +171,12 @@ def test_stop_survives_a_loop_that_ends_between_its_check_and_its_pull():
     assert len(pulls) == 2 and not server.running and not server._thread.is_alive()
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "/", timeout=2)
+
+
+def test_the_running_server_keeps_its_local_token_from_a_revoke_by_another_token(live):
+    spare = live.engine.create_token("laptop", "personal")
+    with live.client(spare.secret) as api:
+        r = api.post("/tokens/local/revoke")
+        assert r.status_code == 403 and "is the local token" in r.json()["error"]
+    with live.client() as api:
+        assert api.get("/status").json()["token"]["name"] == "local"

@@ -5,13 +5,13 @@ same visibility rule as every other read (Engine.view_as / Engine.viewer)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, request
+from flask import Blueprint, current_app, request
 
 from keepmind.engine import AUDIENCES, EngineError, NotFound
 
 from ..context import engine
 from ..errors import Forbidden
-from ..security import viewer_token
+from ..security import refuse_revoking_the_local_token, viewer_token
 from .render import confirm, confirmed, done, is_htmx, page, today_start_ms
 
 bp = Blueprint("scoping", __name__)
@@ -28,7 +28,8 @@ def _tokens(**extra) -> dict:
     eng, viewer = engine(), viewer_token()
     tokens = eng.list_tokens(include_revoked=True, by=viewer)
     return {"tokens": tokens, "audiences": [a for a in AUDIENCES if viewer.allows_audience(a)], "created": None,
-            "revoked": None, "form": {}, "error": None, "port": request.host.rsplit(":", 1)[-1], **extra}
+            "revoked": None, "form": {}, "error": None, "port": request.host.rsplit(":", 1)[-1],
+            "local_token_id": current_app.config.get("KEEPMIND_LOCAL_TOKEN_ID"), **extra}
 
 
 def _context(**extra) -> dict:
@@ -77,6 +78,7 @@ def revoke_token(token_id: str):
     if token_id == viewer.id:
         raise Forbidden("you are signed in with this token: revoke it from a page signed in with another token, "
                         "or with `keepmind token revoke`")
+    refuse_revoking_the_local_token(token_id)
     if not confirmed():
         token = next((t for t in engine().list_tokens(by=viewer) if t.id == token_id and not t.revoked_at), None)
         if token is None:
