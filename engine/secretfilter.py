@@ -116,6 +116,14 @@ _SYMBOLS = frozenset("!@#$%^&*+=~?|\\/")
 _CAPITAL_LOWER_CAPITAL = re.compile(r"[A-Z][a-z][A-Z]")
 # a name in code, not a value: DB_PASSWORD, $DB_PASSWORD, settings.db_password, os.environ["X"]
 _CODE_REFERENCE = re.compile(r"\$?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*")
+# An unquoted value under a credential key that is code, not a credential: a call or subscript
+# (`token = current_token()`, `api_key = os.environ[...]`), an environment variable (`$API_TOKEN`),
+# or an attribute of a receiver that code reads settings from (`pwd = self.password`). Any other
+# dotted word stays suspect: `DB_PASSWORD=my.secret` is a password.
+_CODE_VALUE = re.compile(
+    r"\$\{?[A-Za-z_]\w*\}?|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\s*[(\[](?:.*[)\]])?"
+    r"|(?:self|this|cls|os|sys|settings|config|conf|cfg|options|opts|args|request|req|env|process|ctx|context|app)"
+    r"(?:\.[A-Za-z_]\w*)+[)\]]*")
 _NOT_ANSWERS = frozenset("The A An My Your Our Their His Her Its It Not No In On At".split())
 _TRAILING = ".,;:!?)]}"
 _PLACEHOLDERS = {
@@ -358,6 +366,8 @@ def find_secrets(text: str) -> list[SecretHit]:
                     continue
             hits.append(SecretHit(kind, m.start(), m.end()))
     for m in _KEY_VALUE.finditer(text):
+        if not m.group("q") and _CODE_VALUE.fullmatch(m.group("value")):
+            continue
         if _value_looks_secret(m.group("key"), m.group("value")):
             hits.append(SecretHit("credential_assignment", m.start("value"), m.end("value")))
     for m in _AWS_SECRET.finditer(text):

@@ -85,6 +85,24 @@ def test_prose_and_placeholders_are_not_secrets(text):
     assert not contains_secret(text)
 
 
+@pytest.mark.parametrize("line", [
+    "token = current_token()", "password = getpass.getpass()", 'api_key = os.environ["OPENAI_API_KEY"]',
+    'token = request.headers.get("Authorization")', "secret = settings.secret_key", "pwd = self.password",
+    "client = Client(token=self.token)", "export GITHUB_TOKEN=$GH_TOKEN", "const token = process.env.API_TOKEN;",
+])
+def test_a_code_line_that_reads_a_credential_is_not_one(line):
+    """A memory about code ("we read the token with `token = current_token()`") is kept."""
+    assert not contains_secret(line)
+
+
+@pytest.mark.parametrize("line", [
+    "DB_PASSWORD=my.secret", "password=Tr0ub(4dor", "token=9f8e7d6c5b4a3f2e1d0c", 'password = "get(x)"',
+    "API_TOKEN=ghx7Hq2LmN9pR4sT8vW1yZ3b",
+])
+def test_a_value_that_only_resembles_code_is_still_a_secret(line):
+    assert contains_secret(line)
+
+
 def _id_with_card_digits() -> tuple[str, str]:
     """A session-shaped id (ses-<32 hex>) whose hex holds a Luhn-valid 16-digit card number."""
     digits = card("6011", 16, random.Random(7))
