@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import apsw
 
@@ -105,9 +106,9 @@ def boundary(v):
         name = check_name(v)
     except InvalidInput as exc:
         raise RowError(exc.message) from None
-    if name != v:
+    if name != unicodedata.normalize("NFC", v):
         raise RowError("has spaces around it")
-    return v
+    return name  # in NFC, as every boundary is stored (an older export may spell it otherwise)
 
 
 def json_object(v, limit: int = MAX_BODY_CHARS):

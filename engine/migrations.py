@@ -6,6 +6,8 @@ a crash leaves either both or neither. Never edit or reorder an applied migratio
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from typing import Callable
 
 import apsw
@@ -520,6 +522,58 @@ def _m008_recall_events_epoch(conn: apsw.Connection) -> None:
     )
 
 
+# Every table with a boundary column; memory_anchors and anchor_aliases are merged, not just renamed.
+_BOUNDARY_TABLES = ("sessions", "memory_documents", "memory_records", "memory_edges", "tombstones",
+                    "memory_checkpoints", "recall_feedback")
+
+
+def _nfc(text):
+    return unicodedata.normalize("NFC", text) if isinstance(text, str) else text
+
+
+def _m009_boundaries_in_nfc(conn: apsw.Connection) -> None:
+    """Boundary names in Unicode NFC. Before, "Café" typed (one code point for é) and "Café" from a
+    macOS folder name (e and a combining accent) were two boundaries: the same project's memories
+    split in two, and a token limited to one refused the other. An anchor that now meets its twin
+    in the other spelling is merged into it (its memories, edges and aliases move over)."""
+    conn.create_scalar_function("km_nfc", _nfc, 1, deterministic=True)
+    twins = []
+    for table, key, first in (("memory_anchors", "anchor_id", "status != 'active', "), ("anchor_aliases", "alias", "")):
+        groups: dict[tuple, list] = {}
+        # an active anchor is kept, then one already in NFC, then the oldest: the others fold into it
+        for row in conn.execute(f"SELECT {key}, audience, boundary, normalized_name FROM {table}"
+                                f" ORDER BY {first}boundary != km_nfc(boundary), created_at, rowid"):
+            groups.setdefault((row[1], _nfc(row[2]), row[3]), []).append(row)
+        for kept, *gone in (g for g in groups.values() if len(g) > 1):
+            if table == "memory_anchors":
+                twins += [(g[0], kept[0]) for g in gone]
+            else:
+                conn.executemany("DELETE FROM anchor_aliases WHERE audience=? AND boundary=? AND normalized_name=?",
+                                 [g[1:] for g in gone])
+    for gone, kept in twins:
+        conn.execute("UPDATE memory_documents SET anchor_id=? WHERE anchor_id=?", (kept, gone))
+        conn.execute("UPDATE memory_records SET anchor_id=? WHERE anchor_id=?", (kept, gone))
+        conn.execute("UPDATE memory_edges SET from_anchor_id=? WHERE from_anchor_id=?", (kept, gone))
+        conn.execute("UPDATE memory_edges SET to_anchor_id=? WHERE to_anchor_id=?", (kept, gone))
+        conn.execute("UPDATE memory_edges SET valid_to=created_at WHERE from_anchor_id=? AND to_anchor_id=?"
+                     " AND valid_to IS NULL", (kept, kept))  # an edge between the twins holds no longer
+        conn.execute("UPDATE anchor_aliases SET anchor_id=? WHERE anchor_id=?", (kept, gone))
+        conn.execute("UPDATE anchor_merges SET into_anchor_id=? WHERE into_anchor_id=?", (kept, gone))
+        conn.execute("DELETE FROM memory_anchors WHERE anchor_id=?", (gone,))
+    # memory_records is append-only by trigger (004); the rename is not a new claim, so the trigger
+    # steps aside for it and comes back as it was.
+    guard = next(conn.execute("SELECT sql FROM sqlite_master WHERE name='memory_records_no_update'"))[0]
+    conn.execute("DROP TRIGGER memory_records_no_update")
+    for table in ("memory_anchors", "anchor_aliases", *_BOUNDARY_TABLES):
+        conn.execute(f"UPDATE {table} SET boundary = km_nfc(boundary) WHERE boundary != km_nfc(boundary)")
+    conn.execute(guard)
+    for token_id, listed in list(conn.execute("SELECT token_id, boundaries_json FROM api_tokens")):
+        names = json.loads(listed)
+        spelled = list(dict.fromkeys(_nfc(n) for n in names))
+        if spelled != names:
+            conn.execute("UPDATE api_tokens SET boundaries_json=? WHERE token_id=?", (json.dumps(spelled), token_id))
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -529,6 +583,7 @@ MIGRATIONS: list[Migration] = [
     ("006_review_and_feedback", _m006_review_and_feedback),
     ("007_recall_term_stats", _m007_recall_term_stats),
     ("008_recall_events_epoch", _m008_recall_events_epoch),
+    ("009_boundaries_in_nfc", _m009_boundaries_in_nfc),
 ]
 
 

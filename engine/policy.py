@@ -32,7 +32,7 @@ MEMORY_CLASSES = ("durable_fact", "evidence", "trace")
 
 
 def check_name(value: object, what: str = "boundary", *, reserved=RESERVED_BOUNDARIES) -> str:
-    """A scope name (a boundary, a token's boundary, a session's channel), stripped, or
+    """A scope name (a boundary, a token's boundary, a session's channel), stripped and in NFC, or
     InvalidInput: non-empty, at most 200 characters, no control or invisible characters, and
     not a reserved name (`*` is the token wildcard "every boundary", never a boundary's own).
 
@@ -41,7 +41,8 @@ def check_name(value: object, what: str = "boundary", *, reserved=RESERVED_BOUND
     """
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"a {what} is required: a non-empty workspace or channel name")
-    name = value.strip()
+    # NFC: "Café" typed and "Café" from a macOS folder name (e + combining accent) are one name
+    name = unicodedata.normalize("NFC", value.strip())
     if len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"a {what} is at most {MAX_NAME_CHARS} characters; this one has {len(name)}")
     for position, ch in enumerate(name, 1):
