@@ -250,8 +250,14 @@ NEVER_CHANGED = "an import never changes a stored memory"
 # the anchor an anchor merge moved it to) is not compared: the import leaves it as stored.
 MEMORY_CONTENT = ("title", "body", "memory_class", "audience", "boundary", "aliases", "facets",
                   "recall_mode", "sensitivity")
+# The graph and the tombstones by the same rule, leaving out what moves on its own there: an
+# anchor's name (renamed), status (merged away), an edge's ends and audience (merges and
+# narrowing move them), its end (valid_to), a tombstone being lifted.
 CONTENT = {"document": MEMORY_CONTENT, "record": (*MEMORY_CONTENT, "supersedes_record_id", "is_tombstone"),
-           "revision": ("title", "body")}
+           "revision": ("title", "body"), "anchor": ("anchor_type", "audience", "boundary"),
+           "edge": ("relation", "boundary", "valid_from", "asserted_by"),
+           "tombstone": ("fingerprint", "audience", "boundary", "memory_id"),
+           "anchor_merge": ("from_anchor_id", "from_name", "into_name")}
 
 
 def _stored(conn: apsw.Connection, kind: str, row: dict) -> dict | None:
@@ -275,7 +281,7 @@ def _changed(kind: str, row: dict, stored: dict) -> list[str]:
     under the same id is never taken for the stored memory. A column the row leaves out is what
     the import would have written (its default); a left-out recall mode is not compared."""
     defaults = {"aliases": "", "facets": "", "sensitivity": "normal", "supersedes_record_id": None,
-                "is_tombstone": 0, "recall_mode": stored.get("recall_mode")}
+                "is_tombstone": 0, "recall_mode": stored.get("recall_mode"), "anchor_type": "concept"}
     return [c for c in CONTENT.get(kind, ()) if row.get(c, defaults.get(c)) != stored[c]]
 
 
