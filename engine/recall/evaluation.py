@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..clock import FakeClock
 from ..settings import defaults
 from .eval_data import Conversation, NegativeQuery, cross_partner, date_words
 from .pipeline import RecallConfig
@@ -180,7 +181,9 @@ def open_stores_engine(home: Path, open_engine: Callable, models_dir: Path | Non
     settings = defaults().with_overrides(memory__embeddings__auto_download=False)
     if models_dir is not None:
         settings = settings.with_overrides(memory__models_dir=str(models_dir))
-    engine = open_engine(home, settings=settings, start_workers=False)
+    # A clock of its own that stands still: ranking weighs a memory's age, so on the wall clock a
+    # slower machine (or one more busy) aged the memories differently and moved a result.
+    engine = open_engine(home, settings=settings, start_workers=False, clock=FakeClock())
     models = getattr(engine, "models", None)
     if models is not None and hasattr(models, "load"):
         models.load(download=False, repair=False)

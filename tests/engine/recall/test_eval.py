@@ -275,3 +275,21 @@ def test_eval_commands_look_for_the_dev_data_next_to_the_checkout():
 
     assert (recall.repository() / "pyproject.toml").is_file()
     assert (recall.repository() / "engine" / "recall" / "pipeline.py").is_file()
+
+
+def test_an_evaluation_store_keeps_its_own_standing_clock(tmp_path, monkeypatch):
+    """Ranking weighs a memory's age: on the wall clock a slower or busier run aged memories
+    differently between store and recall, so the same data could score differently."""
+    import time
+
+    from keepmind.engine import open_engine
+    from keepmind.engine.recall.evaluation import open_stores_engine
+
+    engine = open_stores_engine(tmp_path / "store", open_engine)
+    try:
+        before = engine.now()
+        ticking = iter(range(10**12, 10**13, 10**9))
+        monkeypatch.setattr(time, "time", lambda: next(ticking))
+        assert engine.now() == before
+    finally:
+        engine.close()
