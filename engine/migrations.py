@@ -574,6 +574,32 @@ def _m009_boundaries_in_nfc(conn: apsw.Connection) -> None:
             conn.execute("UPDATE api_tokens SET boundaries_json=? WHERE token_id=?", (json.dumps(spelled), token_id))
 
 
+def _m010_token_names_of_live_tokens(conn: apsw.Connection) -> None:
+    """A token's name is unique among live tokens only: a revoked token keeps its name (its sessions
+    stay attributable) and no longer holds it, so `local` is `local` again after a rotation and
+    `revoke local` means the live one. SQLite cannot drop a column's UNIQUE: the table is rebuilt."""
+    conn.execute(
+        """
+        CREATE TABLE api_tokens_010 (
+            token_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE,
+            audience_ceiling TEXT NOT NULL CHECK (audience_ceiling IN ('personal', 'team', 'public')),
+            boundaries_json TEXT NOT NULL DEFAULT '["*"]',
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            revoked_at INTEGER
+        );
+        INSERT INTO api_tokens_010 SELECT token_id, name, token_hash, audience_ceiling, boundaries_json, created_at,
+            last_used_at, revoked_at FROM api_tokens;
+        DROP TABLE api_tokens;
+        ALTER TABLE api_tokens_010 RENAME TO api_tokens;
+        CREATE UNIQUE INDEX api_tokens_live_name ON api_tokens (name) WHERE revoked_at IS NULL;
+        CREATE INDEX api_tokens_name ON api_tokens (name, created_at);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -584,6 +610,7 @@ MIGRATIONS: list[Migration] = [
     ("007_recall_term_stats", _m007_recall_term_stats),
     ("008_recall_events_epoch", _m008_recall_events_epoch),
     ("009_boundaries_in_nfc", _m009_boundaries_in_nfc),
+    ("010_token_names_of_live_tokens", _m010_token_names_of_live_tokens),
 ]
 
 

@@ -24,6 +24,7 @@ from .policy import ANY_BOUNDARY, AUDIENCES, PRIVACY_RANK, check_name
 
 SECRET_PREFIX = "km_"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,63}$")
+ID_LIKE = re.compile(r"(?i)^tok-")
 MAX_BOUNDARIES = 100
 
 
@@ -84,6 +85,8 @@ def check_spec(name: object, audience_ceiling: object, boundaries: object) -> tu
     if not isinstance(name, str) or not NAME_RE.match(name.strip()):
         raise InvalidInput("a token name is 1-64 letters, digits, spaces or ._@:- and starts with a "
                            "letter or digit, e.g. claude-code")
+    if ID_LIKE.match(name.strip()):  # `token revoke tok-…` must never reach another token by its name
+        raise InvalidInput(f"{name.strip()!r} looks like a token id (tok-…): pick a name, e.g. claude-code")
     if audience_ceiling not in AUDIENCES:
         raise InvalidInput(f"unknown audience ceiling {audience_ceiling!r}: use one of {', '.join(AUDIENCES)}")
     if boundaries is None:
@@ -101,6 +104,8 @@ def check_spec(name: object, audience_ceiling: object, boundaries: object) -> tu
             cleaned.append(b)
     if not cleaned:
         raise InvalidInput('boundaries is empty: name at least one boundary, or ["*"] for any')
+    if ANY_BOUNDARY in cleaned and len(cleaned) > 1:
+        raise InvalidInput('"*" means every boundary: give it alone, or name the boundaries without it')
     if len(cleaned) > MAX_BOUNDARIES:
         raise InvalidInput(f"at most {MAX_BOUNDARIES} boundaries per token")
     return name.strip(), audience_ceiling, tuple(cleaned)
@@ -115,8 +120,8 @@ def _token(row: dict) -> Token:
 def create(conn: apsw.Connection, name: str, audience_ceiling: str, boundaries, now: int) -> CreatedToken:
     """Create a token; the returned secret is never stored and cannot be shown again."""
     name, audience_ceiling, bounds = check_spec(name, audience_ceiling, boundaries)
-    if one(conn, "SELECT 1 AS x FROM api_tokens WHERE name=?", (name,)):
-        raise InvalidInput(f"a token named {name!r} exists already: pick another name or revoke it")
+    if one(conn, "SELECT 1 AS x FROM api_tokens WHERE name=? AND revoked_at IS NULL", (name,)):
+        raise InvalidInput(f"a live token is named {name!r} already: pick another name or revoke it first")
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     token_id = new_id("tok")
     conn.execute(
@@ -139,7 +144,10 @@ def verify(conn: apsw.Connection, secret: object) -> Token | None:
 
 
 def get(conn: apsw.Connection, token_id_or_name: str) -> Token:
-    row = one(conn, "SELECT * FROM api_tokens WHERE token_id=? OR name=?", (token_id_or_name, token_id_or_name))
+    """A token by id, else by name: the live token of that name, else the last one revoked."""
+    row = one(conn, "SELECT * FROM api_tokens WHERE token_id=?", (token_id_or_name,)) or one(
+        conn, "SELECT * FROM api_tokens WHERE name=? ORDER BY revoked_at IS NOT NULL, revoked_at DESC,"
+        " created_at DESC, rowid DESC LIMIT 1", (token_id_or_name,))
     if row is None:
         raise NotFound(f"no token {token_id_or_name!r}: `keepmind token list` shows the tokens")
     return _token(row)
@@ -163,7 +171,7 @@ def revoke(conn: apsw.Connection, token_id_or_name: str, now: int, *, by: Token 
 def create_unique(conn: apsw.Connection, name: str, audience_ceiling: str, boundaries, now: int) -> CreatedToken:
     """Create a token named `name`, or `name-2`, `name-3`... when that name is taken."""
     candidate, n = name, 1
-    while one(conn, "SELECT 1 AS x FROM api_tokens WHERE name=?", (candidate,)):
+    while one(conn, "SELECT 1 AS x FROM api_tokens WHERE name=? AND revoked_at IS NULL", (candidate,)):
         n += 1
         candidate = f"{name}-{n}"
     return create(conn, candidate, audience_ceiling, boundaries, now)

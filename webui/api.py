@@ -304,7 +304,7 @@ def create_token():
        request_schema="Empty", response="TokenRevoked", tag="tokens", body_required=False)
 def revoke_token(token_id):
     body("Empty")
-    refuse_revoking_the_local_token(token_id)
+    refuse_revoking_the_local_token(token_id, current_token())
     return reply(token=engine().revoke_token(token_id, by=current_token()).as_dict())
 
 

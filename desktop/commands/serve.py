@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from keepmind.engine import EngineError, open_engine
+from keepmind.engine.clock import iso
 from keepmind.engine.errors import InvalidInput
 
 from ..paths import home_of, home_option, load_home_settings, resolve_home
@@ -211,6 +212,10 @@ def cmd_token_revoke(args) -> int:
     home = home_of(args)
     with open_engine(home, start_workers=False) as engine:
         target = engine.get_token(args.token)
+        if target.revoked_at is not None:
+            print(f"{one_line(target.name)} ({target.id}) was revoked already, on {iso(target.revoked_at)}: "
+                  "`keepmind token list --all` shows every token")
+            return 0
         secret = read_token_file(home)
         local = engine.verify_token(secret) if secret else None
         if local is None or local.id != target.id:

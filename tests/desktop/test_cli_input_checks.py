@@ -258,6 +258,37 @@ def test_the_local_token_of_a_running_keepmind_is_not_revoked(tmp_path, capsys, 
         live.stop()
 
 
+def test_revoke_local_always_means_the_live_local_token_also_after_a_rotation(tmp_path, capsys, start_live):
+    home = tmp_path / "home"
+    with open_engine(home, settings=QUIET, start_workers=False) as eng:
+        ensure_local_token(eng, home)
+    secrets = [read_token_file(home)]
+    for _ in range(2):
+        assert main(["token", "revoke", "local", "--home", str(home)]) == 0
+        assert "the local token is now local (" in capsys.readouterr().out
+        secrets.append(read_token_file(home))
+    with open_engine(home, settings=QUIET, start_workers=False) as eng:
+        assert [eng.verify_token(s) is not None for s in secrets] == [False, False, True]
+        assert [t.name for t in eng.list_tokens()] == ["local"]
+    live = start_live(home)
+    try:
+        assert main(["token", "revoke", "local", "--home", str(home)]) == 2
+        assert "is the local token" in capsys.readouterr().err
+        assert live.engine.verify_token(secrets[-1]) is not None
+    finally:
+        live.stop()
+
+
+def test_revoking_a_revoked_token_says_so(tmp_path, capsys):
+    home = a_store(tmp_path / "home")
+    assert main(["token", "create", "agent1", "--home", str(home)]) == 0
+    assert main(["token", "revoke", "agent1", "--home", str(home)]) == 0
+    capsys.readouterr()
+    assert main(["token", "revoke", "agent1", "--home", str(home)]) == 0
+    assert "was revoked already, on " in capsys.readouterr().out
+    assert main(["token", "create", "agent1", "--home", str(home)]) == 0  # the name is free again
+
+
 # -- 5. --print-config and KEEPMIND_HOME -----------------------------------------------------------------
 
 def test_print_config_carries_a_data_dir_set_only_by_keepmind_home(tmp_path, capsys, monkeypatch):

@@ -71,3 +71,18 @@ def test_the_tokens_table_says_which_is_keepminds_own_and_offers_no_revoke_for_i
     page = client.get("/scoping").get_data(as_text=True)
     assert f'action="/tokens/{local.token.id}/revoke"' not in page
     assert "Keepmind's own</span>" in page and "keepmind token revoke local" in page
+
+
+def test_a_narrower_token_is_refused_as_for_any_wider_token_and_learns_no_name(client, engine, local):
+    team = engine.create_token("team-work", "team", ["work"])
+    r = client.post(f"/api/v1/tokens/{local.token.id}/revoke", headers=bearer(team.secret))
+    assert r.status_code == 403 and "wider than itself" in r.get_json()["error"]
+    assert "local" not in r.get_json()["error"]
+    assert engine.verify_token(local.secret) is not None
+
+
+def test_signed_in_as_the_local_token_the_page_says_how_to_replace_it(client, engine, local):
+    csrf = signed_in_as(client, local.secret)
+    r = client.post(f"/tokens/{local.token.id}/revoke", data={"csrf_token": csrf, "confirmed": "yes"})
+    assert r.status_code == 403 and "is the local token" in r.get_data(as_text=True)
+    assert engine.verify_token(local.secret) is not None

@@ -77,7 +77,45 @@ def test_bad_token_specs_say_what_to_fix(engine, name, ceiling, boundaries, frag
         engine.write(tokens.create, name, ceiling, boundaries, engine.now())
 
 
-def test_names_are_unique(engine):
-    create(engine, "bot")
-    with pytest.raises(InvalidInput, match="exists already"):
+def test_names_are_unique_among_live_tokens_and_a_revoked_ones_name_is_free_again(engine):
+    first = create(engine, "bot")
+    with pytest.raises(InvalidInput, match="named 'bot' already"):
         create(engine, "bot")
+    engine.revoke_token("bot")
+    second = create(engine, "bot")
+    assert engine.get_token("bot").id == second.token.id != first.token.id
+    assert engine.revoke_token("bot").id == second.token.id  # the name means the live token
+    assert engine.get_token("bot").id == second.token.id  # then the one revoked last
+    assert engine.get_token(first.token.id).revoked_at is not None
+
+
+def test_a_token_name_cannot_look_like_a_token_id(engine):
+    victim = create(engine, "api2")
+    with pytest.raises(InvalidInput, match="looks like a token id"):
+        create(engine, victim.token.id)
+    with pytest.raises(InvalidInput, match="looks like a token id"):
+        create(engine, "TOK-anything")
+
+
+def test_every_boundary_is_given_alone(engine):
+    with pytest.raises(InvalidInput, match="give it alone"):
+        create(engine, "mixed", boundaries=("*", "work"))
+
+
+def test_migration_010_keeps_every_token_and_frees_the_names_of_revoked_ones(tmp_path):
+    import apsw
+
+    from keepmind.engine.migrations import MIGRATIONS, migrate
+
+    conn = apsw.Connection(str(tmp_path / "old.db"))
+    names = [name for name, _ in MIGRATIONS]
+    migrate(conn, 0, MIGRATIONS[:names.index("010_token_names_of_live_tokens")])
+    old = tokens.create(conn, "local", "personal", ["*"], 1)
+    tokens.revoke(conn, "local", 2)
+    live = tokens.create(conn, "local-2", "personal", ["*"], 3)  # what the old schema had to do
+    assert migrate(conn, 0) == ["010_token_names_of_live_tokens"]
+    assert {t.id: t.revoked_at for t in tokens.list_tokens(conn, include_revoked=True)} == {
+        old.token.id: 2, live.token.id: None}
+    assert tokens.verify(conn, live.secret).id == live.token.id
+    again = tokens.create(conn, "local", "personal", ["*"], 4)
+    assert tokens.get(conn, "local").id == again.token.id

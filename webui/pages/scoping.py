@@ -75,10 +75,10 @@ def create_token():
 @bp.post("/tokens/<token_id>/revoke")
 def revoke_token(token_id: str):
     viewer = viewer_token()
+    refuse_revoking_the_local_token(token_id, viewer)
     if token_id == viewer.id:
         raise Forbidden("you are signed in with this token: revoke it from a page signed in with another token, "
                         "or with `keepmind token revoke`")
-    refuse_revoking_the_local_token(token_id)
     if not confirmed():
         token = next((t for t in engine().list_tokens(by=viewer) if t.id == token_id and not t.revoked_at), None)
         if token is None:
