@@ -27,7 +27,7 @@ import numpy as np
 from .db import rows
 from .errors import InvalidInput
 from .memory import MemoryItem, doc_columns, expires_for, item_from_row, kind_for_class, rec_columns
-from .policy import AUDIENCES, MEMORY_CLASSES, Scope, visible_sql
+from .policy import AUDIENCES, MEMORY_CLASSES, Scope, check_name, visible_sql
 from .recall.candidates import merge
 from .recall.rank import rank
 from .search import BM25_WEIGHTS, fts_match, query_terms
@@ -68,6 +68,8 @@ class MemoryFilter:
             raise InvalidInput(f"unknown source {self.source!r}: use one of {', '.join(SOURCE_GROUPS)}")
         if self.state not in STATES:
             raise InvalidInput(f"unknown state {self.state!r}: use one of {', '.join(STATES)}")
+        if self.boundary is not None:  # spelled as stored (NFC): "Café" from a folder name finds "Café"
+            return replace(self, boundary=check_name(self.boundary))
         return self
 
 

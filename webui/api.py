@@ -145,7 +145,7 @@ def open_session():
     data = body("SessionOpen")
     sid = engine().open_session(data["audience"], data["boundary"], channel=data.get("channel"),
                                 title=data.get("title"), token=current_token())
-    return reply(session={"id": sid, "audience": data["audience"], "boundary": data["boundary"].strip(),
+    return reply(session={"id": sid, "audience": data["audience"], "boundary": engine().scope(sid).boundary,
                           "status": "open"})
 
 

@@ -83,3 +83,20 @@ def test_an_older_export_in_the_folder_spelling_imports_into_the_typed_boundary(
     assert boundary(FROM_A_FOLDER) == TYPED
     with pytest.raises(RowError, match="spaces"):
         boundary(f" {FROM_A_FOLDER}")
+
+
+def test_a_listing_filtered_by_the_folder_spelling_finds_the_boundarys_memories(engine):
+    from keepmind.engine.browse import MemoryFilter
+
+    sid = engine.open_session("personal", TYPED)
+    stored = engine.store(sid, "Anna", "Anna lives in Lisbon.").id
+    scope = engine.viewer(engine.ensure_token(None).token)
+    found = engine.browse(scope, flt=MemoryFilter(boundary=FROM_A_FOLDER)).items
+    assert [m.id for m in found] == [stored]
+
+
+def test_the_api_answers_a_new_session_with_the_boundary_as_stored(client, engine):
+    local = engine.ensure_token(None)
+    r = client.post("/api/v1/sessions", json={"audience": "personal", "boundary": FROM_A_FOLDER},
+                    headers={"Authorization": f"Bearer {local.secret}"})
+    assert r.status_code == 200 and r.get_json()["session"]["boundary"] == TYPED
