@@ -104,8 +104,8 @@ def one_of(values):
 def boundary(v):
     try:
         name = check_name(v)
-    except InvalidInput as exc:
-        raise RowError(exc.message) from None
+    except InvalidInput as exc:  # the row error names the field: "boundary is not usable: the boundary holds…"
+        raise RowError(f"is not usable: {exc.message}") from None
     if name != unicodedata.normalize("NFC", v):
         raise RowError("has spaces around it")
     return name  # in NFC, as every boundary is stored (an older export may spell it otherwise)

@@ -63,7 +63,8 @@ def cmd_show(args) -> int:
         got = engine.get(LOCAL_VIEW, [args.memory_id])
         if not got.items:
             reason = got.missing[0][1] if got.missing else "not found"
-            print(f"error: {args.memory_id}: {reason}")
+            # a reason that names the id already (a malformed one) is not prefixed with it again
+            print(f"error: {reason}" if args.memory_id in reason else f"error: {args.memory_id}: {reason}")
             return 1
         item = got.items[0]
         revisions = engine.revisions(LOCAL_VIEW, item.id)

@@ -163,10 +163,16 @@ def cmd_status(args) -> int:
     else:
         store = out["store"]
         print(f"no Keepmind is running for {home} ({reason}): `keepmind serve` starts it")
-        print(f"the store holds {store['documents']} documents, {store['records']} records, {store['anchors']} "
-              f"anchors and {store['edges']} edges; {store['pending_checkpoints']} checkpoints wait"
+        print(f"the store holds {_count(store['documents'], 'document')}, {_count(store['records'], 'record')}, "
+              f"{_count(store['anchors'], 'anchor')} and {_count(store['edges'], 'edge')}; "
+              f"{_count(store['pending_checkpoints'], 'checkpoint')} "
+              f"{'waits' if store['pending_checkpoints'] == 1 else 'wait'}"
               + ("; memory is paused (`keepmind resume`)" if paused else ""))
     return 0 if info is not None else 3
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_token_show(args) -> int:

@@ -1,0 +1,43 @@
+"""What the CLI says reads as written for a person: counts agree with their nouns, and a message
+names a thing once."""
+
+from __future__ import annotations
+
+import json
+
+from keepmind.desktop.cli import main
+from keepmind.engine import open_engine
+from keepmind.engine.settings import defaults
+from support.stores import exported_world
+
+QUIET = defaults().with_overrides(memory__embeddings__auto_download=False, memory__embeddings__enabled=False)
+
+
+def test_status_of_a_stopped_keepmind_counts_in_words(tmp_path, capsys):
+    home = tmp_path / "home"
+    with open_engine(home, settings=QUIET, start_workers=False) as eng:
+        sid = eng.open_session("personal", "work")
+        eng.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence")
+    assert main(["status", "--home", str(home)]) == 3
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line == "the store holds 0 documents, 1 record, 0 anchors and 0 edges; 0 checkpoints wait"
+
+
+def test_a_malformed_memory_id_is_named_once(tmp_path, capsys):
+    home = tmp_path / "home"
+    open_engine(home, settings=QUIET, start_workers=False).close()
+    assert main(["memories", "show", "doc-nope", "--home", str(home)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("error: 'doc-nope' is not a memory id") and out.count("doc-nope") == 1
+
+
+def test_an_import_row_with_an_unusable_boundary_says_so_once(tmp_path, make_engine, capsys):
+    world = exported_world(tmp_path, make_engine)
+    rows = [dict(r) for r in world["rows"]]
+    line, row = next((n, r) for n, r in enumerate(rows, 1) if r["type"] == "document")
+    row["boundary"] = "wo\u200brk"
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["import", str(path), "--home", str(tmp_path / "fresh")]) == 1
+    out = capsys.readouterr().out
+    assert f"line {line}: boundary is not usable: the boundary holds a control or invisible character" in out
