@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Callable
 
 from keepmind.engine import EngineError, make_private_dir, open_engine
+from keepmind.engine.settings import defaults
 from keepmind.webui import security
 from keepmind.webui.app import create_app
 
 from .files import read_token_file, remove_server_json, write_server_json, write_token_file
-from .http import HOST, ApiServer
+from .http import HOST, ApiServer, port_taken
 from .lock import DataDirLock
 
 log = logging.getLogger("keepmind.server")
@@ -71,6 +72,11 @@ def ensure_local_token(engine, home: Path) -> str:
     return created.secret
 
 
+def _port_in_use(port: int, exc: OSError) -> PortInUse:
+    return PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program using it, or pick "
+                     "another port with --port or server.port")
+
+
 class Daemon:
     """Everything `keepmind serve` runs, started and stopped in order."""
 
@@ -103,6 +109,10 @@ class Daemon:
         make_private_dir(self.home)
         self.lock.acquire()
         try:
+            # a taken port is said at once, not after the models load (and try the hub) for nothing
+            asked = self._port if self._port is not None else (self._settings or defaults())["server.port"]
+            if (taken := port_taken(asked)) is not None:
+                raise _port_in_use(asked, taken)
             self.engine = open_engine(self.home, settings=self._settings, clock=self._clock,
                                       start_workers=self._start_workers, llm_api_key=self._llm_api_key)
             self.token = ensure_local_token(self.engine, self.home)
@@ -119,8 +129,7 @@ class Daemon:
                 self.server = ApiServer(self.activity, port, threads=self._threads,
                                         max_request_body_size=max(max_body * 4, max_upload) + 65_536)
             except OSError as exc:
-                raise PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program "
-                                "using it, or pick another port with --port or server.port") from None
+                raise _port_in_use(port, exc) from None
             security.bind_port(app, self.server.port)
             nonce = secrets.token_urlsafe(32)  # this start's key: clients check the server with it
             security.bind_instance(app, nonce)

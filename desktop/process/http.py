@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 
 from waitress.server import create_server
 
 log = logging.getLogger("keepmind.server")
 HOST = "127.0.0.1"
+
+
+def port_taken(port: int) -> OSError | None:
+    """Why `port` cannot be listened on now (None: it can), found before anything slow is loaded.
+    The socket is set up as waitress sets up its own, so a port it could take passes."""
+    try:
+        port = int(port)
+    except (TypeError, ValueError):
+        return None  # waitress's own bind says what is wrong with it
+    if not port:
+        return None
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((HOST, port))
+        return None
+    except OSError as exc:
+        return exc
+    finally:
+        probe.close()
 
 
 class ApiServer:

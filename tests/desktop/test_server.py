@@ -142,6 +142,7 @@ def test_a_taken_port_is_an_error_that_says_what_to_do(tmp_path, clock, live):
     with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{live.port}.*--port"):
         daemon.start()
     assert not (tmp_path / "other" / "server.json").exists()
+    assert not (tmp_path / "other" / "keepmind.db").exists()  # said before the store and models were opened
 
 
 def test_stop_survives_a_loop_that_ends_between_its_check_and_its_pull():
