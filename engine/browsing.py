@@ -51,8 +51,9 @@ class Browsing:
         token no wider than itself."""
         name, ceiling, bounds = tokens.check_spec(name, audience_ceiling, boundaries)
         if by is not None and not by.covers(Token("", name, ceiling, bounds, 0)):
-            raise ScopeError("a token can only create tokens no wider than itself "
-                             "(audience ceiling and boundaries)")
+            reach = "every boundary" if by.any_boundary else "only " + ", ".join(by.boundaries)
+            raise ScopeError(f"a token can only create tokens no wider than itself: this one has ceiling "
+                             f"{by.audience_ceiling} and may use {reach}")
         return self.write(tokens.create, name, ceiling, list(bounds), self.now())
 
     def list_tokens(self, *, include_revoked: bool = False, by: Token | None = None) -> list[Token]:

@@ -86,3 +86,14 @@ def test_signed_in_as_the_local_token_the_page_says_how_to_replace_it(client, en
     r = client.post(f"/tokens/{local.token.id}/revoke", data={"csrf_token": csrf, "confirmed": "yes"})
     assert r.status_code == 403 and "is the local token" in r.get_data(as_text=True)
     assert engine.verify_token(local.secret) is not None
+
+
+def test_a_boundary_limited_token_is_told_its_reach_when_it_asks_for_more(client, engine, local):
+    team = engine.create_token("team-work", "team", ["work", "home"])
+    signed_in_as(client, team.secret)
+    page = client.get("/scoping").get_data(as_text=True)
+    assert "among the ones you may use: work, home" in page and "empty means every boundary" not in page
+    r = client.post("/api/v1/tokens", json={"name": "wide", "audience_ceiling": "team"},
+                    headers=bearer(team.secret))
+    assert r.status_code == 403
+    assert "this one has ceiling team and may use only work, home" in r.get_json()["error"]
