@@ -75,7 +75,7 @@ def test_token_management_routes(api):
     names = [t["name"] for t in api.get("/tokens").json()["tokens"]]
     assert sorted(names) == ["claude-code", "local"]
     dup = api.post("/tokens", json={"name": "claude-code", "audience_ceiling": "team"})
-    assert dup.status_code == 400 and "exists already" in dup.json()["error"]
+    assert dup.status_code == 400 and "already" in dup.json()["error"]
     assert api.post(f"/tokens/{created['token']['id']}/revoke").json()["token"]["revoked"] is True
     assert [t["name"] for t in api.get("/tokens").json()["tokens"]] == ["local"]
     assert api.post("/tokens/nobody/revoke").status_code == 404
