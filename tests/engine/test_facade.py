@@ -32,7 +32,8 @@ def test_ensure_token_keeps_a_live_secret_and_replaces_a_dead_one(engine):
     assert engine.ensure_token(first.secret) is None
     engine.revoke_token("local")
     second = engine.ensure_token(first.secret)
-    assert second is not None and second.token.name == "local-2"
+    assert second is not None and second.token.name == "local" and second.token.id != first.token.id
+    assert engine.ensure_token(None).token.name == "local-2"  # a second live one beside it takes another name
 
 
 def test_a_token_scope_cuts_granted_boundaries_and_recall_refuses_what_it_withholds(make_engine):
