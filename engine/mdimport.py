@@ -1,11 +1,12 @@
 """OpenClaw-style Markdown memory imported by meaning, through the same curation as everything else.
 
-Each unit of meaning of MEMORY.md and memory/YYYY-MM-DD.md (engine/mdunits.py) becomes a proposal
-queued as a checkpoint (trigger `markdown-import`, the lowest priority, so an agent's own writes
-never wait behind a big import). Curation then decides like for any other proposal: junk is
-dropped, exact duplicates and statements a stored memory already says are skipped, a tombstoned
-claim stays deleted, nominees go to the curator LLM when there is one; what it keeps is embedded
-on write. `outcome` reads back what became of each unit, for the import's summary.
+Each unit of meaning of MEMORY.md and memory/YYYY-MM-DD.md (engine/mdunits.py; of Keepmind's own
+Markdown export, each memory it holds) becomes a proposal queued as a checkpoint (trigger
+`markdown-import`, the lowest priority, so an agent's own writes never wait behind a big import).
+Curation then decides like for any other proposal: junk is dropped, exact duplicates and
+statements a stored memory already says are skipped, a tombstoned claim stays deleted, nominees go
+to the curator LLM when there is one; what it keeps is embedded on write. `outcome` reads back
+what became of each unit, for the import's summary.
 
 Before anything is queued the import is checked all or nothing, like a JSON Lines import: a unit
 that holds a secret, or that curation would refuse for a size or a name, imports nothing, and the
@@ -29,7 +30,7 @@ import apsw
 
 from .db import rows
 from .errors import EngineError, InvalidInput
-from .mdunits import Unit, units
+from .mdunits import Unit, is_export, units
 from .memory import Provenance
 from .store import MemoryDraft, refuse_secret_draft, validate_draft
 from .writepath import checkpoints
@@ -74,17 +75,27 @@ def _day(name: str) -> str | None:
 
 
 def markdown_files(path: Path) -> list[Path]:
-    """MEMORY.md and the daily files of a workspace folder (memory/, or beside MEMORY.md), or one file."""
+    """MEMORY.md and the daily files of a workspace folder (memory/, or beside MEMORY.md), else the
+    pages of a Keepmind Markdown export folder; or one file."""
     if path.is_file():
         return [path]
     files = [path / "MEMORY.md"] if (path / "MEMORY.md").is_file() else []
     for folder in (path / "memory", path):
         if folder.is_dir():
             files += sorted(p for p in folder.iterdir() if p.is_file() and _day(p.name))
+    if not files:  # a folder `keepmind export --format markdown` wrote: one page per anchor
+        files = sorted(p for p in path.iterdir() if p.suffix == ".md" and p.is_file() and _exported(p))
     if not files:
-        raise InvalidInput(f"{path} holds no MEMORY.md or {DAILY_NAME} files: give an OpenClaw workspace folder "
-                           "or a Markdown file")
+        raise InvalidInput(f"{path} holds no MEMORY.md or {DAILY_NAME} files: give an OpenClaw workspace folder, "
+                           "a folder `keepmind export --format markdown` wrote, or a Markdown file")
     return files
+
+
+def _exported(file: Path) -> bool:
+    try:
+        return is_export(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _proposal(unit: Unit, rel: str, day: str | None) -> tuple[Proposal, dict]:
@@ -97,7 +108,9 @@ def _proposal(unit: Unit, rel: str, day: str | None) -> tuple[Proposal, dict]:
     proposal = Proposal(memory_class="durable_fact", title=unit.title, content=unit.text, anchor=None,
                         facets=facets, confidence=0.8, subject_kind="user", explicit=True)
     extra = {"source": "import", "provenance": {"session_id": None, "turns": [], "external": [external]}}
-    if day:
+    if unit.authored_at is not None:  # a memory of a Keepmind export: when it was said
+        extra["authored_at"] = unit.authored_at
+    elif day:
         extra["authored_at"] = int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
     return proposal, extra
 

@@ -26,7 +26,8 @@ from .policy import AUDIENCES, check_name
 from .private import make_private_dir, open_private, write_private
 
 FORMAT = "keepmind-export"
-VERSION = 1
+VERSION = 1  # what export writes; import reads this version and every older one
+READS = f"format version {VERSION}" if VERSION == 1 else f"format versions 1 to {VERSION}"
 # Table, the export "type", and the key column; the order is the order of import.
 TABLES = (
     ("memory_anchors", "anchor", "anchor_id"),
@@ -171,7 +172,8 @@ def _slug(name: str) -> str:
 
 
 def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
-    """(slug, Markdown) per anchor, memories without an anchor under `unanchored`."""
+    """(slug, Markdown) per anchor, memories without an anchor under `unanchored`. Its layout is
+    read back by engine/mdunits.py (export_units): change the two together."""
     pages: list[tuple[str, str]] = []
     anchors = {r["anchor_id"]: r for k, r in items if k == "anchor"}
     revisions: dict[str, list[dict]] = {}
@@ -286,6 +288,15 @@ def parse_jsonl(path: Path) -> tuple[list[tuple[int, str, dict]], list[str]]:
             if kind == "header":
                 if obj.get("format") != FORMAT:
                     errors.append(f"line {n}: not a Keepmind export (format {obj.get('format')!r})")
+                    continue
+                version = obj.get("version", VERSION)  # a header without one is read as before
+                if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                    errors.append(f"line {n}: unknown export version {str(version)[:20]!r}")
+                elif version > VERSION:
+                    # Refused outright, not as one error among the rows': a newer build's rows may
+                    # mean what this one cannot know, and row errors would hide that upgrading is the fix.
+                    raise InvalidInput(f"this export is format version {version}, newer than this Keepmind "
+                                       f"reads ({READS}): upgrade Keepmind to import it")
                 continue
             if kind not in TYPE_TABLE:
                 errors.append(f"line {n}: unknown type {kind[:40]!r}")

@@ -15,10 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from keepmind.engine import open_engine
+from keepmind.engine import EngineError, open_engine
 from keepmind.engine.transfer import carried_said, memories_said
 
-from ..paths import home_of, home_option, load_home_settings
+from ..paths import home_of, home_option, load_home_settings, resolve_home
+from .failures import STORE_ERRORS, about_data_dir, store_failure
 from .quiet import quieted
 from .terminal import for_terminal, json_for_terminal
 
@@ -153,6 +154,26 @@ def _summary(report: dict, outcome: dict) -> list[str]:
 
 
 def cmd_import(args) -> int:
+    if not args.json:
+        return _import(args)
+    # With --json every outcome is a JSON report on stdout, a refusal too: its `errors` say why.
+    try:
+        return _import(args)
+    except EngineError as exc:
+        message = exc.message
+    except STORE_ERRORS as exc:  # as the CLI says it without --json (keepmind.desktop.cli)
+        home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
+        message = store_failure(exc, home) + ("; `keepmind doctor` checks the data dir"
+                                              if about_data_dir(exc, home) else "")
+    _print_json({"errors": [message]})
+    return 2
+
+
+def _print_json(report: dict) -> None:
+    print(json_for_terminal({k: v for k, v in report.items() if k != "checkpoints"}, indent=2))
+
+
+def _import(args) -> int:
     home = home_of(args, create=True)
     settings = load_home_settings(home)
     audience = args.audience or settings["mcp.audience"]
@@ -161,6 +182,9 @@ def cmd_import(args) -> int:
     with open_engine(home, settings=settings, start_workers=False) as engine:
         report = engine.import_path(args.path, audience=audience, boundary=boundary)
         if report["errors"]:
+            if args.json:
+                _print_json(report)
+                return 1
             print(f"nothing was imported: {len(report['errors'])} problem(s) to fix in {args.path}")
             for err in report["errors"][:20]:
                 print(f"  {for_terminal(err)}")
@@ -187,7 +211,7 @@ def cmd_import(args) -> int:
                      f"into {audience}/{boundary}: {report['queued']} units of meaning",
                      *_summary(report, outcome), embedded]
     if args.json:
-        print(json_for_terminal({k: v for k, v in out.items() if k != "checkpoints"}, indent=2))
+        _print_json(out)
     else:
         print(for_terminal("\n".join(line for line in lines if line)))
     return 0

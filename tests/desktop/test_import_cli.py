@@ -76,7 +76,7 @@ def test_a_revision_row_never_revises_a_stored_document(stored, tmp_path, capsys
     ({"body": "x" * 5_000_007}, f"line 1: body is 5000007 characters; the limit is {MAX_BODY_CHARS}"),
     ({"title": ["a", "list"]}, "line 1: title must be a string"),
     ({"document_id": "doc-1"}, "line 1: document_id must be an id like doc-<32 hex digits>"),
-    ({"boundary": "*"}, "line 1: boundary '*' is reserved"),
+    ({"boundary": "*"}, "line 1: boundary is not usable: '*' is reserved"),
     ({"audience": "everyone"}, "line 1: audience must be one of personal, team, public"),
     ({"confidence": "high"}, "line 1: confidence must be a number from 0 to 1"),
     ({"anchor_id": None, "provenance_json": "[1]"}, "line 1: provenance_json must be a JSON object"),
@@ -135,3 +135,66 @@ def test_lines_that_are_not_rows_are_named(stored, tmp_path, capsys):
     for expected in ("line 1: expected an object with a 'type'", "line 2: expected an object with a 'type'",
                      "line 3: not UTF-8 text", "line 4: "):
         assert expected in out
+
+
+
+def import_as_json(capsys, home, path, *more) -> tuple[int, dict]:
+    code = cli(["import", str(path), "--home", str(home), "--json", *more])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    return code, json.loads(captured.out)
+
+
+def test_with_json_rows_with_errors_print_the_json_report_naming_the_lines(stored, tmp_path, capsys):
+    rec = row_of(stored["rows"], "record", record_id=stored["rec"])
+    path = write_jsonl(tmp_path / "f.jsonl", [stored["rows"][0], rec, {**rec, "record_id": "rec-nope"}])
+    code, report = import_as_json(capsys, stored["home"], path)
+    assert code == 1
+    assert report["format"] == "jsonl" and report["imported"] == 0
+    assert [e.split(":")[0] for e in report["errors"]] == ["line 3"]
+    unchanged(stored)
+
+
+def test_with_json_every_refusal_is_json_naming_what_to_fix(stored, tmp_path, capsys):
+    home = stored["home"]
+    code, report = import_as_json(capsys, home, tmp_path / "missing.jsonl")
+    assert code == 2 and report == {
+        "errors": [f"{tmp_path / 'missing.jsonl'} does not exist: give a .jsonl export, a Markdown file or a folder"]}
+    (tmp_path / "empty").mkdir()
+    code, report = import_as_json(capsys, home, tmp_path / "empty")
+    assert code == 2 and "holds no MEMORY.md" in report["errors"][0]
+    notes = tmp_path / "notes.md"
+    notes.write_text("## Deploys\n- Deploys go out on Tuesdays\n")
+    code, report = import_as_json(capsys, home, notes, "--boundary", "*")
+    assert code == 2 and "reserved" in report["errors"][0]
+    notes.write_text("## Keys\n- password: hunter2-Correct-Horse-9\n")  # a Markdown import's errors
+    code, report = import_as_json(capsys, home, notes)
+    assert code == 1 and report["format"] == "markdown" and report["queued"] == 0
+    assert [e.split(":")[0] for e in report["errors"]] == ["notes.md line 2"]
+    assert "hunter2" not in json.dumps(report)
+    (tmp_path / "a-file").write_text("")  # a data dir that cannot be made
+    code, report = import_as_json(capsys, tmp_path / "a-file" / "home", notes)
+    assert code == 2 and report["errors"][0].startswith(f"cannot use the data dir {tmp_path / 'a-file' / 'home'}")
+    unchanged(stored)
+
+
+def test_an_export_of_a_newer_format_version_is_refused_saying_which_versions_and_to_upgrade(stored, tmp_path,
+                                                                                              capsys):
+    header, *rows = stored["rows"]
+    assert header["type"] == "header" and header["version"] == 1
+    newer = write_jsonl(tmp_path / "newer.jsonl", [{**header, "version": 2}, *rows])
+    assert cli(["import", newer, "--home", str(tmp_path / "fresh")]) == 2
+    captured = capsys.readouterr()
+    said = ("this export is format version 2, newer than this Keepmind reads (format version 1): "
+            "upgrade Keepmind to import it")
+    assert captured.err.splitlines()[-1] == f"error: {said}" and captured.out == ""
+    assert import_as_json(capsys, tmp_path / "fresh", newer) == (2, {"errors": [said]})
+    for odd in ("2", None, 0, True):
+        code, report = import_as_json(capsys, tmp_path / "fresh", write_jsonl(tmp_path / "odd.jsonl", [
+            {**header, "version": odd}, *rows]))
+        assert code == 1 and report["errors"] == [f"line 1: unknown export version {str(odd)!r}"]
+    # this version imports, and so does a header without one
+    same = write_jsonl(tmp_path / "same.jsonl", [header, *rows])
+    assert import_as_json(capsys, tmp_path / "fresh", same)[1]["imported"] == 2
+    older = write_jsonl(tmp_path / "older.jsonl", [{k: v for k, v in header.items() if k != "version"}, *rows])
+    assert import_as_json(capsys, tmp_path / "other", older)[1]["imported"] == 2
