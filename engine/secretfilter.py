@@ -8,10 +8,12 @@ the value is replaced by a marker. The patterns start from netclaw-facts §4
 (JSON and key=value credentials, Bearer headers, connection-string passwords, sk-/xox/ghp_ tokens,
 AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL credentials and
 card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass), a bare
-AWS secret access key, and credentials said in plain words: "my ssh password for the server is
-X", "PIN: X", "the api token is X", "X is my wifi password", backup codes, a security answer, a
-seed phrase (see _STATED). Deliberately no generic "high entropy" rule: commit hashes, UUIDs and
-checksums are ordinary content people want remembered.
+AWS secret access key, passwords on a command line (curl -u user:X, mysql -pX, sshpass -p X), and
+credentials said in plain words: "my ssh password for the server is X", "PIN: X", "the api
+token is X", "X is my wifi password", backup codes, a security answer, a seed phrase (see
+_STATED). Deliberately no generic "high entropy" rule: commit hashes, UUIDs and
+checksums are ordinary content people want remembered, and so is code that names a credential
+(`token = make_token(user, ttl)`, `user.password = hashed`: see _names_a_variable).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ _TOKEN_PATTERNS: list[tuple[str, str]] = [
 ]
 
 # Keys whose value is a credential, in JSON ("key": "value"), env (KEY=value) or YAML (key: value).
+# The long words may be glued to a prefix (PGPASSWORD, adminPassword, csrftoken); the short
+# pass/pwd need a separator before them (DB_PASS, db-pwd), or compass, bypass and
+# passport would be keys.
+_GLUED_KEY = r"(?:passw(?:or)?d|passphrase|secret|token|api[_\-]?key|credentials?)"
 _SECRET_KEY = (
     r"(?:api[_\-\s]?key|apikey|access[_\-\s]?key|secret[_\-\s]?key|secret|client[_\-\s]?secret|"
     r"auth[_\-\s]?token|access[_\-\s]?token|refresh[_\-\s]?token|bearer[_\-\s]?token|token|"
@@ -57,9 +63,19 @@ _SECRET_KEY = (
 )
 _KEY_VALUE = re.compile(
     r"""(?ix)
-    (?<![\w.\-])(?P<key>["']?(?:[\w.\-]*[_.\-])?""" + _SECRET_KEY + r"""["']?)  # KEY, DB_PASSWORD
-    \s*(?::|=|=>)\s*
+    (?<![\w.\-])(?P<key>["']?(?:[\w.\-]*""" + _GLUED_KEY + r"""|(?:[\w.\-]*[_.\-])?""" + _SECRET_KEY + r""")["']?)
+    (?P<sep>\s*(?::|=|=>)\s*)
     (?P<q>["']?)(?P<value>(?<=["'])[^"'\n]{4,}(?=["'])|[^\s"',;}{]{4,})
+    """
+)
+# A password on a command line: curl/wget -u user:password (--user), mysql -pPASSWORD (glued: a
+# separate word after -p is the database name, the password is asked for), sshpass -p PASSWORD.
+# Only the password is the value; the user name stays.
+_COMMAND_PASSWORD = re.compile(
+    r"""(?x)
+    \b(?:(?i:curl|wget)\b[^\n]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))["']?[^\s:"'@]+:(?P<user>[^\s"']+)
+     |(?i:mysql\w*|mariadb\w*)\b[^\n]*?[ \t]-p(?P<mysql>'[^'\n]+'|"[^"\n]+"|[^\s'"]+)
+     |(?i:sshpass)\b[^\n]*?[ \t]-p[ \t]*(?P<sshpass>'[^'\n]+'|"[^"\n]+"|[^\s'"]+))
     """
 )
 # Credentials said in words. A credential noun, then an optional short qualifier ("for the
@@ -74,7 +90,7 @@ _PIN_NOUN = (r"pins?(?:\s+(?:code|number)s?)?|cvv2?|cvc2?|csc|(?:card\s+)?securi
 _TOKEN_NOUN = (r"tokens?|secret\s+access\s+keys?|(?:api|secret|access|signing|encryption|master|client|account)"
                r"[\s_\-]?keys?|(?:client|api)\s+secrets?|secrets?")
 _QUALIFIER = r"(?:\s+(?:for|to|on|of|at|in|from|with)(?:\s+[\w'’@/\-]+(?:\.[\w'’@/\-]+)*){1,4}?)?"
-_SAYS = (r"(?:\s*(?::|=>?)\s*|\s+(?:is|was|are|were)(?:\s+(?:now|still|set\s+to|changed\s+to))?(?:\s*:\s*|\s+)"
+_SAYS = (r"(?P<says>\s*(?::|=>?)\s*|\s+(?:is|was|are|were)(?:\s+(?:now|still|set\s+to|changed\s+to))?(?:\s*:\s*|\s+)"
          r"|\s+(?:set|changed)\s+to\s+)")
 _QUOTED = r"""(?P<quoted>"[^"\n]{1,80}"|'[^'\n]{1,80}?'(?!\w)|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,80}?’(?!\w))"""
 _PLAIN = r"""(?P<plain>[^\s"'`“”‘’]{1,80})"""
@@ -116,14 +132,26 @@ _SYMBOLS = frozenset("!@#$%^&*+=~?|\\/")
 _CAPITAL_LOWER_CAPITAL = re.compile(r"[A-Z][a-z][A-Z]")
 # a name in code, not a value: DB_PASSWORD, $DB_PASSWORD, settings.db_password, os.environ["X"]
 _CODE_REFERENCE = re.compile(r"\$?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*")
-# An unquoted value under a credential key that is code, not a credential: a call or subscript
-# (`token = current_token()`, `api_key = os.environ[...]`), an environment variable (`$API_TOKEN`),
-# or an attribute of a receiver that code reads settings from (`pwd = self.password`). Any other
-# dotted word stays suspect: `DB_PASSWORD=my.secret` is a password.
+# An unquoted value under a credential key that is code wherever it is written: a call or subscript
+# that closes on its line (`token = make_token(user, ttl)`, `api_key = os.environ["X"]`; looked for
+# in the text, as the value stops at the first comma or quote; `password=Tr0ub(4dor` never closes),
+# an environment variable (`$API_TOKEN`), or an attribute of a receiver that code reads settings
+# from (`pwd = self.password`, in an env file too: `DB_PASSWORD=settings.db_password`).
+_CALL = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[][^\n]*?[)\]]")  # not "Tr0ub4dor (the old one)"
 _CODE_VALUE = re.compile(
-    r"\$\{?[A-Za-z_]\w*\}?|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\s*[(\[](?:.*[)\]])?"
+    r"\$\{?[A-Za-z_]\w*\}?"
     r"|(?:self|this|cls|os|sys|settings|config|conf|cfg|options|opts|args|request|req|env|process|ctx|context|app)"
     r"(?:\.[A-Za-z_]\w*)+[)\]]*")
+# Outside an env file a name is a variable too (see _names_a_variable): words joined by _
+# (new_password, token_v2; not hunter2_hunter2, a word with digits inside), a camelCase name with a
+# credential word in it (hashedPassword: any other camelCase could be a generated password,
+# abCdeFghIj), a credential word (`Client(password=password)`), a dotted path through one
+# (form.password.data).
+_SNAKE_NAME = re.compile(r"_?[a-z]+(?:_[a-z][a-z0-9]*)+")
+_CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
+_ATTRIBUTE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CREDENTIAL_WORD = re.compile(r"(?i)passw(?:or)?d|passphrase|pwd|pass|secret|token|api_?key|credentials?")
+_ENV_KEY = re.compile(r"[A-Z][A-Z0-9_]*")
 _NOT_ANSWERS = frozenset("The A An My Your Our Their His Her Its It Not No In On At".split())
 _TRAILING = ".,;:!?)]}"
 _PLACEHOLDERS = {
@@ -136,13 +164,14 @@ _CARD = re.compile(r"(?<![0-9A-Za-z\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2}[ \-]\
                    r"(?![0-9A-Za-z\-])")
 _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
 # What every pattern above needs somewhere in the text: a provider prefix, "://", eight digits in
-# a row (a card), 40 key characters in a row (a bare AWS secret key), or the start of a credential
-# word. Most text has none of them, and looking for these is several times cheaper than running
-# every pattern (memory writes and bulk imports all pass through here). A pattern added above must
-# keep its trigger here. Four small searches, not one alternation: Python's re skips ahead fast
-# only through a pattern that starts with plain literals or one character class, and the
-# credential words are searched in the lowercased text because an ignore-case search never skips
-# (together about half the time of the one combined search).
+# a row (a card), 40 key characters in a row (a bare AWS secret key), the start of a credential
+# word or of a command that takes a password. Most text has none of them, and looking for these
+# is several times cheaper than running every pattern (memory writes and bulk imports all pass
+# through here). A pattern added above must keep its trigger here. Small searches, not one
+# alternation: Python's re skips ahead fast only through a pattern that starts with plain
+# literals or one character class, and the credential words are searched in the lowercased text
+# because an ignore-case search never skips (together about half the time of the one combined
+# search).
 _MAYBE = (
     re.compile(r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_"
                r"|SG\.|SK[0-9a-f]|eyJ|-----BEGIN|://"),
@@ -151,11 +180,19 @@ _MAYBE = (
 )
 _MAYBE_WORD = re.compile(
     r"(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pw|signing|private|connection|credential"
-    r"|account|pin|code|key|cvv|cvc|csc|security|recovery|backup|seed|wallet|mnemonic|phrase)")
+    r"|account|pin|code|key|cvv|cvc|csc|security|recovery|backup|seed|wallet|mnemonic|phrase"
+    r"|curl|wget|mysql|mariadb|sshpass)")
+# A credential word glued to a prefix (PGPASSWORD, adminPassword: see _GLUED_KEY) only makes a
+# key=value, so it is looked for only in a text with a "=" or a ":" (a few in a thousand turns):
+# searching every text for it cost about half again the word search above.
+_MAYBE_GLUED = re.compile(r"passw|passphrase|secret|token|api[_\-]?key|credential")
 
 
 def _maybe_secret(text: str) -> bool:
-    return _MAYBE_WORD.search(text.lower()) is not None or any(p.search(text) for p in _MAYBE)
+    lower = text.lower()
+    return (_MAYBE_WORD.search(lower) is not None
+            or (("=" in text or ":" in text) and _MAYBE_GLUED.search(lower) is not None)
+            or any(p.search(text) for p in _MAYBE))
 
 
 @dataclass(frozen=True)
@@ -194,6 +231,33 @@ def _random_letters(value: str) -> bool:
     return len(value) >= 20 and upper >= 4 and len(value) - upper >= 4
 
 
+def _names_a_variable(text: str, m: re.Match) -> bool:
+    """An unquoted value under a credential key that is a name in code, not a credential.
+
+    An env file or a shell line (`DB_PASSWORD=hunter2`: a key in capitals, `=` with no space
+    around it) has no variables without `$`, so any other value there is a literal, dotted or not
+    (`DB_PASSWORD=my.secret`). Elsewhere a snake_case name, a credential word, or a camelCase name
+    or a dotted path with one in it is a variable, and so is a plain lowercase word assigned with
+    spaces around `=` or to an attribute (`password = hashed`, `user.password = hashed`).
+
+    The trade-off: `db_password = sunshine` is read as code (the words rule still finds `password =
+    sunshine` when the word ends a clause), while `password=sunshine` (an ini file), `password:
+    sunshine` (YAML) and `password = hunter2` (digits are no word) stay secrets.
+    """
+    value, sep = m.group("value"), m.group("sep").strip()
+    if _CALL.match(text, m.start("value")) or _CODE_VALUE.fullmatch(value):
+        return True
+    key = m.group("key").strip("\"'")
+    if _ENV_KEY.fullmatch(key) and m.group("sep") == "=":
+        return False
+    if _SNAKE_NAME.fullmatch(value) or _CREDENTIAL_WORD.fullmatch(value):
+        return True
+    if _CAMEL_NAME.fullmatch(value) or _ATTRIBUTE_PATH.fullmatch(value):
+        return _CREDENTIAL_WORD.search(value) is not None
+    spaced = m.group("sep") != sep
+    return sep != ":" and (spaced or "." in key) and value.isalpha() and value.islower()
+
+
 def _said_password(value: str, strict: bool) -> bool:
     """An unquoted value said as a password: digits, or letters mixed with digits, symbols or
     inner capitals. An English word is prose ("expired", "Bitwarden-managed"). `strict` is for a
@@ -229,10 +293,14 @@ _PASSWORD_STATES = frozenset(
 _CLAUSE_END = re.compile(r"\s*(?:[.!?;,)\n]|$)")
 
 
-def _word_password(value: str, text: str, end: int) -> bool:
+def _word_password(value: str, text: str, end: int, assigned: bool) -> bool:
     """A single word said as the whole password, ending its clause ("password: sunshine."), that
-    is no word for a password's state ("my password is expired", "... is weak, I should change it")."""
+    is no word for a password's state ("my password is expired", "... is weak, I should change it")
+    and no placeholder (`password = None`). A credential word assigned with `=` is a variable
+    (`self.password = password`, `Client(password=password)`); said ("my password is password") it
+    is the password."""
     return (len(value) >= 4 and value.isalpha() and value.lower() not in _PASSWORD_STATES
+            and not _is_placeholder(value) and not (assigned and _CREDENTIAL_WORD.fullmatch(value))
             and _CLAUSE_END.match(text, end) is not None)
 
 
@@ -288,7 +356,8 @@ def _said_secrets(text: str) -> list[SecretHit]:
             if m.group("password") is not None:
                 kind = "stated_password"
                 found = ((quoted and _said_quoted(value)) or _said_password(value, strict)
-                         or (not strict and not quoted and _word_password(value, text, end)))
+                         or (not strict and not quoted
+                             and _word_password(value, text, end, "=" in (m.group("says") or ""))))
             elif m.groupdict().get("pin") is not None:
                 kind, found = "stated_pin", _said_pin(m.group("pin"), value)
             else:
@@ -347,6 +416,35 @@ def _card_issuer(digits: str) -> bool:
     return False
 
 
+def _key_values(text: str) -> list[SecretHit]:
+    """Values under a credential key (see _KEY_VALUE) that are no name in code."""
+    hits: list[SecretHit] = []
+    if "=" not in text and ":" not in text:  # a cheap test first: most prose has neither
+        return hits
+    for m in _KEY_VALUE.finditer(text):
+        if not m.group("q") and _names_a_variable(text, m):  # a quoted value is a literal
+            continue
+        if _value_looks_secret(m.group("key"), m.group("value")):
+            hits.append(SecretHit("credential_assignment", m.start("value"), m.end("value")))
+    return hits
+
+
+def _command_passwords(text: str) -> list[SecretHit]:
+    """Passwords given to a command (see _COMMAND_PASSWORD); `-p$PASS`, `-u user:%TOKEN%` and
+    `<password>` stand for one."""
+    hits: list[SecretHit] = []
+    if " -" not in text and "\t-" not in text:  # every option follows a space or a tab
+        return hits
+    for m in _COMMAND_PASSWORD.finditer(text):
+        value = m.group(m.lastgroup)
+        start, end = m.span(m.lastgroup)
+        if value[0] in "'\"":
+            value, start, end = value[1:-1], start + 1, end - 1
+        if not value.startswith(("$", "%")) and _value_looks_secret("password", value):
+            hits.append(SecretHit("command_line_password", start, end))
+    return hits
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret-like span in `text` (possibly overlapping), in order of appearance."""
     if not text or not _maybe_secret(text):
@@ -365,11 +463,7 @@ def find_secrets(text: str) -> list[SecretHit]:
                 if _is_placeholder(password):
                     continue
             hits.append(SecretHit(kind, m.start(), m.end()))
-    for m in _KEY_VALUE.finditer(text):
-        if not m.group("q") and _CODE_VALUE.fullmatch(m.group("value")):
-            continue
-        if _value_looks_secret(m.group("key"), m.group("value")):
-            hits.append(SecretHit("credential_assignment", m.start("value"), m.end("value")))
+    hits += _key_values(text) + _command_passwords(text)
     for m in _AWS_SECRET.finditer(text):
         if _aws_secret(m.group(0)):
             hits.append(SecretHit("aws_secret_access_key", m.start(), m.end()))
@@ -437,6 +531,18 @@ def redact_value(value):
         return v
 
     return walk(value), kinds
+
+
+def json_strings(value) -> list[str]:
+    """Every string inside a JSON-like value, keys too, as the strings they are (the JSON text of a
+    `"` is `\\"`, and that backslash would hide a code line from the code rules)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*json_strings(k), *json_strings(v))]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in json_strings(v)]
+    return []
 
 
 def redact_text(text):

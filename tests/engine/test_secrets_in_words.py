@@ -127,6 +127,7 @@ def test_a_said_pin_is_blocked_by_kind_and_redacted_from_the_turn(engine):
     ("Password: dragonfly.", "dragonfly"),
     ("The wifi password is swordfish, the network is Home5G.", "swordfish"),
     ("my router password was admin", "admin"),
+    ("my wifi password is password", "is password"),  # a credential word said, not assigned
 ])
 def test_a_single_word_said_as_the_whole_password_is_a_secret(text, value):
     redacted, kinds = redact(text)
@@ -135,7 +136,7 @@ def test_a_single_word_said_as_the_whole_password_is_a_secret(text, value):
 
 @pytest.mark.parametrize("text", [
     "My password is secure.", "my password is long", "My password is different for every site.",
-    "Is my password correct?",
+    "Is my password correct?", "The password is none.", "password = None",
 ])
 def test_a_word_for_a_passwords_state_is_prose(text):
     assert secret_kinds(text) == []

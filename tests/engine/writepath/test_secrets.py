@@ -80,6 +80,7 @@ def test_no_secret_reaches_the_database_file_and_look_alikes_are_kept(llm_engine
 @pytest.mark.parametrize("text", [
     "compass: north", "the token expires in 30 minutes", "Basic internationalization support",
     "token_count=12", "password: <redacted>", "api_key=${API_KEY}",
+    "password = None", "password = null", "password: None", "In settings.py the default is password = None",
 ])
 def test_prose_and_placeholders_are_not_secrets(text):
     assert not contains_secret(text)
@@ -89,6 +90,12 @@ def test_prose_and_placeholders_are_not_secrets(text):
     "token = current_token()", "password = getpass.getpass()", 'api_key = os.environ["OPENAI_API_KEY"]',
     'token = request.headers.get("Authorization")', "secret = settings.secret_key", "pwd = self.password",
     "client = Client(token=self.token)", "export GITHUB_TOKEN=$GH_TOKEN", "const token = process.env.API_TOKEN;",
+    # a call whose arguments hold a comma, a name (snake_case, a credential word, an attribute's)
+    "self.password = password  # set in __init__", "In the client we do token = make_token(user, ttl) before each call.",
+    "token = current_token(user, scope)", "token = jwt.encode(payload, key)", "hashed_password = hash(pw)",
+    "password = new_password", "token = refresh_token", "user.password = hashed", "self.token = token",
+    "password=form.password.data", "Client(password=password, token=token)", "{ password: hashedPassword }",
+    "password = hashed",
 ])
 def test_a_code_line_that_reads_a_credential_is_not_one(line):
     """A memory about code ("we read the token with `token = current_token()`") is kept."""
@@ -97,7 +104,8 @@ def test_a_code_line_that_reads_a_credential_is_not_one(line):
 
 @pytest.mark.parametrize("line", [
     "DB_PASSWORD=my.secret", "password=Tr0ub(4dor", "token=9f8e7d6c5b4a3f2e1d0c", 'password = "get(x)"',
-    "API_TOKEN=ghx7Hq2LmN9pR4sT8vW1yZ3b",
+    "API_TOKEN=ghx7Hq2LmN9pR4sT8vW1yZ3b", "DB_PASSWORD=hunter2hunter2", "secret: Abc123xyz!",
+    "password = hunter2", "password=sunshine", "password=Tr0ub4dor (the old one)",
 ])
 def test_a_value_that_only_resembles_code_is_still_a_secret(line):
     assert contains_secret(line)
