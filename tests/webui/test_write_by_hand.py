@@ -111,3 +111,17 @@ def test_an_edit_the_form_cannot_make_is_said_in_the_forms_words(client, engine,
     assert r.status_code == 422 and "The text to find is not in this memory" in r.text
     assert "new_content" not in r.text and "old_text was" not in r.text
     assert live(engine, local) == ["Anna lives in Lisbon."]
+
+
+def test_the_form_offers_the_boundaries_in_use_to_a_token_that_may_use_any(client, engine, signed_in):
+    engine.open_session("personal", "home")
+    for _ in range(2):
+        engine.open_session("team", "work")
+    page = client.get("/memories/new").get_data(as_text=True)
+    assert 'name="boundary" value="work"' in page
+    assert '<option value="work">' in page and '<option value="home">' in page
+
+
+def test_an_empty_store_fills_in_the_default_boundary(client, engine, signed_in):
+    page = client.get("/memories/new").get_data(as_text=True)
+    assert f'name="boundary" value="{engine.settings["mcp.boundary"]}"' in page

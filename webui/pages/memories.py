@@ -162,5 +162,10 @@ def create_memory():
 
 
 def _boundaries() -> list[str]:
+    """The boundaries to offer, the first filled in: the token's own, or (for a token that may use
+    any) those in use, most used first, else the MCP default."""
     token = viewer_token()
-    return [] if token.any_boundary else list(token.boundaries)
+    if not token.any_boundary:
+        return list(token.boundaries)
+    eng = engine()
+    return eng.boundaries_in_use() or [eng.settings["mcp.boundary"]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from datetime import datetime, time, timedelta
 from urllib.parse import urlparse
 
@@ -120,7 +121,9 @@ def iso(ms: int | None) -> str:
 
 
 def snippet(body: str, limit: int = 180) -> str:
-    body = " ".join((body or "").split())
+    # curation's dated separator reads as words in one line ("… · earlier, as of 2026-05-01: …")
+    body = _EARLIER.sub(lambda m: f" · {m.group(1)}: ", body or "")
+    body = " ".join(body.split())
     return body if len(body) <= limit else body[: limit - 1].rstrip() + "…"
 
 
@@ -222,10 +225,29 @@ def body_html(body: str | None) -> Markup:
     return Markup(_STRONG.sub(r"<strong>\1</strong>", text))
 
 
+def ticks(message: str) -> Markup:
+    """A message for a person (an error, a notice): escaped, its `commands` shown as code."""
+    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(message or ""))))
+
+
+def plural(n: int, noun: str) -> str:
+    """"1 memory", "2 memories", "0 edges"."""
+    if n == 1:
+        return f"{n} {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return f"{n} {noun[:-1]}ies"
+    return f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
+def shquote(value: str) -> str:
+    """A value as one word of a shell command line (a boundary with a space is quoted)."""
+    return shlex.quote(str(value))
+
+
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
                                  settext=settext, filesize=filesize, reason_words=reason_words,
-                                 body_html=body_html)
+                                 body_html=body_html, ticks=ticks, plural=plural, shquote=shquote)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
