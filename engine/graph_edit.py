@@ -13,7 +13,7 @@ import apsw
 from .db import one, rows
 from .errors import InvalidInput, NotFound
 from .graph import scope_sql
-from .memory import new_id, normalize_text
+from .memory import new_id, normalize_text, without_display_controls
 from .policy import Scope
 
 MAX_NAME_CHARS = 200
@@ -41,9 +41,9 @@ def add_alias(conn: apsw.Connection, anchor: dict, name: str, now: int, *, curre
 def rename(conn: apsw.Connection, scope: Scope, anchor_id: str, name: str, now: int) -> str:
     """Give an anchor a new name; the old one stays as its alias. Returns the new name."""
     anchor = visible_anchor(conn, scope, anchor_id)
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str) or not without_display_controls(name).strip():
         raise InvalidInput("the new name is empty: type the name the anchor should have")
-    name = name.strip()
+    name = without_display_controls(name).strip()
     if len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"the name is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
     normalized = normalize_text(name)

@@ -82,12 +82,24 @@ def content_hash(title: str, body: str) -> str:
     return hashlib.sha256(f"{norm(title)}\n{norm(body)}".encode()).hexdigest()
 
 
+# Characters that carry no words and only change how text around them shows: bidi embeddings,
+# overrides and isolates (U+202E turns "txt.exe" into "exe.txt" on screen, and a page's own words
+# after it), and C0 controls other than tab and line breaks (a bell, an escape, a form feed).
+# They are taken out of memory text where it enters; a form feed or vertical tab is a line break.
+_DISPLAY_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069\x01-\x08\x0e-\x1f\x7f]")
+_LINE_FEEDS = re.compile("[\x0b\x0c]")
+
+
+def without_display_controls(text: str) -> str:
+    return _DISPLAY_CONTROLS.sub("", _LINE_FEEDS.sub("\n", text))
+
+
 def clean_text(value: object, what: str, *, limit: int, required: bool = True) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string")
-    text = value.strip()
+    text = without_display_controls(value).strip()
     if required and not text:
         raise InvalidInput(f"{what} is empty: give the memory some text")
     if "\x00" in text:
