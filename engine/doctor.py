@@ -16,7 +16,8 @@ from pathlib import Path
 import apsw
 
 from .checks import LEVELS, Check
-from .db import scalar
+from .db import connect, scalar
+from .errors import EngineClosed
 from .private import check_privacy
 from .writepath.doctor import BACKLOG_WARN
 
@@ -28,12 +29,31 @@ DISK_FREE_MIN_BYTES = 1024 * MB  # below this, SQLite can fail a write: the memo
 
 
 def check_database(engine, *, size_warn: int = DATABASE_WARN_BYTES, wal_warn: int = WAL_WARN_BYTES) -> Check:
-    """Integrity (PRAGMA quick_check), size, and the size of the write-ahead log."""
+    """Integrity (PRAGMA quick_check), size, and the size of the write-ahead log.
+
+    The check runs on a connection of its own, opened for it and closed after, in one read
+    transaction. Never on the thread's reader (Database.reader): quick_check runs each FTS5 table's
+    own check, which reads the index through the structure FTS5 cached on that connection when it
+    last used the table (a search, a recall, the previous check) without first checking that the
+    database changed since. Once the writer had merged or replaced the segments that structure
+    names, a long-lived reader reported "fts5: corruption found reading blob ..." for a sound
+    database: on the Doctor page 9 loads in 12 while Keepmind wrote, never from the CLI, which
+    opens a fresh connection.
+    """
     path = Path(engine.db.path)
+    if engine.db.closed:
+        raise EngineClosed("the memory engine is closed; restart Keepmind and try again")
     try:
-        with engine.db.snapshot() as conn:
-            result = scalar(conn, "PRAGMA quick_check")
-            size = scalar(conn, "PRAGMA page_count") * scalar(conn, "PRAGMA page_size")
+        conn = connect(path, readonly=True)
+        try:
+            conn.execute("BEGIN")
+            try:
+                result = scalar(conn, "PRAGMA quick_check")
+                size = scalar(conn, "PRAGMA page_count") * scalar(conn, "PRAGMA page_size")
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            conn.close()
     except apsw.Error as exc:
         result, size = f"{type(exc).__name__}: {exc}", _file_size(path)
     wal = _file_size(path.with_name(path.name + "-wal"))
