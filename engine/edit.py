@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import store
 from .errors import InvalidInput
+from .memory import title_follows
 from .policy import Scope
 from .results import UpdateResult
 
@@ -47,8 +48,13 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         if count == 0:
             raise InvalidInput("old_text was not found in the memory: copy it exactly (case matters)")
         body = row["body"].replace(old_text, new_text)
+        if title is None:  # the title says the same fact: it changes with it
+            new_title = title_follows(row["title"], row["body"], body) if old_text not in row["title"] \
+                else row["title"].replace(old_text, new_text)
     elif mode == "rewrite":
         count, body = 0, new_content
+        if title is None:
+            new_title = title_follows(row["title"], row["body"], body)
     else:
         count, body = 0, row["body"]
     if row["kind"] == "document":

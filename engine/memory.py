@@ -109,6 +109,28 @@ def clean_text(value: object, what: str, *, limit: int, required: bool = True) -
     return text
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s|$)")
+
+
+def opening(body: str) -> str:
+    """A body's first sentence, as a title (cut at a word, with an ellipsis, when too long)."""
+    text = " ".join((body or "").split())
+    end = _SENTENCE_END.search(text)
+    first = text[:end.start()] if end else text
+    if len(first) <= MAX_TITLE_CHARS:
+        return first
+    return first[:MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+def title_follows(title: str, old_body: str, new_body: str) -> str:
+    """The title once the body changed: a title that was the old body's opening sentence becomes
+    the new body's (it said the old fact: "User's sister Anna lives in Lisbon." over "…Porto");
+    any other title, a person's own label, stays."""
+    if title and title.strip() == opening(old_body) and opening(new_body):
+        return opening(new_body)
+    return title
+
+
 def clean_terms(values: object, what: str) -> list[str]:
     """Aliases, facets and tags: a list of short strings (a single string is accepted)."""
     if values is None:

@@ -24,7 +24,7 @@ import apsw
 from .. import store
 from ..db import one, rows
 from ..errors import InvalidInput, NotFound
-from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_text, fingerprint, new_id
+from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_text, fingerprint, new_id, title_follows
 from ..policy import permitted_sql
 from ..secretfilter import refuse_secrets
 from .events import record_event
@@ -79,6 +79,9 @@ def keep(conn: apsw.Connection, checkpoint_id: str, now: int, *, title: str | No
     payload = json.loads(row["payload_json"])
     proposal = dict(payload["proposal"])
     edited = False
+    if content is not None and (title is None or title.strip() == proposal.get("title", "")):
+        # the text was edited under its own opening as the title: the title follows the new text
+        title = title_follows(proposal.get("title", ""), proposal.get("content", ""), content.strip())
     if title is not None and title.strip() != proposal.get("title", ""):
         proposal["title"] = clean_text(title, "the title", limit=MAX_TITLE_CHARS, required=False)
         edited = True

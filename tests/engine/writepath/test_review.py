@@ -52,6 +52,20 @@ def test_an_edited_then_kept_proposal_becomes_the_memory_as_edited(reviewing, cl
     assert any(e["action"] == "kept" for e in reviewing.curation_events(limit=10))
 
 
+def test_text_edited_under_its_own_opening_as_the_title_is_retitled_with_it(reviewing, clock):
+    sid = reviewing.open_session("personal", "work")
+    observe(reviewing, sid, clock, "I usually fly out of Boston Logan.")
+    [waiting] = reviewing.review_queue()
+    title = waiting["title"]
+    assert title == waiting["content"] == "User usually flies out of Boston Logan."
+    # what the Review form sends back: the title as shown, the text edited
+    reviewing.keep_proposal(waiting["checkpoint_id"], title=title, content="User flies out of Boston Logan, terminal B.")
+    drain(reviewing)
+    [memory] = reviewing.list_memories(sid)
+    assert (memory.title, memory.body) == ("User flies out of Boston Logan, terminal B.",
+                                           "User flies out of Boston Logan, terminal B.")
+
+
 def test_a_rejected_proposal_is_not_proposed_again(reviewing, clock):
     sid = reviewing.open_session("personal", "work")
     observe(reviewing, sid, clock, "I usually fly out of Boston Logan.")
