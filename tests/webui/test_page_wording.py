@@ -52,3 +52,18 @@ def test_the_mcp_line_quotes_a_boundary_with_a_space(client, engine, csrf):
     line = line.replace("&#39;", "'")
     argv = shlex.split(line)
     assert argv[argv.index("--boundary") + 1] == "my project"
+
+
+def test_a_role_edge_reads_as_who_the_other_is(client, engine, csrf):
+    from keepmind.engine import Relation
+
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "User's sister Anna", "User's sister Anna lives in Lisbon.", anchor="User",
+                 anchor_type="person", relations=[Relation("sister", "Anna", "person")])
+    scope = engine.scope(sid)
+    anna = next(a for a in engine.anchors(scope) if a.name == "Anna")
+    user = next(a for a in engine.anchors(scope) if a.name == "User")
+    text = re.sub(r"<[^>]+>", "", client.get(f"/anchors/{anna.id}").get_data(as_text=True))
+    assert "Anna is User’s sister" in text
+    text = re.sub(r"<[^>]+>", "", client.get(f"/anchors/{user.id}").get_data(as_text=True))
+    assert "sister: Anna" in text

@@ -239,6 +239,13 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
 
 
+def is_role(relation: str) -> bool:
+    """A relation that names who the other is (sister, manager): read "Anna is User's sister"."""
+    from keepmind.engine.writepath.entities import ROLES
+
+    return (relation or "").replace("_", " ") in ROLES
+
+
 def shquote(value: str) -> str:
     """A value as one word of a shell command line (a boundary with a space is quoted)."""
     return shlex.quote(str(value))
@@ -247,7 +254,8 @@ def shquote(value: str) -> str:
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
                                  settext=settext, filesize=filesize, reason_words=reason_words,
-                                 body_html=body_html, ticks=ticks, plural=plural, shquote=shquote)
+                                 body_html=body_html, ticks=ticks, plural=plural, shquote=shquote,
+                                 is_role=is_role)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
