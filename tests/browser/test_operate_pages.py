@@ -12,7 +12,7 @@ import pytest
 from keepmind.engine import EngineError
 from keepmind.engine.clock import HOUR_MS
 from keepmind.engine.writepath import checkpoints
-from support.browser import check_axe, hx_settle, shoot, sign_in
+from support.browser import LAPTOP, NARROW, check_axe, hx_settle, shoot, sign_in
 
 OWNER = "browser-test:1:x"
 
@@ -28,7 +28,11 @@ def here(page, name: str, shots: list) -> None:
     """Check and photograph the page as it is now (after an action)."""
     hx_settle(page)
     check_axe(page, name)
+    page.set_viewport_size(NARROW)  # a phone-width window never scrolls sideways
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    page.set_viewport_size(LAPTOP)
     shots += shoot(page, name)
+    assert wide <= NARROW["width"], f"{name}: {wide} px wide in a {NARROW['width']} px window"
     assert [e for e in page.console_errors if "422" not in e and "Failed to load resource" not in e] == [], name
 
 
