@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import stat
 import time
 import uuid
 import zipfile
@@ -31,12 +30,11 @@ from .errors import InvalidInput, NotFound
 from .policy import AUDIENCES, check_name
 from .private import copy_limited, make_private_dir, open_private, write_private
 
-STAGING = "imports"
+STAGING = transfer.STAGING
 META = "meta.json"
 STAGE_TTL_S = 3600
-MAX_MEMBERS = 20_000
+MAX_MEMBERS = transfer.MAX_MEMBERS
 PREVIEW_ITEMS = 50
-CHUNK = 1 << 20
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -76,61 +74,9 @@ def _clean_old(home: Path, now_s: float) -> None:
             pass
 
 
-def _unzip(archive: Path, dest: Path, limit: int, label: str) -> None:
-    """Unpack a zip whose members all stay inside `dest`, are plain files, and add up under `limit`."""
-    if not zipfile.is_zipfile(archive):
-        raise InvalidInput(f"{label} is not a zip archive: upload a .zip, a .jsonl export or a .md file")
-    with zipfile.ZipFile(archive) as zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise InvalidInput(f"{label} holds {len(infos):,} files; an import takes at most {MAX_MEMBERS:,}")
-        total = 0
-        for info in infos:
-            name = info.filename
-            parts = PurePosixPath(name.replace("\\", "/")).parts
-            if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
-                raise InvalidInput(f"{label} holds {name!r}, a path that escapes the archive's folder: nothing "
-                                   "was imported")
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise InvalidInput(f"{label} holds {name!r}, a symbolic link: nothing was imported")
-            total += info.file_size
-            if total > limit:
-                raise InvalidInput(f"{label} unpacks to more than {limit:,} bytes: nothing was imported")
-        for info in infos:
-            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
-            if info.is_dir():
-                make_private_dir(target)
-                continue
-            make_private_dir(target.parent)
-            try:
-                with zf.open(info) as src, open_private(target, "wb") as out:
-                    copied = 0
-                    while chunk := src.read(CHUNK):
-                        copied += len(chunk)
-                        if copied > info.file_size:
-                            raise InvalidInput(f"{info.filename} in {label} holds more than it declares: the "
-                                               "archive is damaged; nothing was imported")
-                        out.write(chunk)
-            except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-                raise InvalidInput(f"{info.filename} in {label} cannot be read ({exc}): the archive is damaged; "
-                                   "nothing was imported") from None
-
-
-def _import_target(folder: Path) -> Path:
-    """What to hand transfer.import_path: the one export file, or the folder of Markdown memory."""
-    files = [p for p in folder.rglob("*") if p.is_file()]
-    exports = [p for p in files if p.suffix in (".jsonl", ".ndjson")]
-    if len(exports) == 1 and not any(p.name == "MEMORY.md" for p in files):
-        return exports[0]
-    memory = [p for p in files if p.name == "MEMORY.md"] + [p for p in files if p.parent.name == "memory"]
-    if memory:
-        top = min(memory, key=lambda p: len(p.parts))
-        return top.parent if top.name == "MEMORY.md" else top.parent.parent
-    markdown = [p for p in files if p.suffix == ".md"]
-    if len(markdown) == 1:
-        return markdown[0]
-    raise InvalidInput("nothing to import was found: upload a Keepmind export (.jsonl), a MEMORY.md, or a zip "
-                       "of a folder holding MEMORY.md and memory/YYYY-MM-DD.md files")
+# The checks are transfer's, so `keepmind import FILE.zip` unpacks a zip as an upload is unpacked.
+_unzip = transfer.unzip
+_import_target = transfer.import_target
 
 
 def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float | None = None) -> str:
@@ -155,7 +101,11 @@ def stage(home: Path, filename: str, stream: BinaryIO, limit: int, now_s: float 
         else:
             shutil.move(str(raw), content / name)
         write_private(folder / META, json.dumps({"name": name}))
-        _import_target(content)  # refuse now what holds nothing to import
+        target = _import_target(content)  # refuse now what holds nothing to import
+        if not name.lower().endswith(".zip"):
+            transfer.refuse_empty(content / name, name)
+        elif target.is_file():
+            transfer.refuse_empty(target, f"{target.name} in {name}")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -211,21 +161,40 @@ class _Rollback(Exception):
         self.result, self.added = result, added
 
 
-TABLES = (("memory_documents", "document_id"), ("memory_records", "record_id"))
+# Every table an import writes (transfer.TABLES), to tell whether it would write anything at all.
+WRITTEN = tuple(dict.fromkeys(table for table, _, _ in transfer.TABLES))
+# The memories of the preview's list: what the import counts as imported (transfer.memory_kinds),
+# not a deleted one kept for its tombstone, nor an earlier version of an edited record.
+LIVE = (("memory_documents", "document_id", "m.deleted_at IS NULL"),
+        ("memory_records", "record_id", "m.is_tombstone = 0 AND m.record_id NOT IN (SELECT"  # one pass, no index
+                                        " supersedes_record_id FROM memory_records WHERE supersedes_record_id"
+                                        " IS NOT NULL)"))
+# What the rest of the store shows of the graph and of deletions: active anchors (not one merged
+# away), edges that hold now (not one a merge closed), and tombstones that stand (the Deleted list).
+SHOWN = (("anchors", "memory_anchors", "status = 'active'"), ("edges", "memory_edges", "valid_to IS NULL"),
+         ("tombstones", "tombstones", "lifted_at IS NULL"))
+
+
+def _nothing_added() -> dict:
+    return {"items": [], "documents": 0, "records": 0, "anchors": 0, "edges": 0, "tombstones": 0, "rows": 0}
 
 
 def _added(conn, before: dict) -> dict:
-    """What a write added to the memory tables (read inside its own transaction)."""
-    out = {"items": [], "documents": 0, "records": 0, "anchors": 0, "edges": 0, "tombstones": 0}
-    for table, key in TABLES:
+    """What a write added, read inside its own transaction, counted as the rest of the store counts
+    it: the memories it lists, anchors, edges and deletions as their pages show them, and `rows`,
+    every row written (0: importing it would change nothing)."""
+    out = _nothing_added()
+    for table, key, live in LIVE:
         kind = "documents" if table == "memory_documents" else "records"
-        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE rowid > ?", (before[table],))
+        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} m WHERE m.rowid > ? AND {live}", (before[table],))
         left = PREVIEW_ITEMS - len(out["items"])
         if left > 0:
-            out["items"] += rows(conn, f"SELECT {key} AS id, title, body, memory_class, audience, boundary, source"
-                                       f" FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?", (before[table], left))
-    for table, kind in (("memory_anchors", "anchors"), ("memory_edges", "edges"), ("tombstones", "tombstones")):
-        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE rowid > ?", (before[table],))
+            out["items"] += rows(conn, f"SELECT m.{key} AS id, m.title, m.body, m.memory_class, m.audience,"
+                                       f" m.boundary, m.source FROM {table} m WHERE m.rowid > ? AND {live}"
+                                       " ORDER BY m.rowid LIMIT ?", (before[table], left))
+    for kind, table, shown in SHOWN:
+        out[kind] = scalar(conn, f"SELECT COUNT(*) FROM {table} WHERE rowid > ? AND {shown}", (before[table],))
+    out["rows"] = sum(scalar(conn, f"SELECT COUNT(*) FROM {t} WHERE rowid > ?", (before[t],)) for t in WRITTEN)
     return out
 
 
@@ -235,15 +204,14 @@ class DryRun:
 
     def __init__(self, engine):
         self._engine = engine
-        self.added = {"items": [], "documents": 0, "records": 0, "anchors": 0, "edges": 0, "tombstones": 0}
+        self.added = _nothing_added()
 
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
     def write(self, fn, *args, **kwargs):
         def trial(conn):
-            before = {t: scalar(conn, f"SELECT COALESCE(MAX(rowid), 0) FROM {t}")
-                      for t in ("memory_documents", "memory_records", "memory_anchors", "memory_edges", "tombstones")}
+            before = {t: scalar(conn, f"SELECT COALESCE(MAX(rowid), 0) FROM {t}") for t in WRITTEN}
             result = fn(conn, *args, **kwargs)
             raise _Rollback(result, _added(conn, before))
 
@@ -296,8 +264,9 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
         items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": audience,
                   "boundary": boundary} for _, p, _ in plan.planned]
         return {"format": "markdown", "errors": plan.errors, "skipped": 0, "not_memories": plan.not_memories,
-                "preview": {"items": items[:PREVIEW_ITEMS], "documents": len(items), "records": 0, "anchors": 0,
-                            "edges": 0, "tombstones": 0}}
+                "preview": {"items": items[:PREVIEW_ITEMS], "memories": len(items), "documents": len(items),
+                            "records": 0, "carried": "", "anchors": 0,
+                            "edges": 0, "tombstones": 0, "nothing": not items}}
     # transfer's, not the engine's import_path: that one wakes the curation worker, which would
     # race this request for the units it is about to curate.
     report = transfer.import_path(engine, target, audience=audience, boundary=boundary)
@@ -326,7 +295,8 @@ def summary(report: dict) -> dict:
         tally = {"imported": int(report.get("imported") or 0), "merged": 0, "waiting": 0, "failed": 0,
                  "skipped": skipped, "not_imported": {"already here": skipped} if skipped else {}, "examples": [],
                  "deleted": int(report.get("deleted") or 0), "earlier": int(report.get("earlier") or 0)}
-    return {"name": report.get("name") or "", "format": report.get("format") or "jsonl", **tally}
+    return {"name": report.get("name") or "", "format": report.get("format") or "jsonl", **tally,
+            "carried": transfer.carried_said(tally["deleted"], tally["earlier"])}
 
 
 def run_import(engine, target: Path, *, audience: str, boundary: str, dry_run: bool) -> dict:
@@ -337,7 +307,12 @@ def run_import(engine, target: Path, *, audience: str, boundary: str, dry_run: b
         return transfer.import_path(engine, target, audience=audience, boundary=boundary)
     trial = DryRun(engine)
     report = transfer.import_path(trial, target, audience=audience, boundary=boundary)
-    return {**report, "preview": trial.added}
+    # The memories as the import's own report counts them (its result page says the same), and
+    # what travels with them in the words export and import print.
+    imported, deleted, earlier = (int(report.get(k) or 0) for k in ("imported", "deleted", "earlier"))
+    return {**report, "preview": {**trial.added, "memories": imported,
+                                  "carried": transfer.carried_said(deleted, earlier),
+                                  "nothing": trial.added["rows"] == 0}}
 
 
 EXPORTS = "exports"

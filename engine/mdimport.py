@@ -84,14 +84,15 @@ def markdown_files(path: Path) -> list[Path]:
         if folder.is_dir():
             files += sorted(p for p in folder.iterdir() if p.is_file() and _day(p.name))
     if not files:  # a folder `keepmind export --format markdown` wrote: one page per anchor
-        files = sorted(p for p in path.iterdir() if p.suffix == ".md" and p.is_file() and _exported(p))
+        files = sorted(p for p in path.iterdir() if p.suffix == ".md" and p.is_file() and is_exported(p))
     if not files:
         raise InvalidInput(f"{path} holds no MEMORY.md or {DAILY_NAME} files: give an OpenClaw workspace folder, "
                            "a folder `keepmind export --format markdown` wrote, or a Markdown file")
     return files
 
 
-def _exported(file: Path) -> bool:
+def is_exported(file: Path) -> bool:
+    """Is this file a page `keepmind export --format markdown` wrote?"""
     try:
         return is_export(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import stat
+import uuid
+import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import apsw
 
@@ -24,6 +28,10 @@ from .db import rows
 from .errors import InvalidInput
 from .policy import AUDIENCES, check_name
 from .private import make_private_dir, open_private, write_private
+
+STAGING = "imports"  # the data dir's folder for uploads and unpacked zips waiting to be imported
+MAX_MEMBERS = 20_000
+CHUNK = 1 << 20
 
 FORMAT = "keepmind-export"
 VERSION = 1  # what export writes; import reads this version and every older one
@@ -243,12 +251,17 @@ class ImportReport:
 
 def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
     """Import a Keepmind JSON Lines export (rows written as they are, in their own scopes), or
-    OpenClaw-style Markdown memory, a folder or a file, into `audience`/`boundary`: its units of
-    meaning are queued for curation (engine/mdimport.py), and `checkpoints` maps each checkpoint
-    to the file:line it came from (mdimport.outcome says what became of them)."""
+    OpenClaw-style Markdown memory (or Keepmind's Markdown export), a folder or a file, into
+    `audience`/`boundary`: its units of meaning are queued for curation (engine/mdimport.py), and
+    `checkpoints` maps each checkpoint to the file:line it came from (mdimport.outcome says what
+    became of them). A .zip of any of these is unpacked first, checked as a browser upload is."""
     path = Path(path)
     if not path.exists():
-        raise InvalidInput(f"{path} does not exist: give a .jsonl export, a Markdown file or a folder")
+        raise InvalidInput(f"{path} does not exist: give a .jsonl export, a Markdown file, a folder or a .zip")
+    if path.is_file() and path.suffix.lower() == ".zip":
+        return _import_zip(engine, path, audience=audience, boundary=boundary)
+    if path.is_file():
+        refuse_empty(path, path.name)
     if path.is_file() and path.suffix in (".jsonl", ".json", ".ndjson"):
         report = import_jsonl(engine, path)
         if report.imported or report.deleted or report.earlier:
@@ -259,6 +272,93 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
     queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary))
     return {"format": "markdown", "files": queued.files, "queued": len(queued.where), "resumed": queued.resumed,
             "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors}
+
+
+def _import_zip(engine, archive: Path, *, audience: str, boundary: str) -> dict:
+    """A zip (of a JSON Lines export, of Keepmind's Markdown export, of an OpenClaw-style folder)
+    unpacked into a private folder of the data dir with the browser upload's checks (`unzip`), its
+    content imported, the folder removed."""
+    limit = int(engine.settings["server.max_upload_bytes"])
+    folder = make_private_dir(make_private_dir(Path(engine.home) / STAGING) / uuid.uuid4().hex)
+    try:
+        unzip(archive, folder, limit, archive.name)
+        target = import_target(folder)
+        if target.is_file():
+            refuse_empty(target, f"{target.name} in {archive.name}")
+        return import_path(engine, target, audience=audience, boundary=boundary)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def refuse_empty(path: Path, label: str) -> None:
+    """An empty file (nothing but blank lines) holds nothing to import: say so, rather than that
+    everything in it is stored already."""
+    with path.open("rb") as fh:
+        while chunk := fh.read(CHUNK):
+            if chunk.strip():
+                return
+    raise InvalidInput(f"{label} is empty: there is nothing to import in it")
+
+
+def unzip(archive: Path, dest: Path, limit: int, label: str) -> None:
+    """Unpack a zip whose members all stay inside `dest`, are plain files, and add up under `limit`."""
+    if not zipfile.is_zipfile(archive):
+        raise InvalidInput(f"{label} is not a zip archive: give a .zip, a .jsonl export or a .md file")
+    with zipfile.ZipFile(archive) as zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise InvalidInput(f"{label} holds {len(infos):,} files; an import takes at most {MAX_MEMBERS:,}")
+        total = 0
+        for info in infos:
+            name = info.filename
+            parts = PurePosixPath(name.replace("\\", "/")).parts
+            if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
+                raise InvalidInput(f"{label} holds {name!r}, a path that escapes the archive's folder: nothing "
+                                   "was imported")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise InvalidInput(f"{label} holds {name!r}, a symbolic link: nothing was imported")
+            total += info.file_size
+            if total > limit:
+                raise InvalidInput(f"{label} unpacks to more than {limit:,} bytes: nothing was imported")
+        for info in infos:
+            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+            if info.is_dir():
+                make_private_dir(target)
+                continue
+            make_private_dir(target.parent)
+            try:
+                with zf.open(info) as src, open_private(target, "wb") as out:
+                    copied = 0
+                    while chunk := src.read(CHUNK):
+                        copied += len(chunk)
+                        if copied > info.file_size:
+                            raise InvalidInput(f"{info.filename} in {label} holds more than it declares: the "
+                                               "archive is damaged; nothing was imported")
+                        out.write(chunk)
+            except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+                raise InvalidInput(f"{info.filename} in {label} cannot be read ({exc}): the archive is damaged; "
+                                   "nothing was imported") from None
+
+
+def import_target(folder: Path) -> Path:
+    """What an unpacked zip holds to import: the one export file, the folder of OpenClaw-style
+    Markdown memory, the folder of Keepmind's Markdown export pages, or its one Markdown file."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    exports = [p for p in files if p.suffix in (".jsonl", ".ndjson")]
+    if len(exports) == 1 and not any(p.name == "MEMORY.md" for p in files):
+        return exports[0]
+    memory = [p for p in files if p.name == "MEMORY.md"] + [p for p in files if p.parent.name == "memory"]
+    if memory:
+        top = min(memory, key=lambda p: len(p.parts))
+        return top.parent if top.name == "MEMORY.md" else top.parent.parent
+    markdown = [p for p in files if p.suffix == ".md"]
+    if len(markdown) == 1:
+        return markdown[0]
+    pages = [p for p in markdown if mdimport.is_exported(p)]  # `keepmind export --format markdown`, zipped
+    if pages:
+        return min(pages, key=lambda p: len(p.parts)).parent
+    raise InvalidInput("nothing to import was found: give a Keepmind export (.jsonl, or the zip of its Markdown "
+                       "pages), a MEMORY.md, or a zip of a folder holding MEMORY.md and memory/YYYY-MM-DD.md files")
 
 
 def parse_jsonl(path: Path) -> tuple[list[tuple[int, str, dict]], list[str]]:

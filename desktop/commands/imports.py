@@ -1,4 +1,6 @@
-"""`keepmind import PATH`: a Keepmind JSON Lines export, or OpenClaw-style Markdown memory.
+"""`keepmind import PATH`: a Keepmind JSON Lines export, or OpenClaw-style Markdown memory (or
+Keepmind's own Markdown export), a file, a folder or a zip of either (unpacked with the browser
+upload's checks: engine/transfer.py `unzip`).
 
 Markdown lands where the agents look: `--audience`/`--boundary`, else `mcp.audience`/`mcp.boundary`
 in keepmind.json (the scope the hook and the MCP server use). Its units of meaning are queued for
@@ -30,7 +32,8 @@ STALL_S = 60.0
 
 def register(sub) -> None:
     p = sub.add_parser("import", help="read a Keepmind JSON Lines export, or OpenClaw-style Markdown memory "
-                                      "(a workspace folder with MEMORY.md and memory/YYYY-MM-DD.md, or one file)")
+                                      "(a workspace folder with MEMORY.md and memory/YYYY-MM-DD.md, or one file), "
+                                      "or Keepmind's Markdown export; a .zip of any of them too")
     home_option(p)
     p.add_argument("path", metavar="PATH")
     p.add_argument("--audience", choices=("personal", "team"), default=None,

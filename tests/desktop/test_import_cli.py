@@ -159,7 +159,7 @@ def test_with_json_every_refusal_is_json_naming_what_to_fix(stored, tmp_path, ca
     home = stored["home"]
     code, report = import_as_json(capsys, home, tmp_path / "missing.jsonl")
     assert code == 2 and report == {
-        "errors": [f"{tmp_path / 'missing.jsonl'} does not exist: give a .jsonl export, a Markdown file or a folder"]}
+        "errors": [f"{tmp_path / 'missing.jsonl'} does not exist: give a .jsonl export, a Markdown file, a folder or a .zip"]}
     (tmp_path / "empty").mkdir()
     code, report = import_as_json(capsys, home, tmp_path / "empty")
     assert code == 2 and "holds no MEMORY.md" in report["errors"][0]

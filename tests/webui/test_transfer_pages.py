@@ -113,22 +113,27 @@ def test_the_markdown_preview_shows_no_anchor_or_edge_count_the_import_will_not_
     assert eng.anchors(scope) == [] and eng.stats()["edges"] == 0  # what the preview said: memories only
 
 
-def test_an_import_answers_with_a_redirect_and_posting_it_again_says_it_was_imported(server, browser):
+def test_an_import_answers_with_a_redirect_and_posting_it_again_says_it_was_imported(server, browser, make_engine,
+                                                                                      tmp_path):
     web, csrf = browser
     eng = server.engine
-    src = eng.open_session("personal", "work")
-    eng.store(src, "Seat", "Window seats, never the last row.")
-    folder = eng.export_folder()
-    path, name = eng.export_file(folder, "jsonl")
-    content = path.read_bytes()
-    eng.drop_export(folder)
-    _, staging = preview(web, csrf, name, content)
+    other = make_engine(tmp_path / "other")  # two memories, one of them imported here already
+    src = other.open_session("personal", "work")
+    seat = other.store(src, "Seat", "Window seats, never the last row.").id
+    other.store(src, "Aisle", "Aisle seats on night trains.")
+    path, name = tmp_path / "keepmind-export.jsonl", "keepmind-export.jsonl"
+    other.export(path)
+    lines = path.read_text().splitlines()
+    (tmp_path / "seat.jsonl").write_text("\n".join(line for line in lines if seat in line or '"header"' in line))
+    assert eng.import_path(tmp_path / "seat.jsonl")["imported"] == 1
+    page, staging = preview(web, csrf, name, path.read_bytes())
+    assert "1 would be imported from keepmind-export.jsonl, 1 already here." in page
 
     first = import_staged(web, csrf, staging)
     assert first.status_code == 303 and first.headers["Location"] == f"/transfer/import/{staging}"
     result = web.get(first.headers["Location"])
     assert result.status_code == 200
-    assert status_line(result.text) == f"0 imported from {name}." and "1 already here" in result.text
+    assert status_line(result.text) == f"1 imported from {name}." and "1 already here" in result.text
     assert web.get(first.headers["Location"]).text == result.text  # a reload only reads
 
     again = import_staged(web, csrf, staging)  # Back, then Import again
@@ -136,3 +141,136 @@ def test_an_import_answers_with_a_redirect_and_posting_it_again_says_it_was_impo
     text = web.get(again.headers["Location"]).text
     assert f"{name} was imported already" in text and "nothing was imported again" in text
     assert "gone" not in text
+
+
+def preview_page(web, csrf, name: str, content: bytes, boundary: str = "notes") -> httpx.Response:
+    return web.post("/transfer/preview", data={"csrf_token": csrf, "audience": "personal", "boundary": boundary},
+                    files={"file": (name, content)})
+
+
+IMPORT_BUTTON = 'action="/transfer/import/'
+
+
+def test_the_markdown_zip_downloaded_from_the_page_uploads_back(server, browser):
+    web, csrf = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    eng.store(sid, "Sister", "Anna is the user's sister; she lives in Porto.", anchor="Anna", anchor_type="person")
+    eng.store(sid, "Editor", "The user edits in Helix.", anchor="Editor")
+    eng.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence")
+    r = web.post("/transfer/export", data={"csrf_token": csrf, "format": "markdown"})
+    name = re.search(r'filename="?([^";]+)', r.headers["Content-Disposition"]).group(1)
+    assert re.fullmatch(r"keepmind-markdown-\d{4}-\d{2}-\d{2}\.zip", name)
+    page, staging = preview(web, csrf, name, r.content, boundary="moved")
+    assert "Import 3 memories" in page and "Anna is the user" in page
+    assert "nothing to import was found" not in page
+    result = web.get(import_staged(web, csrf, staging, boundary="moved").headers["Location"]).text
+    assert status_line(result) == f"3 imported from {name}."
+    moved = eng.list_memories(eng.open_session("personal", "moved"), limit=10)
+    assert sorted(m.body for m in moved) == ["Anna is the user's sister; she lives in Porto.",
+                                              "Flew to Lisbon on 3 May.", "The user edits in Helix."]
+    # and the page says it takes one
+    assert "Markdown zip" in web.get("/transfer").text
+
+
+def test_a_markdown_zip_is_unpacked_with_the_uploads_checks(server, browser):
+    import io
+    import zipfile
+
+    web, csrf = browser
+    escape = io.BytesIO()
+    with zipfile.ZipFile(escape, "w") as zf:
+        zf.writestr("anna.md", "# Anna\n\n- Anna lives in Porto.\n")
+        zf.writestr("../editor.md", "# Editor\n\n- The user edits in Helix.\n")
+    r = preview_page(web, csrf, "keepmind-markdown.zip", escape.getvalue())
+    assert r.status_code == 422 and "a path that escapes the archive" in r.text and IMPORT_BUTTON not in r.text
+
+
+def counts_of(page: str) -> dict[str, int]:
+    found = re.search(r'<dl class="counts small">(.*?)</dl>', page, re.S).group(1)
+    return {dt: int(dd) for dt, dd in re.findall(r"<dt>(.*?)</dt><dd>(\d+)</dd>", found)}
+
+
+def test_the_preview_of_an_export_counts_what_the_import_then_says_and_the_store_shows(
+        server, browser, make_engine, clock, tmp_path):
+    """A store with a proposal rejected in review, a memory deleted as wrong, one deleted and
+    restored, an edited document (revisions), an edited record (an earlier version), a deleted
+    record and an anchor merged into another (its edge closed): the export, previewed in an empty
+    data dir, says what importing it does, in the result's words and numbers."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
+    from test_export_roundtrip import reject_in_review
+
+    from keepmind.engine.store import Relation
+
+    src = make_engine(tmp_path / "src", memory__curation__review=True)
+    reject_in_review(src, clock)
+    mine = src.open_session("personal", "work")
+    wrong = src.store(mine, "Office", "The office is in Paris.").id
+    src.update(mine, wrong, delete=True)
+    back = src.store(mine, "Desk", "The user works at a standing desk.").id
+    src.update(mine, back, delete=True)
+    src.restore(next(t for t in src.deleted()[0] if t["memory_id"] == back)["tombstone_id"])
+    editor = src.store(mine, "Editor", "The user edits in Vim.", anchor="Editor").id
+    clock.advance(1000)
+    src.update(mine, editor, old_text="Vim", new_text="Helix")
+    trip = src.store(mine, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
+    src.update(mine, trip, old_text="3 May", new_text="4 May")
+    gone = src.store(mine, "Train", "Took the train to Porto.", memory_class="evidence").id
+    src.update(mine, gone, delete=True)
+    src.store(mine, "Sister", "Anna lives in Porto.", anchor="Anna", anchor_type="person",
+              relations=[Relation("lives_in", "Porto", "place"), Relation("knows", "Annie", "person")])
+    src.store(mine, "Annie", "Annie likes tea.", anchor="Annie", anchor_type="person")
+    scope = src.scope(mine)
+    named = {a.name: a.id for a in src.anchors(scope)}
+    src.merge_anchors(scope, named["Annie"], named["Anna"])
+    exported = src.export(tmp_path / "all.jsonl")
+    assert (exported.memories, exported.deleted, exported.earlier) == (5, 2, 1)
+
+    web, csrf = browser
+    page, staging = preview(web, csrf, "all.jsonl", (tmp_path / "all.jsonl").read_bytes())
+    said = ("5 would be imported from all.jsonl (with 2 deleted memories, kept so their tombstones hold and "
+            "1 earlier version of edited records).")
+    assert said in " ".join(page.split())
+    assert "Import 5 memories" in page
+    counts = counts_of(page)
+    items = re.findall(r"<li><strong>(.*?)</strong>", page)
+    assert sorted(items) == ["Annie", "Desk", "Editor", "Sister", "Trip"]  # the memories, no deleted one
+    assert "Flew to Lisbon on 4 May." in page and "3 May" not in page  # nor an earlier version
+
+    result = web.get(import_staged(web, csrf, staging).headers["Location"]).text
+    assert status_line(result) == ("5 imported from all.jsonl (with 2 deleted memories, kept so their "
+                                   "tombstones hold and 1 earlier version of edited records).")
+    eng = server.engine
+    here = eng.counts(eng.scope(eng.open_session("personal", "work")), since=0)
+    assert counts == {"Memories": 5, "Already here (skipped)": 0, "Anchors": here["anchors"],
+                      "Edges": here["edges"], "Deletions": len(eng.deleted()[0])}
+    assert here["documents"] + here["records"] == 5 and (here["anchors"], here["edges"]) == (3, 1)
+    assert len(eng.deleted()[0]) == 3  # the office, the train and the rejected proposal
+
+
+def test_an_empty_upload_says_it_is_empty_and_offers_no_import(server, browser):
+    web, csrf = browser
+    for name, content in (("empty.jsonl", b""), ("blank.jsonl", b"\n  \n"), ("MEMORY.md", b"")):
+        r = preview_page(web, csrf, name, content)
+        assert r.status_code == 422, name
+        assert f"{name} is empty: there is nothing to import in it" in r.text
+        assert IMPORT_BUTTON not in r.text and "Nothing new" not in r.text
+
+
+def test_a_stores_own_export_says_everything_is_here_already_and_offers_no_import(server, browser):
+    web, csrf = browser
+    eng = server.engine
+    eng.store(eng.open_session("personal", "work"), "Seat", "Window seats, never the last row.")
+    r = web.post("/transfer/export", data={"csrf_token": csrf, "format": "jsonl"})
+    page = preview_page(web, csrf, "mine.jsonl", r.content)
+    assert page.status_code == 200
+    assert "Nothing new: everything in it is here already." in page.text
+    assert IMPORT_BUTTON not in page.text and "Import 0" not in page.text
+    assert counts_of(page.text)["Already here (skipped)"] == 1
+    # an export of an empty store (a header and nothing else) holds nothing to import either
+    header = b'{"type": "header", "format": "keepmind-export", "version": 1}\n'
+    page = preview_page(web, csrf, "header.jsonl", header)
+    assert "It holds nothing to import." in page.text and IMPORT_BUTTON not in page.text

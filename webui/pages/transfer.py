@@ -1,7 +1,9 @@
 """Export and import (`/transfer`): download everything as JSON Lines or a Markdown zip; upload a
-Keepmind export, a MEMORY.md, or a zip of an OpenClaw-style memory folder, see what would be
-imported (the import itself, run and rolled back), then import it. The import's answer is a
-redirect to its result page (post/redirect/get), so reloading or going back never imports again."""
+Keepmind export (the .jsonl, or the Markdown zip downloaded here), a MEMORY.md, or a zip of an
+OpenClaw-style memory folder, see what would be imported (the import itself, run and rolled back,
+counted as its result will count it), then import it (no Import is offered when nothing would be).
+The import's answer is a redirect to its result page (post/redirect/get), so reloading or going
+back never imports again."""
 
 from __future__ import annotations
 
