@@ -190,11 +190,20 @@ BODY = "The user likes \x1b[31mred\x1b[0m tea.\r\nReally \u2066x\u2069\x9b2J\x7f
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\x7f", "\u202e", "\u2066", "\u2069")
 
 
+def stored_as_written(eng, sid) -> str:
+    """A memory holding TITLE and BODY as an older Keepmind stored them: text entering now loses
+    its bidi and C0 controls (tests/engine/test_display_controls.py), what is stored may hold them."""
+    memory = eng.store(sid, "Tea", "The user likes red tea.").id
+    eng.db.write(lambda conn: conn.execute("UPDATE memory_documents SET title=?, body=? WHERE document_id=?",
+                                           (TITLE, BODY, memory)))
+    return memory
+
+
 def test_stored_text_is_shown_escaped_never_as_terminal_control(tmp_path, capsys):
     home = tmp_path / "home"
     with open_engine(home, settings=QUIET, start_workers=False) as eng:
         sid = eng.open_session("personal", "work", title="plan \x1b[2J\u202e")
-        memory = eng.store(sid, TITLE, BODY).id
+        memory = stored_as_written(eng, sid)
         eng.recall(sid, "Which tea does the user like?")
     shown = {}
     for argv in (["memories", "list"], ["memories", "show", memory], ["sessions", "list"],
@@ -214,7 +223,7 @@ def test_json_output_keeps_the_text_exactly_and_escapes_what_acts_on_a_terminal(
     home = tmp_path / "home"
     with open_engine(home, settings=QUIET, start_workers=False) as eng:
         sid = eng.open_session("personal", "work", title="Zürich \u202eplan")
-        memory = eng.store(sid, TITLE, BODY).id
+        memory = stored_as_written(eng, sid)
     assert main(["memories", "show", memory, "--json", "--home", str(home)]) == 0
     out = capsys.readouterr().out
     assert not any(c in out for c in RAW) and json.loads(out)["content"] == BODY
