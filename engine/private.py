@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 
 from .checks import Check
 
@@ -164,3 +165,16 @@ def copy_limited(src, dst, limit: int, too_big) -> int:
 
 __all__ = ["check_privacy", "copy_limited", "create_private_file", "exposed", "make_private_dir", "make_private_dirs",
            "open_private", "repair", "write_private"]
+
+
+def unsafe_member(info: zipfile.ZipInfo) -> str | None:
+    """What makes a zip member unfit to unpack into a folder of ours (None: nothing): a path that
+    leaves the folder (absolute, `..`, a drive letter) or a symbolic link. The imports and the
+    model installs refuse such an archive, each in its own words."""
+    name = info.filename
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
+        return "a path that escapes the archive's folder"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "a symbolic link"
+    return None

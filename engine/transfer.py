@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import stat
 import uuid
 import zipfile
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from .clock import iso
 from .db import rows
 from .errors import InvalidInput
 from .policy import AUDIENCES, check_name
-from .private import make_private_dir, open_private, write_private
+from .private import make_private_dir, open_private, unsafe_member, write_private
 
 STAGING = "imports"  # the data dir's folder for uploads and unpacked zips waiting to be imported
 MAX_MEMBERS = 20_000
@@ -310,13 +309,8 @@ def unzip(archive: Path, dest: Path, limit: int, label: str) -> None:
             raise InvalidInput(f"{label} holds {len(infos):,} files; an import takes at most {MAX_MEMBERS:,}")
         total = 0
         for info in infos:
-            name = info.filename
-            parts = PurePosixPath(name.replace("\\", "/")).parts
-            if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
-                raise InvalidInput(f"{label} holds {name!r}, a path that escapes the archive's folder: nothing "
-                                   "was imported")
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise InvalidInput(f"{label} holds {name!r}, a symbolic link: nothing was imported")
+            if problem := unsafe_member(info):
+                raise InvalidInput(f"{label} holds {info.filename!r}, {problem}: nothing was imported")
             total += info.file_size
             if total > limit:
                 raise InvalidInput(f"{label} unpacks to more than {limit:,} bytes: nothing was imported")

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import threading
 import uuid
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from ..private import copy_limited, make_private_dir, open_private
+from ..private import copy_limited, make_private_dir, open_private, unsafe_member
 from . import manifest as manifests
 from .importer import SUFFIXES, open_archive
 from .manifest import Manifest, ModelError
@@ -120,14 +119,10 @@ def check_archive(path: Path, label: str) -> None:
                          "was installed")
     with open_archive(path) as zf:
         for info in zf.infolist():
-            name = info.filename
-            parts = PurePosixPath(name.replace("\\", "/")).parts
-            if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
-                raise ModelError(f"{label} holds {name!r}, a path that escapes the archive's folder: it was "
-                                 "refused and nothing was installed")
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise ModelError(f"{label} holds {name!r}, a symbolic link: model archives never hold links; "
-                                 "it was refused and nothing was installed")
+            if problem := unsafe_member(info):
+                why = ": model archives never hold links;" if problem == "a symbolic link" else ":"
+                raise ModelError(f"{label} holds {info.filename!r}, {problem}{why} it was refused and nothing "
+                                 "was installed")
 
 
 def stage(home: Path, files: list[tuple[str, BinaryIO]], max_bytes: int) -> tuple[Path, list[Path]]:
