@@ -123,10 +123,6 @@ def count_exported(items: list[tuple[str, dict]]) -> tuple[int, int, int]:
     return count_kinds(kinds, kinds)
 
 
-def memories_said(memories: int) -> str:
-    return f"{memories} {'memory' if memories == 1 else 'memories'}"
-
-
 def carried_said(deleted: int, earlier: int) -> str:
     """What travels with the memories, in the words export and import both print ("" for nothing)."""
     also = []

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from keepmind.engine import EngineError, open_engine
-from keepmind.engine.transfer import carried_said, memories_said
+from keepmind.engine.transfer import carried_said
+from keepmind.engine.wording import counted
 
 from ..paths import home_of, home_option, load_home_settings, resolve_home
 from .failures import STORE_ERRORS, about_data_dir, store_failure
@@ -197,7 +198,8 @@ def _import(args) -> int:
                         if url else _embed_here(engine))
             out = {**report, "embeddings": embedded}
             also = carried_said(report["deleted"], report["earlier"])
-            lines = [f"imported {memories_said(report['imported'])} from {args.path}" + (f" ({also})" if also else "")
+            lines = [f"imported {counted(report['imported'], 'memory')} from {args.path}"
+                     + (f" ({also})" if also else "")
                      + f", skipped {report['skipped']} already present", embedded]
         else:
             where = report["checkpoints"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from keepmind.engine import EngineError, open_engine
 from keepmind.engine.clock import iso
 from keepmind.engine.errors import InvalidInput
+from keepmind.engine.wording import counted
 
 from ..paths import home_of, home_option, load_home_settings, resolve_home
 from .numbers import non_negative, port
@@ -163,16 +164,12 @@ def cmd_status(args) -> int:
     else:
         store = out["store"]
         print(f"no Keepmind is running for {home} ({reason}): `keepmind serve` starts it")
-        print(f"the store holds {_count(store['documents'], 'document')}, {_count(store['records'], 'record')}, "
-              f"{_count(store['anchors'], 'anchor')} and {_count(store['edges'], 'edge')}; "
-              f"{_count(store['pending_checkpoints'], 'checkpoint')} "
+        print(f"the store holds {counted(store['documents'], 'document')}, {counted(store['records'], 'record')}, "
+              f"{counted(store['anchors'], 'anchor')} and {counted(store['edges'], 'edge')}; "
+              f"{counted(store['pending_checkpoints'], 'checkpoint')} "
               f"{'waits' if store['pending_checkpoints'] == 1 else 'wait'}"
               + ("; memory is paused (`keepmind resume`)" if paused else ""))
     return 0 if info is not None else 3
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def cmd_token_show(args) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from keepmind.engine import open_engine
-from keepmind.engine.transfer import carried_said, memories_said
+from keepmind.engine.transfer import carried_said
+from keepmind.engine.wording import counted
 
 from ..paths import home_of, home_option
 
@@ -65,5 +66,5 @@ def cmd_export(args) -> int:
         done = engine.export(args.output, fmt=args.format)
     also = carried_said(done.deleted, done.earlier) if args.format == "jsonl" else ""
     where = f"{done.path}" + ("" if done.single_file else " (a folder: one file per anchor)")
-    print(f"exported {memories_said(done.memories)} to {where}" + (f" ({also})" if also else ""))
+    print(f"exported {counted(done.memories, 'memory')} to {where}" + (f" ({also})" if also else ""))
     return 0

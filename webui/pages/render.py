@@ -18,6 +18,7 @@ from flask import Flask, current_app, g, make_response, redirect, render_templat
 from markupsafe import Markup, escape
 
 from keepmind.engine import InvalidInput
+from keepmind.engine.wording import counted as plural  # the template filter; tests read it by this name
 
 from ..context import EXTENSION
 from ..security import is_owner
@@ -228,15 +229,6 @@ def body_html(body: str | None) -> Markup:
 def ticks(message: str) -> Markup:
     """A message for a person (an error, a notice): escaped, its `commands` shown as code."""
     return Markup(_CODE.sub(r"<code>\1</code>", str(escape(message or ""))))
-
-
-def plural(n: int, noun: str) -> str:
-    """"1 memory", "2 memories", "0 edges"."""
-    if n == 1:
-        return f"{n} {noun}"
-    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
-        return f"{n} {noun[:-1]}ies"
-    return f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
 
 
 def is_role(relation: str) -> bool:
