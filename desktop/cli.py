@@ -28,8 +28,7 @@ from .commands import (
     ui,
     writepath,
 )
-from .commands.failures import STORE_ERRORS, about_data_dir, store_failure
-from .paths import resolve_home
+from .commands.failures import STORE_ERRORS, failure_line
 
 # Each module exposes register(subparsers) and sets `func` on its parsers.
 COMMANDS = (store, imports, memories, bench, models, doctor, serve, lifecycle, ui, pause, autostart, recall,
@@ -89,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         # which file and what to do. Anything else is a bug and keeps its traceback.
         if args.verbose:
             traceback.print_exc()
-        home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
-        doctor = args.command != "doctor" and about_data_dir(exc, home)
-        hint = "; `keepmind doctor` checks the data dir" if doctor else ""
-        print(f"error: {store_failure(exc, home)}{hint}", file=sys.stderr)
+        print(f"error: {failure_line(exc, args)}", file=sys.stderr)
         return 2
 
 

@@ -16,6 +16,8 @@ import apsw
 
 from keepmind.engine import DB_NAME
 
+from ..paths import resolve_home
+
 RESTORE = ("stop Keepmind, move it (with its -wal and -shm files) aside, and `keepmind import` your last "
            "`keepmind export`")
 
@@ -54,6 +56,14 @@ def store_failure(exc: BaseException, home: Path) -> str:
     if home in path.parents:
         return f"cannot use {path} in the data dir: {reason} (Keepmind must be able to write there)"
     return f"{path}: {reason}"
+
+
+def failure_line(exc: BaseException, args) -> str:
+    """The one line a command says for a store failure: `store_failure`, and where the failure is
+    about the data dir, a pointer to `keepmind doctor` (not from the doctor itself)."""
+    home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
+    doctor = getattr(args, "command", None) != "doctor" and about_data_dir(exc, home)
+    return store_failure(exc, home) + ("; `keepmind doctor` checks the data dir" if doctor else "")
 
 
 def about_data_dir(exc: BaseException, home: Path) -> bool:

@@ -21,8 +21,8 @@ from keepmind.engine import EngineError, open_engine
 from keepmind.engine.transfer import carried_said
 from keepmind.engine.wording import counted
 
-from ..paths import home_of, home_option, load_home_settings, resolve_home
-from .failures import STORE_ERRORS, about_data_dir, store_failure
+from ..paths import home_of, home_option, load_home_settings
+from .failures import STORE_ERRORS, failure_line
 from .quiet import quieted
 from .terminal import for_terminal, json_for_terminal
 
@@ -166,9 +166,7 @@ def cmd_import(args) -> int:
     except EngineError as exc:
         message = exc.message
     except STORE_ERRORS as exc:  # as the CLI says it without --json (keepmind.desktop.cli)
-        home = resolve_home(getattr(args, "home_sub", None) or getattr(args, "home", None))
-        message = store_failure(exc, home) + ("; `keepmind doctor` checks the data dir"
-                                              if about_data_dir(exc, home) else "")
+        message = failure_line(exc, args)
     _print_json({"errors": [message]})
     return 2
 
