@@ -48,15 +48,14 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         if count == 0:
             raise InvalidInput("old_text was not found in the memory: copy it exactly (case matters)")
         body = row["body"].replace(old_text, new_text)
-        if title is None:  # the title says the same fact: it changes with it
-            new_title = title_follows(row["title"], row["body"], body) if old_text not in row["title"] \
-                else row["title"].replace(old_text, new_text)
     elif mode == "rewrite":
         count, body = 0, new_content
-        if title is None:
-            new_title = title_follows(row["title"], row["body"], body)
     else:
         count, body = 0, row["body"]
+    if title is None and mode == "replace" and old_text in row["title"]:
+        new_title = row["title"].replace(old_text, new_text)  # the title says the same fact: it changes with it
+    elif title is None and mode in ("replace", "rewrite"):
+        new_title = title_follows(row["title"], row["body"], body)
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
         return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",

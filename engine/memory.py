@@ -126,9 +126,9 @@ def title_follows(title: str, old_body: str, new_body: str) -> str:
     """The title once the body changed: a title that was the old body's opening sentence becomes
     the new body's (it said the old fact: "User's sister Anna lives in Lisbon." over "…Porto");
     any other title, a person's own label, stays."""
-    if title and title.strip() == opening(old_body) and opening(new_body):
-        return opening(new_body)
-    return title
+    if not title or title.strip() != opening(old_body):
+        return title
+    return opening(new_body) or title
 
 
 def clean_terms(values: object, what: str) -> list[str]:

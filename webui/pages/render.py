@@ -18,7 +18,8 @@ from flask import Flask, current_app, g, make_response, redirect, render_templat
 from markupsafe import Markup, escape
 
 from keepmind.engine import InvalidInput
-from keepmind.engine.wording import counted as plural  # the template filter; tests read it by this name
+from keepmind.engine.wording import counted as plural
+from keepmind.engine.writepath.entities import ROLES  # the template filter; tests read it by this name
 
 from ..context import EXTENSION
 from ..security import is_owner
@@ -233,8 +234,6 @@ def ticks(message: str) -> Markup:
 
 def is_role(relation: str) -> bool:
     """A relation that names who the other is (sister, manager): read "Anna is User's sister"."""
-    from keepmind.engine.writepath.entities import ROLES
-
     return (relation or "").replace("_", " ") in ROLES
 
 
