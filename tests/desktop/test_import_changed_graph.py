@@ -10,6 +10,7 @@ import pytest
 
 from keepmind.desktop.cli import main as cli
 from keepmind.engine import Relation
+from support.stores import import_rows
 
 
 @pytest.fixture
@@ -28,14 +29,6 @@ def world(tmp_path, make_engine):
     return {"home": home, "engine": engine, "rows": rows}
 
 
-def run_import(capsys, home, rows, path) -> tuple[int, str]:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code = cli(["import", str(path), "--home", str(home)])
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    return code, captured.out
-
-
 KEYS = {"anchor": "anchor_id", "edge": "edge_id", "tombstone": "tombstone_id"}
 
 
@@ -52,13 +45,13 @@ def test_a_graph_or_tombstone_row_changed_under_its_id_is_an_error_naming_its_li
     rows = [dict(r) for r in world["rows"]]
     line, row = next((n, r) for n, r in enumerate(rows, 1) if r["type"] == kind and r.get(field) != value)
     row[field] = value
-    code, out = run_import(capsys, world["home"], rows, tmp_path / "changed.jsonl")
+    code, out = import_rows(capsys, world["home"], rows, tmp_path / "changed.jsonl")
     assert code == 1 and "nothing was imported" in out
     assert f"line {line}: {row[KEYS[kind]]} is stored with a different {field}" in out
 
 
 def test_the_same_rows_again_are_skipped(world, tmp_path, capsys):
-    code, out = run_import(capsys, world["home"], world["rows"], tmp_path / "again.jsonl")
+    code, out = import_rows(capsys, world["home"], world["rows"], tmp_path / "again.jsonl")
     assert code == 0, out
 
 
@@ -69,6 +62,6 @@ def test_a_renamed_anchor_and_a_lifted_tombstone_still_import_their_old_export(w
     engine.rename_anchor(scope, anna["anchor_id"], "Anna Silva")
     tomb = next(r for r in world["rows"] if r["type"] == "tombstone")
     engine.restore(tomb["tombstone_id"])
-    code, out = run_import(capsys, world["home"], world["rows"], tmp_path / "old.jsonl")
+    code, out = import_rows(capsys, world["home"], world["rows"], tmp_path / "old.jsonl")
     assert code == 0, out
     assert engine.anchor(scope, anna["anchor_id"]).name == "Anna Silva"

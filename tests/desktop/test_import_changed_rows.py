@@ -4,28 +4,18 @@ line, and nothing of the file is imported."""
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 
 import pytest
 
-from keepmind.desktop.cli import main as cli
-from support.stores import exported_world
+from support.stores import exported_world, import_rows
 
 
 @pytest.fixture
 def world(tmp_path, make_engine):
     """A home with a living document (two revisions) and a record, and its JSON Lines export."""
     return exported_world(tmp_path, make_engine)
-
-
-def run_import(capsys, home, rows, path) -> tuple[int, str]:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code = cli(["import", str(path), "--home", str(home)])
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    return code, captured.out
 
 
 def a_new_record(rows) -> dict:
@@ -48,7 +38,7 @@ def test_a_row_changed_under_a_stored_id_is_an_error_naming_its_line_and_nothing
     line, row = next((n, r) for n, r in enumerate(rows, 1) if r["type"] == kind)
     row[field] = value
     new = a_new_record(rows)
-    code, out = run_import(capsys, world["home"], [*rows, new], tmp_path / "changed.jsonl")
+    code, out = import_rows(capsys, world["home"], [*rows, new], tmp_path / "changed.jsonl")
     assert code == 1 and "nothing was imported: 1 problem(s)" in out
     what = f"revision {row['revision']} of {row['document_id']}" if kind == "revision" else (
         row["document_id"] if kind == "document" else row["record_id"])
@@ -63,7 +53,7 @@ def test_a_row_changed_under_a_stored_id_is_an_error_naming_its_line_and_nothing
 
 def test_rows_stored_as_they_are_are_skipped_and_the_new_ones_imported(world, tmp_path, capsys):
     new = a_new_record(world["rows"])
-    code, out = run_import(capsys, world["home"], [*world["rows"], new], tmp_path / "again.jsonl")
+    code, out = import_rows(capsys, world["home"], [*world["rows"], new], tmp_path / "again.jsonl")
     assert code == 0 and re.search(r"imported 1 memor(y|ies)\b", out) and "skipped 2 already present" in out
     assert [i.body for i in world["engine"].get(world["sid"], [new["record_id"]]).items] == ["Flew to Porto on 9 June."]
 
@@ -71,6 +61,6 @@ def test_rows_stored_as_they_are_are_skipped_and_the_new_ones_imported(world, tm
 def test_a_memory_deleted_since_the_export_stays_deleted_and_is_skipped(world, tmp_path, capsys):
     engine, sid = world["engine"], world["sid"]
     engine.update(sid, world["doc"], delete=True)
-    code, out = run_import(capsys, world["home"], world["rows"], tmp_path / "old.jsonl")
+    code, out = import_rows(capsys, world["home"], world["rows"], tmp_path / "old.jsonl")
     assert code == 0 and "skipped 2 already present" in out
     assert engine.get(sid, [world["doc"]]).items == []

@@ -38,3 +38,17 @@ def exported_world(tmp_path, make_engine, *, anchor: str | None = None) -> dict:
     assert cli(["export", "--home", str(home), "-o", str(export)]) == 0
     rows = [json.loads(line) for line in export.read_text().splitlines()]
     return {"home": home, "engine": engine, "sid": sid, "doc": doc, "rec": rec, "rows": rows}
+
+
+def import_rows(capsys, home, rows, path) -> tuple[int, str]:
+    """`keepmind import` of these JSON Lines rows (written to `path`) into `home`: (exit code,
+    what it printed). Never a traceback."""
+    import json
+
+    from keepmind.desktop.cli import main as cli
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code = cli(["import", str(path), "--home", str(home)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    return code, captured.out
