@@ -30,7 +30,8 @@ import apsw
 
 from .db import rows
 from .errors import EngineError, InvalidInput
-from .mdunits import Unit, is_export, units
+from .mdexported import export_units, is_export
+from .mdunits import Unit, units
 from .memory import Provenance
 from .store import MemoryDraft, refuse_secret_draft, validate_draft
 from .writepath import checkpoints
@@ -194,7 +195,7 @@ def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
         except UnicodeDecodeError:
             found.errors.append(f"{rel}: not UTF-8 text")
             continue
-        parsed = units(text)
+        parsed = export_units(text) if is_export(text) else units(text)
         found.not_memories += [(f"{rel}:{s.line}", s.reason) for s in parsed.skipped]
         for unit in parsed.units:
             proposal, extra = _proposal(unit, rel, _day(file.name))

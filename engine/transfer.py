@@ -176,7 +176,7 @@ def _slug(name: str) -> str:
 
 def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
     """(slug, Markdown) per anchor, memories without an anchor under `unanchored`. Its layout is
-    read back by engine/mdunits.py (export_units): change the two together."""
+    read back by engine/mdexported.py: change the two together."""
     pages: list[tuple[str, str]] = []
     anchors = {r["anchor_id"]: r for k, r in items if k == "anchor"}
     revisions: dict[str, list[dict]] = {}
