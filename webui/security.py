@@ -152,12 +152,17 @@ def require_owner() -> None:
                         "to use it; a token with a narrower reach sees only its own memories")
 
 
+def local_token_id() -> str | None:
+    """The id of the token in <home>/token, as the host named it (None: no host said)."""
+    return current_app.config.get("KEEPMIND_LOCAL_TOKEN_ID")
+
+
 def refuse_revoking_the_local_token(token_id_or_name: str, by: Token) -> None:
     """Forbidden for the local token (the one in <home>/token, named by the host as
     `local_token_id`): Keepmind's own commands, the tray, MCP and the hooks use it while this
     server runs, so revoking it here would cut them all off. The CLI replaces it, stopped.
     A caller narrower than it is left to the revoke's own refusal, which names nothing."""
-    local_id = current_app.config.get("KEEPMIND_LOCAL_TOKEN_ID")
+    local_id = local_token_id()
     if local_id is None:
         return
     token = engine().get_token(token_id_or_name)

@@ -5,13 +5,13 @@ same visibility rule as every other read (Engine.view_as / Engine.viewer)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from keepmind.engine import AUDIENCES, EngineError, NotFound
 
 from ..context import engine
 from ..errors import Forbidden
-from ..security import refuse_revoking_the_local_token, viewer_token
+from ..security import local_token_id, refuse_revoking_the_local_token, viewer_token
 from .render import confirm, confirmed, done, is_htmx, page, today_start_ms
 
 bp = Blueprint("scoping", __name__)
@@ -29,7 +29,7 @@ def _tokens(**extra) -> dict:
     tokens = eng.list_tokens(include_revoked=True, by=viewer)
     return {"tokens": tokens, "audiences": [a for a in AUDIENCES if viewer.allows_audience(a)], "created": None,
             "revoked": None, "form": {}, "error": None, "port": request.host.rsplit(":", 1)[-1],
-            "local_token_id": current_app.config.get("KEEPMIND_LOCAL_TOKEN_ID"), **extra}
+            "local_token_id": local_token_id(), **extra}
 
 
 def _context(**extra) -> dict:
