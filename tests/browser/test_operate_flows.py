@@ -335,6 +335,9 @@ def test_a_memory_zip_of_an_openclaw_folder_previews_then_imports(page, live, tm
     assert "green tea" in preview.inner_text() and "notes" in preview.inner_text()
     preview.get_by_role("button", name="Import 3 memories").click()
     page.get_by_text("3 imported from workspace.zip").wait_for()
+    page.go_back()  # to the preview, a GET after a redirect: no "Confirm Form Resubmission", no second import
+    page.get_by_text("workspace.zip was imported already").wait_for()
+    assert len(live.engine.browse(live.engine.viewer(live.engine.get_token("local"))).items) == 3
 
 
 def api_status(live, secret: str) -> int:

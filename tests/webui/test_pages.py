@@ -153,9 +153,10 @@ def test_no_page_a_get_reaches_writes_anything(client, engine, local, personal):
     engine.jobs.wait(job.id, 5)
     client.get(link(client, local.secret))
     anchor = engine.anchors(engine.viewer(local.token))[0].id
+    staging = engine.stage_import("MEMORY.md", io.BytesIO(b"- The user likes green tea.\n"))
     engine.db.write(lambda conn: None)
     before = database_digest(engine)
-    for path in ("/", "/memories", "/memories?q=anna", "/memories?sort=most_recalled", "/memories?deleted=1",
+    for path in (f"/transfer/preview/{staging}?boundary=notes", "/", "/memories", "/memories?q=anna", "/memories?sort=most_recalled", "/memories?deleted=1",
                  f"/memories/{doc}", f"/memories/{doc}/diff?a=1&b=2", f"/memories/{doc}/edit",
                  f"/memories/{doc}/delete", "/memories/new", "/anchors", f"/anchors/{anchor}",
                  f"/anchors/{anchor}/graph?depth=2", f"/receipts/{receipt}", "/receipts", "/receipts?injected=yes",
@@ -242,7 +243,7 @@ def test_uploads_have_their_own_body_limit(engine, local, ticks):
         c.get(link(c, local.secret))
         token = csrf_of(c)
         body = {"csrf_token": token, "file": (io.BytesIO(b"- a note\n" * 500), "MEMORY.md")}
-        r = c.post("/transfer/preview", data=body)
+        r = c.post("/transfer/preview", data=body, follow_redirects=True)
         assert r.status_code == 200 and b"What importing MEMORY.md would do" in r.data  # 5 KB: over the page limit
         r = c.post("/settings", data={"csrf_token": token, "group": "Recall", "memory.llm.model": "x" * 5000})
         assert r.status_code == 413  # every other page keeps server.max_body_bytes

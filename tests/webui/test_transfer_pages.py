@@ -39,7 +39,7 @@ def browser(server):
 def preview(web, csrf, name: str, content: bytes, boundary: str = "notes") -> tuple[str, str]:
     """Upload a file to preview its import: (the page, the staging id its Import button posts to)."""
     r = web.post("/transfer/preview", data={"csrf_token": csrf, "audience": "personal", "boundary": boundary},
-                 files={"file": (name, content)})
+                 files={"file": (name, content)}, follow_redirects=True)
     assert r.status_code == 200, r.text
     return r.text, re.search(r'action="/transfer/import/([0-9a-f]{32})"', r.text).group(1)
 
@@ -143,9 +143,28 @@ def test_an_import_answers_with_a_redirect_and_posting_it_again_says_it_was_impo
     assert "gone" not in text
 
 
+def test_the_upload_answers_with_a_redirect_to_its_preview_which_a_reload_only_reads(server, browser):
+    web, csrf = browser
+    r = web.post("/transfer/preview", data={"csrf_token": csrf, "audience": "personal", "boundary": "my notes"},
+                 files={"file": ("MEMORY.md", SIX.encode())})
+    assert r.status_code == 303
+    staging = re.fullmatch(r"/transfer/preview/([0-9a-f]{32})\?audience=personal&boundary=my\+notes",
+                           r.headers["Location"]).group(1)
+    first = web.get(r.headers["Location"])
+    assert first.status_code == 200 and "Import 6 memories" in first.text and 'value="my notes"' in first.text
+    assert web.get(r.headers["Location"]).text == first.text  # a reload counts again and keeps nothing
+    assert server.engine.stats()["documents"] == 0
+    imported = import_staged(web, csrf, staging, boundary="my notes")
+    back = web.get(r.headers["Location"])  # Back to the preview, once imported: its result, never a resubmission
+    assert back.status_code == 303 and back.headers["Location"] == f"/transfer/import/{staging}?again=1"
+    assert imported.status_code == 303
+    gone = web.get("/transfer/preview/" + "0" * 32)
+    assert gone.status_code == 404 and "upload the file again" in gone.text
+
+
 def preview_page(web, csrf, name: str, content: bytes, boundary: str = "notes") -> httpx.Response:
     return web.post("/transfer/preview", data={"csrf_token": csrf, "audience": "personal", "boundary": boundary},
-                    files={"file": (name, content)})
+                    files={"file": (name, content)}, follow_redirects=True)
 
 
 IMPORT_BUTTON = 'action="/transfer/import/'

@@ -2,10 +2,12 @@
 Keepmind export (the .jsonl, or the Markdown zip downloaded here), a MEMORY.md, or a zip of an
 OpenClaw-style memory folder, see what would be imported (the import itself, run and rolled back,
 counted as its result will count it), then import it (no Import is offered when nothing would be).
-The import's answer is a redirect to its result page (post/redirect/get), so reloading or going
-back never imports again."""
+Both posts answer with a redirect (post/redirect/get): the upload's to its preview, the import's to
+its result, so reloading or going back never uploads or imports again."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from flask import Blueprint, request, send_file
 from werkzeug.wsgi import ClosingIterator
@@ -57,24 +59,39 @@ def export():
     return response
 
 
-def _import_form() -> dict:
-    return {"audience": request.form.get("audience") or "personal",
-            "boundary": (request.form.get("boundary") or "default").strip()}
+def _import_form(values=None) -> dict:
+    values = request.form if values is None else values
+    return {"audience": values.get("audience") or "personal",
+            "boundary": (values.get("boundary") or "default").strip()}
 
 
 @bp.post("/transfer/preview")
 @upload
 def preview():
-    """Stage the upload and show what importing it would do (nothing is kept yet)."""
+    """Stage the upload (nothing is kept yet) and go to what importing it would do."""
     eng, form = engine(), _import_form()
     upload_file = request.files.get("file")
     try:
         if upload_file is None or not upload_file.filename:
             raise EngineError("choose a file to import: a .jsonl export, a MEMORY.md, or a .zip")
         staging = eng.stage_import(upload_file.filename, upload_file.stream)
-        found = eng.import_staged(staging, audience=form["audience"], boundary=form["boundary"], dry_run=True)
     except EngineError as exc:
         return page("transfer.html", http_status=422, **_context(error=exc.message, form=form))
+    return done(f"/transfer/preview/{staging}?{urlencode(form)}")
+
+
+@bp.get("/transfer/preview/<staging>")
+def staged_preview(staging: str):
+    """What importing a staged upload would do: the import run and rolled back, so a GET that writes
+    nothing (reloading it counts again against the store as it is now)."""
+    eng, form = engine(), _import_form(request.args)
+    try:
+        if eng.import_result(staging) is not None:
+            return done(f"/transfer/import/{staging}?again=1")
+        found = eng.import_staged(staging, audience=form["audience"], boundary=form["boundary"], dry_run=True)
+    except EngineError as exc:
+        return page("transfer.html", http_status=exc.status if exc.status != 400 else 422,
+                    **_context(error=exc.message, form=form))
     return page("transfer.html", **_context(preview=found, staging=staging, form=form))
 
 
