@@ -302,8 +302,12 @@ def _register_custom(models_dir: Path, model_id: str, found: list[Candidate], or
                              f"({', '.join(c.label for c in options[:4])}): give a folder with just one")
         if options:
             picked[name] = options[0]
-    if "model.onnx" not in picked or not ({"vocab.txt", "tokenizer.json"} & set(picked)):
-        raise ModelError(f"{origin} needs a model .onnx file and a vocab.txt or tokenizer.json")
+    missing = [what for what, there in (("a model .onnx file", "model.onnx" in picked),
+                                        ("a vocab.txt or tokenizer.json", {"vocab.txt", "tokenizer.json"} & set(picked)))
+               if not there]
+    if missing:  # say what is missing, not what a model needs (the .onnx given is there)
+        raise ModelError(f"{origin}: found no {' and no '.join(m.removeprefix('a ') for m in missing)}. "
+                         "A model needs a model .onnx file and a vocab.txt or tokenizer.json; give them together")
     for name, c in picked.items():  # before a byte is read: no manifest bounds a custom model's files
         ceiling = MAX_CUSTOM_ONNX if name == "model.onnx" else MAX_CUSTOM_TEXT
         if c.size > ceiling:

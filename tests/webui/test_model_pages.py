@@ -3,6 +3,7 @@ whose partial polls itself, and says when the list below must reload."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -76,3 +77,19 @@ def test_a_finished_jobs_card_leaves_the_page_after_an_hour(served, clock):
     assert f'id="job-{job_id}"' in client.get("/models").get_data(as_text=True)
     clock.advance(61 * 60 * 1000)
     assert f'id="job-{job_id}"' not in client.get("/models").get_data(as_text=True)
+
+
+def test_failed_uploads_in_a_row_leave_one_card_the_latest(served):
+    client, token = signed_in(served)
+    ids = []
+    for attempt in range(3):
+        r = client.post("/models/upload", headers={"HX-Request": "true"},
+                        data={"csrf_token": token, "as_id": "mine",
+                              "files": [(io.BytesIO(b"not an onnx graph %d" % attempt), "model.onnx")]})
+        assert r.status_code == 200, r.get_data(as_text=True)
+        job = next(j for j in served.jobs.list() if j.kind == "model-import" and j.id not in ids)
+        assert served.jobs.wait(job.id, 30).state == "failed"
+        ids.append(job.id)
+    page = client.get("/models").get_data(as_text=True)
+    assert [i for i in ids if f'id="job-{i}"' in page] == [ids[-1]]
+    assert "found no vocab.txt or tokenizer.json" in page

@@ -30,11 +30,26 @@ def _context(**extra) -> dict:
     details = eng.models.details()
     # what is running, and what ended in the last hour (its result is news; a day's old cards are not)
     recent = eng.now() - JOBS_SHOWN_MS
-    jobs = [j for j in eng.jobs.list() if j.kind in JOB_KINDS and (j.running or (j.finished_at or 0) >= recent)][:6]
+    jobs = shown_jobs(eng.jobs.list(), recent)
     return {"models": eng.model_catalog(fresh=extra.pop("fresh", False)), "details": details,
             "auto_download": bool(eng.settings["memory.embeddings.auto_download"]),
             "embeddings_on": bool(eng.settings["memory.embeddings.enabled"]), "jobs": jobs,
             "max_upload": eng.settings["server.max_upload_bytes"], "error": None, "message": None, **extra}
+
+
+def shown_jobs(jobs, recent_ms: int, limit: int = 6) -> list:
+    """The job cards (newest first): every running job, and the newest that ended in the last hour
+    of each kind of work (three failed uploads in a row are one card, the latest, not a stack)."""
+    shown, ended = [], set()
+    for job in jobs:
+        if job.kind not in JOB_KINDS:
+            continue
+        if job.running:
+            shown.append(job)
+        elif (job.finished_at or 0) >= recent_ms and (job.kind, job.label) not in ended:
+            shown.append(job)
+        ended.add((job.kind, job.label))  # anything older of this work is history
+    return shown[:limit]
 
 
 @bp.get("/models")

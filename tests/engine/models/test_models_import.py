@@ -105,6 +105,22 @@ def test_a_custom_import_that_does_not_run_leaves_nothing(tmp_path, tiny):
     assert not (models / "broken-model").exists()
 
 
+def test_a_custom_import_missing_a_file_names_what_is_missing(tmp_path, tiny):
+    only_onnx = tmp_path / "only-onnx"
+    tiny.write_embedder(only_onnx / "model.onnx", seed=3)
+    (only_onnx / "notes.txt").write_text("my notes")
+    models = tmp_path / "models"
+    with pytest.raises(ModelError) as onnx_alone:
+        import_paths(models, [only_onnx], as_id="mine")
+    said = str(onnx_alone.value)
+    assert "found no vocab.txt or tokenizer.json." in said and "no model .onnx" not in said
+    only_vocab = tmp_path / "only-vocab"
+    tiny.write_tokenizer(only_vocab)
+    with pytest.raises(ModelError, match=r"found no model \.onnx file\. A model needs"):
+        import_paths(models, [only_vocab], as_id="mine")
+    assert not (models / "mine").exists()
+
+
 def test_a_bad_custom_id_is_refused(tmp_path, tiny):
     with pytest.raises(Exception, match="not a usable model id"):
         import_paths(tmp_path / "models", [tmp_path], as_id="../escape")
