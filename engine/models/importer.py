@@ -302,11 +302,11 @@ def _register_custom(models_dir: Path, model_id: str, found: list[Candidate], or
                              f"({', '.join(c.label for c in options[:4])}): give a folder with just one")
         if options:
             picked[name] = options[0]
-    missing = [what for what, there in (("a model .onnx file", "model.onnx" in picked),
-                                        ("a vocab.txt or tokenizer.json", {"vocab.txt", "tokenizer.json"} & set(picked)))
-               if not there]
+    tokenizer = {"vocab.txt", "tokenizer.json"} & set(picked)
+    missing = [what for what, there in (("model .onnx file", "model.onnx" in picked),
+                                        ("vocab.txt or tokenizer.json", tokenizer)) if not there]
     if missing:  # say what is missing, not what a model needs (the .onnx given is there)
-        raise ModelError(f"{origin}: found no {' and no '.join(m.removeprefix('a ') for m in missing)}. "
+        raise ModelError(f"{origin}: found no {' and no '.join(missing)}. "
                          "A model needs a model .onnx file and a vocab.txt or tokenizer.json; give them together")
     for name, c in picked.items():  # before a byte is read: no manifest bounds a custom model's files
         ceiling = MAX_CUSTOM_ONNX if name == "model.onnx" else MAX_CUSTOM_TEXT
