@@ -27,7 +27,7 @@ import apsw
 
 from .. import store
 from ..db import one
-from ..memory import Provenance, normalize_text
+from ..memory import Provenance, normalize_text, title_follows
 from ..secretfilter import MARKER, secret_kinds
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
@@ -296,7 +296,8 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
         rows = _check_unchanged(conn, decision)
         primary = rows[targets[0]]
         semantics = "append-document" if action == "append" else "merge-document"
-        store.revise_document(conn, primary, primary["title"], decision.body, now,
+        title = title_follows(primary["title"], primary["body"], decision.body)  # "…Lisbon." over "…Porto."
+        store.revise_document(conn, primary, title, decision.body, now,
                               source=SOURCES_BY_TRIGGER.get(lease.trigger, "observer"),
                               reason=f"curation:{action}", semantics=semantics)
         _assert_relations(conn, proposal, primary, now)

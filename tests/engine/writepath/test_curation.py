@@ -79,7 +79,7 @@ def test_price_tracker_without_llm_is_one_document_four_revisions_latest_first(e
     doc = docs[0]
     revisions = engine.revisions(personal, doc.id)
     assert len(revisions) == 4 and doc.revision == 4
-    assert doc.body.startswith("Sony WH-1000XM5 costs $299")
+    assert doc.body.startswith("Sony WH-1000XM5 costs $299") and doc.title == TRACKER  # a label of its own stays
     assert [doc.body.index(p) for p in reversed(prices)] == sorted(doc.body.index(p) for p in prices)
     assert "_[earlier, as of 2026-01-15]_" in doc.body
     assert [r["body"].split(" costs ")[1][:4] for r in revisions] == list(reversed(prices))

@@ -67,6 +67,7 @@ def test_a_move_closes_the_old_lives_in_edge_and_opens_the_new_one(engine, perso
     # one living document about Anna holds both statements
     [anna] = [m for m in engine.list_memories(personal) if "Anna" in m.body]
     assert "Lisbon" in anna.body and "Porto" in anna.body
+    assert anna.title == "Anna moved to Porto."  # its title says the newest fact, not the one it replaced
 
 
 def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine, personal, clock):
