@@ -109,10 +109,11 @@ class Browsing:
     # -- the knowledge graph -----------------------------------------------------------------
 
     def anchors(self, scope: Scope, *, query: str | None = None, anchor_type: str | None = None,
-                limit: int = 50, after: str | None = None) -> list[graph.Anchor]:
-        """Anchors this scope may see, by name, with their memory and edge counts."""
+                limit: int = 50, after: str | None = None, in_use: bool | None = None) -> list[graph.Anchor]:
+        """Anchors this scope may see, by name, with their memory and edge counts (`in_use`: only
+        those with a memory or an edge it may see, or with False only those without)."""
         return self._read(graph.anchors, scope, self.now(), query=query, anchor_type=anchor_type,
-                          limit=limit, after=after)
+                          limit=limit, after=after, in_use=in_use)
 
     def anchor_types(self, scope: Scope) -> list[str]:
         """The types of the anchors this scope may see (what the anchors page's filter offers)."""

@@ -109,11 +109,30 @@ def _anchor(row: dict, counts: tuple[int, int]) -> Anchor:
                   row["boundary"], counts[0], counts[1], row["updated_at"])
 
 
+def _in_use_sql(scope: Scope, now: int) -> tuple[str, list]:
+    """True for an anchor with a memory or an edge (current or retired) that `scope` may see."""
+    parts, params = [], []
+    for kind, table, alias in (("document", "memory_documents", "ud"), ("record", "memory_records", "ur")):
+        where, p = visible_sql(alias, scope, now, kind=kind)
+        parts.append(f"EXISTS (SELECT 1 FROM {table} {alias} WHERE {alias}.anchor_id = a.anchor_id AND {where})")
+        params += p
+    where, p = scope_sql("ue", scope)
+    parts.append(f"EXISTS (SELECT 1 FROM memory_edges ue WHERE (ue.from_anchor_id = a.anchor_id"
+                 f" OR ue.to_anchor_id = a.anchor_id) AND {where})")
+    return "(" + " OR ".join(parts) + ")", params + p
+
+
 def anchors(conn: apsw.Connection, scope: Scope, now: int, *, query: str | None = None,
-            anchor_type: str | None = None, limit: int = 50, after: str | None = None) -> list[Anchor]:
-    """Active anchors this scope may see, by name; `after` (a normalized name) pages on (keyset)."""
+            anchor_type: str | None = None, limit: int = 50, after: str | None = None,
+            in_use: bool | None = None) -> list[Anchor]:
+    """Active anchors this scope may see, by name; `after` (a normalized name) pages on (keyset).
+    `in_use` True: only those with a memory or an edge it may see (False: only those without)."""
     where, params = scope_sql("a", scope)
     clauses = ["a.status = 'active'", where]
+    if in_use is not None:
+        used, more = _in_use_sql(scope, now)
+        clauses.append(used if in_use else f"NOT {used}")
+        params += more
     if query:
         clauses.append("(a.normalized_name LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM anchor_aliases l"
                        " WHERE l.anchor_id = a.anchor_id AND l.normalized_name LIKE ? ESCAPE '\\'))")

@@ -97,3 +97,24 @@ def test_as_of_a_day_shows_as_retired_only_what_had_ended_by_then(client, engine
     assert "Previously lives in Lisbon" in retired and "until 2026-12-11" in retired and "replaced by Porto" in retired
     held, retired = page()  # today
     assert "lives in Porto" in held and "Previously lives in Lisbon" in retired
+
+
+def test_an_anchor_left_with_no_memory_and_no_edge_is_not_listed_unless_asked_for(client, engine, personal, team):
+    gone = engine.store(personal, "Gym", "The user goes to the gym on Mondays.", anchor="Gym", anchor_type="place").id
+    engine.store(personal, "Anna", "Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Lisbon", "place")])
+    team_gone = engine.store(team, "Standup", "Standup is at 9.", anchor="Standup").id
+    engine.update(personal, gone, delete=True, reason="wrong: no gym")
+    engine.update(team, team_gone, delete=True)
+    sign_in(client, engine)
+    assert listed(client) == {"Anna", "Lisbon"}  # Lisbon has no memory of its own, but an edge
+    html = client.get("/anchors").get_data(as_text=True)
+    assert "are not listed" in html and "show them too" in html
+    assert listed(client, empty="1") == {"Anna", "Lisbon", "Gym", "Standup"}
+    assert "only those in use" in client.get("/anchors?empty=1").get_data(as_text=True)
+    assert listed(client, q="gym") == set()
+    assert "No anchor in use matches." in client.get("/anchors?q=gym").get_data(as_text=True)
+    assert listed(client, q="gym", empty="1") == {"Gym"}
+    [tomb] = [t for t in engine.deleted()[0] if "gym" in t["body"].lower()]
+    engine.restore(tomb["tombstone_id"])
+    assert "Gym" in listed(client)  # restored: listed again

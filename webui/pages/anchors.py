@@ -22,15 +22,21 @@ GRAPH_LIMIT, GRAPH_MORE = 30, 120
 def anchors():
     q, anchor_type = text(request.args.get("q")), text(request.args.get("type"))
     after = text(request.args.get("after"))
+    every = request.args.get("empty") == "1"  # also the anchors with nothing on them
     eng, scope = engine(), viewer_scope()
-    found = eng.anchors(scope, query=q, anchor_type=anchor_type, limit=51, after=after)
+    found = eng.anchors(scope, query=q, anchor_type=anchor_type, limit=51, after=after,
+                        in_use=None if every else True)
     more = len(found) > 50
     found = found[:50]
+    # An anchor whose memories were all deleted, with no edge, is left out unless asked for: a name
+    # with nothing behind it. The page says so when there are some, with a link to them.
+    hidden = not every and bool(eng.anchors(scope, query=q, anchor_type=anchor_type, limit=1, in_use=False))
     # The types this viewer's anchors have (the writers make their own, an LLM others), and the one
     # asked for, so the filter shows what it filters by even when nothing has that type.
     types = sorted({*eng.anchor_types(scope), *([anchor_type] if anchor_type else [])})
     return page("anchors.html", "_anchor_rows.html", anchors=found, q=q or "", type=anchor_type or "",
-                types=types, after=after, next_after=found[-1].name.lower() if more and found else None)
+                types=types, after=after, next_after=found[-1].name.lower() if more and found else None,
+                every=every, hidden=hidden)
 
 
 def retired_at(edges: list, as_of: int | None) -> list:
