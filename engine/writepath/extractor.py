@@ -292,6 +292,28 @@ def _key_words(fact: str, subject: str) -> list[str]:
     return [w for w in re.findall(r"[\w'-]+", fact) if w.lower() not in stop]
 
 
+# Words a topic's name does without: the stance and its adverbs say how, not what about ("User's
+# preference: trains flying", not "user preference: prefers trains dislike").
+_NOT_NAMING = {"prefer", "prefers", "like", "likes", "love", "loves", "enjoy", "enjoys", "adore", "adores", "hate",
+               "hates", "dislike", "dislikes", "despise", "despises", "detest", "detests", "loathe", "loathes",
+               "find", "finds", "avoid", "avoids", "refuse", "refuses", "can't", "cannot", "don't", "doesn't",
+               "won't", "not", "no", "never", "always", "also", "still", "only", "usually", "often", "even", "much",
+               "play", "plays", "go", "goes", "have", "had", "am", "be", "been", "being", "does", "do", "when",
+               "while", "if", "because", "but", "or", "as", "than", "i", "me", "we", "our", "us", "who", "which",
+               "after", "before", "during", "from", "about", "into", "by", "fan", "huge", "big", "massive",
+               "strongly", "really", "absolutely", "truly", "deeply", "firmly", "generally", "typically",
+               "definitely", "especially", "exclusively", "solely", "strictly", "mostly", "totally", "highly",
+               "extremely", "severely", "actually", "honestly", "genuinely", "particularly", "seriously", "mainly"}
+
+
+def topic_name(subject: str, category: str, words: list[str]) -> str:
+    """The name of a `topic` anchor: whose, which kind of statement, and up to three of its content
+    words ("User's health: asthma", "User's habit: cello community orchestra")."""
+    naming = [w for w in words if w.lower() not in _NOT_NAMING]
+    about = " ".join(naming[:3])
+    return f"{subject}'s {category}: {about}" if about else f"{subject}'s {category}"
+
+
 def _own_words(span: str) -> tuple[str, str]:
     """A user's standing statement in their own words, and a title that is its opening.
 
@@ -352,7 +374,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             if about is not None:
                 anchor, anchor_type = about.name, about.kind
             else:
-                anchor = f"{subject} {st.category}: {' '.join(words[1:4]) or st.category}".lower()
+                anchor = topic_name(subject, st.category, words)
                 anchor_type = "topic"
             out.append(Proposal(
                 memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=content,

@@ -197,3 +197,19 @@ def test_a_learnt_fact_is_titled_by_its_opening_not_by_keywords(text, title):
     [proposal] = extract([(0, text)])
     assert proposal.title == title  # not "Sister Anna lives Lisbon"
     assert passage_text(proposal.title, proposal.content) == proposal.content  # embedded once
+
+
+@pytest.mark.parametrize("text,anchor", [
+    ("I have asthma.", "User's health: asthma"),
+    ("I'm vegan.", "User's health: vegan"),
+    ("I am allergic to peanuts.", "User's health: allergic peanuts"),
+    ("I strongly prefer trains and dislike flying.", "User's preference: trains flying"),
+    ("I'm a huge fan of early morning hikes.", "User's preference: early morning hikes"),
+    ("I play the cello in a community orchestra on Tuesdays.", "User's habit: cello community orchestra"),
+    ("I can't eat gluten.", "User's constraint: eat gluten"),
+])
+def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
+    """Not by its stance words ("user preference: prefers trains dislike") and never by the kind
+    alone: "I have asthma." and "I'm vegan." were both "user health: health", one living document."""
+    [proposal] = extract([(0, text)])
+    assert (proposal.anchor, proposal.anchor_type) == (anchor, "topic")
