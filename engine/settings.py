@@ -14,6 +14,7 @@ an environment variable that `memory.llm.api_key_env` names.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -90,7 +91,8 @@ def _num(lo=None, hi=None, optional=False):
     def check(v):
         if v is None and optional:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        # NaN compares false with every bound, so it would pass them; infinity is no setting either
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(_range("a number", lo, hi) + (" or null" if optional else ""))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise ValueError(_range("a number", lo, hi) + (" or null" if optional else ""))

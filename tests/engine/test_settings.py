@@ -44,6 +44,9 @@ def test_flat_and_nested_forms_are_equivalent(tmp_path):
     ({"memory.recall.max_items": 0}, "memory.recall.max_items", "from 1 to 10"),
     ({"memory.recall.vector_weight": 2}, "memory.recall.vector_weight", "from 0.0 to 1.0"),
     ({"session.observer_idle_seconds": 5}, "session.observer_idle_seconds", "from 10 to"),
+    ({"memory.recall.vector_weight": float("nan")}, "memory.recall.vector_weight", "from 0.0 to 1.0"),
+    ({"memory.recall.min_cosine": float("nan")}, "memory.recall.min_cosine", "a number"),
+    ({"session.observer_idle_seconds": float("inf")}, "session.observer_idle_seconds", "from 10 to"),
     ({"policy.cross_boundary_reads": ["x"]}, "policy.cross_boundary_reads", "an object mapping"),
 ])
 def test_bad_values_name_the_key_and_allowed_values(raw, key, allowed):

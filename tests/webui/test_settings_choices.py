@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from keepmind.engine.settings import defaults
 from support.pages import sign_in
 
 
@@ -36,3 +37,13 @@ def test_audience_and_ranking_offer_their_values_with_the_saved_one_chosen(clien
 def test_a_free_text_setting_stays_a_text_field(client, engine):
     sign_in(client, engine)
     assert field(client.get("/settings").get_data(as_text=True), "mcp.boundary").startswith("<input")
+
+
+def test_not_a_number_is_refused_like_infinity_and_nothing_is_written(client, engine):
+    token = sign_in(client, engine)
+    for said in ("NaN", "nan", "inf", "-Infinity"):
+        r = client.post("/settings", data={"csrf_token": token, "group": "Recall",
+                                           "memory.recall.vector_weight": said}, headers={"HX-Request": "true"})
+        assert r.status_code == 422 and "a number from 0.0 to 1.0" in r.get_data(as_text=True), said
+    assert not engine.settings_path.exists() or "vector_weight" not in engine.settings_path.read_text()
+    assert engine.settings["memory.recall.vector_weight"] == defaults()["memory.recall.vector_weight"]
