@@ -129,6 +129,19 @@ def _remove_stale_staging(parent: Path, older_than_s: float = 6 * 3600) -> None:
             pass
 
 
+# What a network failure means, for the ones people meet (the library's class name says little)
+_NETWORK_SAID = (("name or service not known", "the host name was not found"),
+                 ("temporary failure in name resolution", "the host name could not be looked up"),
+                 ("nodename nor servname", "the host name was not found"),
+                 ("connection refused", "the connection was refused"),
+                 ("timed out", "it timed out"), ("timeout", "it timed out"),
+                 ("network is unreachable", "the network is unreachable"))
+
+
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or exc.__class__.__name__
+    lowered = f"{exc.__class__.__name__} {text}".lower()
+    for found, said in _NETWORK_SAID:
+        if found in lowered:
+            return said
     return f"{exc.__class__.__name__}: {text[:200]}"

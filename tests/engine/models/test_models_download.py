@@ -153,3 +153,16 @@ def test_leftovers_of_a_killed_download_are_cleaned_up_by_the_next_one(tmp_path,
     assert download_model(models, published, endpoint=hub.url).action == "downloaded"
     assert _leftovers(models) == ["tiny-embed", "tiny-embed/model.onnx", "tiny-embed/tokenizer.json",
                                   "tiny-embed/vocab.txt"]
+
+
+def test_an_unreachable_hub_is_said_in_words_not_as_the_librarys_exception(tmp_path, published):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with pytest.raises(ModelError) as info:
+        download_model(tmp_path / "models", published, endpoint=closed, timeout_s=5)
+    said = str(info.value)
+    assert "could not reach the Hugging Face hub" in said and "the connection was refused" in said
+    assert "ConnectError" not in said and "Errno" not in said

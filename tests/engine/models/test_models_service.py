@@ -304,3 +304,15 @@ def test_a_store_past_the_quantizing_size_loads_as_bytes_and_searches_by_the_sto
         assert index.search(stored, 1) == [(ids[2], pytest.approx(1.0, abs=1e-6))]
         engine.update(sid, ids[0], delete=True)
         assert not index.has(ids[0]) and len(index) == 5
+
+
+def test_a_gate_not_installed_with_downloads_off_is_logged_not_warned(tiny_home, clock, caplog):
+    """The offline setup the README intends: no WARNING line at every start."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="keepmind.models"):
+        with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed",
+                   memory__embeddings__auto_download=False) as engine:
+            engine.models.load()
+    said = [r for r in caplog.records if "memory_relevance_gate_unavailable" in r.getMessage()]
+    assert said and all(r.levelno == logging.INFO for r in said)
