@@ -25,12 +25,16 @@ log = logging.getLogger("keepmind.writepath.llm")
 
 
 class LlmError(Exception):
-    """A call that produced no usable reply: kind is timeout, connect, http, empty or protocol."""
+    """A call that produced no usable reply: kind is timeout, connect, http, empty or protocol.
 
-    def __init__(self, kind: str, message: str):
+    `lasting`: asking again will get the same answer (the provider refused the request itself: an
+    unknown model, a bad key, a wrong address), so waiting to retry only delays the work."""
+
+    def __init__(self, kind: str, message: str, *, lasting: bool = False):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.lasting = lasting
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class ChatClient:
         self._last_error: str | None = None
         self._last_error_at: int | None = None
         self._last_ok_at: int | None = None
+        self._last_purpose: str | None = None
 
     @property
     def model_id(self) -> str:
@@ -121,7 +126,9 @@ class ChatClient:
         except httpx.HTTPError as exc:
             raise self._fail(purpose, "connect", f"{type(exc).__name__}: {exc}") from None
         if resp.status_code >= 400:
-            raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {resp.text[:200]}")
+            # a 4xx refuses the request as sent; 408 (timeout) and 429 (too many requests) pass
+            lasting = 400 <= resp.status_code < 500 and resp.status_code not in (408, 429)
+            raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {resp.text[:200]}", lasting=lasting)
         try:
             data = resp.json()
             message = data["choices"][0]["message"]
@@ -154,7 +161,9 @@ class ChatClient:
     def status_reasons(self) -> list[str]:
         h = self.health()
         if h.consecutive_failures:
-            return [f"curation LLM failing ({h.consecutive_failures} in a row): {h.last_error}"]
+            # the observer and the curator call the same provider; say which one failed last
+            who = "the observer's" if self._last_purpose == "observer" else "curation's"
+            return [f"curation LLM failing ({h.consecutive_failures} in a row, last in {who} call): {h.last_error}"]
         return []
 
     def close(self) -> None:
@@ -163,16 +172,18 @@ class ChatClient:
     def _now(self) -> int | None:
         return self._clock() if self._clock else None
 
-    def _fail(self, purpose: str, kind: str, message: str, count_call: bool = True) -> LlmError:
+    def _fail(self, purpose: str, kind: str, message: str, count_call: bool = True,
+              lasting: bool = False) -> LlmError:
         with self._lock:
             self._calls += count_call
             self._failures += 1
             self._consecutive += 1
             self._last_error = f"{kind}: {message}"
             self._last_error_at = self._now()
+            self._last_purpose = purpose
         log.warning("memory_llm_error purpose=%s kind=%s model=%s %s", purpose, kind,
                     self.config.model, message)
-        return LlmError(kind, message)
+        return LlmError(kind, message, lasting=lasting)
 
 
 def sha256_text(text: str) -> str:

@@ -5,9 +5,11 @@ idle for `session.observer_idle_seconds` (min 10), every `session.distill_every_
 turns (0 disables), the session ended, or passivated after `session.idle_timeout_minutes` idle.
 One run at a time per session; a run made stale by newer turns is discarded. Recalled memories
 appear in the transcript as `[recalled-memory]` and the prompt says to skip them; proposals
-accepted by earlier runs are passed back so they are not restated. With no LLM configured (or
-after it failed three times in a row) the rule-based extractor distils instead, keeping at most 3
-proposals per user turn (it cannot consolidate them). The observer never writes memories:
+accepted by earlier runs are passed back so they are not restated. With no LLM configured the
+rule-based extractor distils instead, keeping at most 3 proposals per user turn (it cannot
+consolidate them). A failed LLM call is retried after a back-off; on the third failure in a row,
+or when the provider refused the request itself (a 4xx: an unknown model, a bad key), the rules
+distil the same turns in the same run, so no conversation is left undistilled. The observer never writes memories:
 proposals go into the checkpoint queue at priority 60.
 """
 
@@ -159,6 +161,8 @@ class Observer:
                 " r.status='completed'), 0)) ORDER BY s.updated_at LIMIT ?", (limit,))
             for s in candidates:
                 distilled, failed_at, failures = _progress(conn, s["session_id"])
+                if self.llm is None:  # the rules do not fail: an LLM's failures leave no wait behind
+                    failed_at, failures = None, 0
                 why = due(s, s["last_turn"] or 0, distilled, failed_at, failures, self.engine.settings, now)
                 if why:
                     out.append((s["session_id"], why))
@@ -249,7 +253,15 @@ class Observer:
         except LlmError as exc:
             self.engine.write(_record_run, run_id, transcript, "failed", f"model:{self.llm.model_id}",
                               None, [], {}, str(exc)[:500], now)
-            return RunResult(run_id, session_id, trigger, "failed", f"model:{self.llm.model_id}", error=str(exc))
+            if not (exc.lasting or failures + 1 >= LLM_FAILURES_BEFORE_RULES):
+                return RunResult(run_id, session_id, trigger, "failed", f"model:{self.llm.model_id}",
+                                 error=str(exc))
+            # The provider refused the request as sent (asking again gets the same answer), or this
+            # was the last try: the rules distil these turns now, so they are never left undistilled
+            # (the failed run stays on record for the doctor; the next run asks the LLM again).
+            log.warning("session_distillation_by_rules session=%s after=%s", session_id, exc.kind)
+            run_id = uuid.uuid4().hex
+            proposals, rejections, decided_by, sha = self.propose(transcript, False)
         proposals = _drop_known(proposals, transcript)
         review_on = bool(self.engine.settings.get("memory.curation.review", False))
         result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now,

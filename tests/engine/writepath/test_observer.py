@@ -212,18 +212,50 @@ def test_llm_failures_are_recorded_backed_off_then_rules_take_over(llm_engine, p
     llm_engine.add_turn(personal, user="I'm a member of the Sierra Club.")
     clock.advance(90_000)
     runs = []
-    for _ in range(3):
+    for _ in range(2):
         [run] = llm_engine.writepath.scheduler.run_once(clock())
         runs.append(run)
         assert llm_engine.writepath.scheduler.run_once(clock()) == []  # backing off
         clock.advance(10 * 60_000)
-    assert [r.status for r in runs] == ["failed"] * 3
-    assert "HTTP 500" in runs[0].error and "parse" in runs[1].error and "protocol" in runs[2].error
+    assert [r.status for r in runs] == ["failed"] * 2
+    assert "HTTP 500" in runs[0].error and "parse" in runs[1].error
+    # the third failure is the last try: the rules distil the same turns in the same run
     [rules] = llm_engine.writepath.scheduler.run_once(clock())
     assert rules.status == "completed" and rules.decided_by == "rule" and len(rules.checkpoint_ids) == 1
     with llm_engine.db.snapshot() as conn:
-        errors = [r["error"] for r in rows(conn, "SELECT error FROM observer_runs WHERE status='failed'")]
-    assert len(errors) == 3 and all(errors)
+        errors = [r["error"] for r in rows(conn, "SELECT error FROM observer_runs WHERE status='failed'"
+                                                  " ORDER BY rowid")]
+    assert len(errors) == 3 and all(errors) and "protocol" in errors[2]
+    assert len(provider.calls(OBSERVER)) == 3
+
+
+def test_a_provider_that_refuses_the_request_itself_hands_the_turns_to_the_rules_at_once(
+        llm_engine, provider, personal, clock):
+    """An unknown model or a bad key answers 4xx every time: waiting to ask again only delays it,
+    and a conversation must never be left undistilled."""
+    provider.script(OBSERVER, ("status", 400, '{"error": "model nope not found"}'))
+    llm_engine.add_turn(personal, user="I play the cello on Tuesdays.")
+    llm_engine.end_session(personal)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert run.status == "completed" and run.decided_by == "rule" and len(run.checkpoint_ids) == 1
+    assert len(provider.calls(OBSERVER)) == 1
+    with llm_engine.db.snapshot() as conn:
+        statuses = [r["status"] for r in rows(conn, "SELECT status FROM observer_runs ORDER BY rowid")]
+    assert statuses == ["failed", "completed"]  # the failure stays on record for the doctor
+    assert any("the observer's call" in r for r in llm_engine.status()["reasons"])
+
+
+def test_turns_an_llm_failed_on_are_distilled_at_once_when_no_llm_is_configured_any_more(
+        llm_engine, provider, home, personal, clock):
+    provider.script(OBSERVER, ("status", 503, "overloaded"))
+    llm_engine.add_turn(personal, user="I'm a member of the Sierra Club.")
+    clock.advance(90_000)
+    [failed] = llm_engine.writepath.scheduler.run_once(clock())
+    assert failed.status == "failed"
+    llm_engine.close()
+    with open_engine(home, clock=clock, start_workers=False) as plain:  # the LLM settings removed
+        [run] = plain.writepath.scheduler.run_once(clock())  # no back-off wait: the rules do not fail
+        assert run.status == "completed" and run.decided_by == "rule"
 
 
 @pytest.mark.parametrize("reply", [
