@@ -306,6 +306,13 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
             store.delete_memory(conn, rows[other], now, reason=f"consolidated into {primary['document_id']}",
                                 source="observer", as_wrong=False)
             written.append(other)
+    elif action == "skip" and reason in ("duplicate", "contained") and proposal.relations and targets:
+        # Said again now: what it says of people and places holds now ("Anna moved to Porto." said
+        # after a restated "…lives in Lisbon." must leave Porto current), though nothing new is kept.
+        said = one(conn, "SELECT document_id, anchor_id, audience, boundary FROM memory_documents"
+                         " WHERE document_id=? AND deleted_at IS NULL", (targets[0],))
+        if said is not None:
+            _assert_relations(conn, proposal, said, now)
     record_event(conn, checkpoint_id=lease.checkpoint_id, session_id=lease.session_id, action=action,
                  reason=reason, now=now, targets=targets, decided_by=decision.decided_by,
                  prompt_version=decision.prompt_version, response_sha256=decision.response_sha256,

@@ -16,7 +16,8 @@ from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_terms, clean_text
 from ..results import StoreResult
 from ..secretfilter import blocked_reason
 from ..sessions import mark_compacted
-from . import checkpoints
+from . import checkpoints, extractor
+from .entities import main_entity
 from .proposals import Proposal
 
 MAX_FINDINGS = 50
@@ -39,10 +40,16 @@ def store_memory(db, scope, now: int, title, content, tags=None) -> StoreResult:
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS, required=False)
     content = clean_text(content, "content", limit=MAX_BODY_CHARS)
     tags = clean_terms(tags, "tags")
+    # The people, places and organisations it names feed the graph as the observer's do ("My
+    # sister Anna lives in Lisbon.": Anna, sister of the user, lives in Lisbon; a later "Anna moved
+    # to Porto." closes that edge). Without a title it hangs on what it is about, as observed.
+    facts = extractor.graph_facts(content)
+    about = main_entity(facts) if not title else None
     proposal = Proposal(
-        memory_class="durable_fact", title=title, content=content, anchor=title or None,
-        anchor_type="topic", aliases=(title,) if title else (), facets=tuple(tags), confidence=0.95,
-        subject_kind="user", explicit=True,
+        memory_class="durable_fact", title=title, content=content,
+        anchor=title or (about.name if about else None), anchor_type=about.kind if about else "topic",
+        aliases=(title,) if title else (), facets=tuple(tags), confidence=0.95,
+        relations=extractor.relations(facts, "User"), subject_kind="user", explicit=True,
     )
     return _queue(db, scope, now, "explicit-memory-request", proposal, "tool")
 

@@ -109,3 +109,31 @@ def test_a_sentence_that_only_names_someone_is_kept_for_the_graph(engine, person
     assert (found.category, found.fact) == ("relation", "User and others got another cat named Bailey too.")
     _say(engine, personal, clock, "We got another cat named Bailey too.")
     assert ("User", "pet", "Bailey", True) in _edges(engine) and _anchors(engine)["Bailey"] == "pet"
+
+
+def test_what_an_agent_stores_feeds_the_graph_as_what_it_observes_does(engine, personal, clock):
+    """store_memory without a title: the memory hangs on what it is about and its ties are edges;
+    a stored move closes the old edge, and the same turns observed later change nothing (they are
+    duplicates of what was stored)."""
+    engine.store_memory(personal, "", "My sister Anna lives in Lisbon.")
+    drain(engine)
+    clock.advance(86_400_000)
+    engine.store_memory(personal, "", "Anna moved to Porto.")
+    drain(engine)
+    edges = _edges(engine)
+    assert ("Anna", "lives_in", "Lisbon", False) in edges and ("Anna", "lives_in", "Porto", True) in edges
+    assert ("User", "sister", "Anna", True) in edges
+    assert _anchors(engine)["Anna"] == "person"
+    [anna] = engine.list_memories(personal)
+    assert anna.title == "Anna moved to Porto." and "Lisbon" in anna.body  # one living document, newest first
+    # the same two turns said later: the move, said last, still holds (a restated old fact does not
+    # win over the newer one said after it), and Anna is still one living document
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.", "Anna moved to Porto.")
+    current = {(a, r, b) for a, r, b, now in _edges(engine) if now}
+    assert current == {("User", "sister", "Anna"), ("Anna", "lives_in", "Porto")}
+    assert len(engine.list_memories(personal)) == 1
+    labelled = engine.store_memory(personal, "Family", "My brother Tom works at Globex.")
+    drain(engine)
+    assert ("User", "brother", "Tom", True) in _edges(engine)  # a title of its own keeps its anchor
+    assert next(m for m in engine.list_memories(personal) if m.title == "Family").id
+    assert labelled.action == "queued"
