@@ -44,6 +44,8 @@ def rename(conn: apsw.Connection, scope: Scope, anchor_id: str, name: str, now: 
     if not isinstance(name, str) or not without_display_controls(name).strip():
         raise InvalidInput("the new name is empty: type the name the anchor should have")
     name = without_display_controls(name).strip()
+    if "\x00" in name:
+        raise InvalidInput("the name holds a control or invisible character (NUL, \\u0000): remove it")
     if len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"the name is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
     normalized = normalize_text(name)

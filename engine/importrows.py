@@ -75,6 +75,8 @@ def text(limit: int, *, required: bool = True):
             raise RowError("must be a string")
         if required and not v.strip():
             raise RowError("is empty")
+        if "\x00" in v:  # no text Keepmind writes holds one (SQLite and every reader cut the text there)
+            raise RowError("holds a NUL character (\\u0000)")
         if len(v) > limit:
             raise RowError(f"is {len(v)} characters; the limit is {limit}")
         return v

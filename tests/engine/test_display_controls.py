@@ -29,3 +29,19 @@ def test_an_anchor_renamed_with_an_override_keeps_only_its_words(engine, persona
     assert engine.rename_anchor(scope, anchor.id, "Francisco S\u00e1 Carneiro \u202e") == "Francisco S\u00e1 Carneiro"
     with pytest.raises(InvalidInput, match="empty"):
         engine.rename_anchor(scope, anchor.id, "\u202e\u2066")
+
+
+def test_a_nul_is_refused_in_an_anchors_new_name_and_in_an_imported_row(engine, personal, tmp_path):
+    engine.store(personal, "OPO", "The user flies from OPO.", anchor="OPO")
+    scope = engine.scope(personal)
+    anchor = next(a for a in engine.anchors(scope) if a.name == "OPO")
+    with pytest.raises(InvalidInput, match="NUL"):
+        engine.rename_anchor(scope, anchor.id, "OPO\x00x\u202e")
+    assert [a.name for a in engine.anchors(scope)] == ["OPO"]
+    export = tmp_path / "export.jsonl"
+    engine.export(export)
+    tampered = export.read_text().replace('"canonical_name": "OPO"', '"canonical_name": "OPO\\u0000x"')
+    assert tampered != export.read_text()
+    export.write_text(tampered)
+    report = engine.import_path(export)
+    assert report["imported"] == 0 and any("canonical_name holds a NUL character" in e for e in report["errors"])
