@@ -422,8 +422,8 @@ class Engine(Browsing, Operations):
         ceiling, bounds = permission(token)
         found = self._read(overview.checkpoint, checkpoint_id, ceiling=ceiling, boundaries=bounds)
         if found is None:
-            raise NotFound("no such checkpoint: ids come from store_memory's answer "
-                           "(`keepmind checkpoints list` shows them)")
+            raise NotFound(f"no checkpoint {checkpoint_id}: list them with `keepmind checkpoints list` "
+                           "(store_memory's answer gives each one's id)")
         return found
 
     def checkpoints(self, status: str | None = None, limit: int = 50) -> list[dict]:

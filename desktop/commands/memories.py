@@ -6,7 +6,7 @@ audience a personal token sees, in every boundary.
 
 from __future__ import annotations
 
-from keepmind.engine import Scope, open_engine
+from keepmind.engine import InvalidInput, NotFound, Scope, open_engine
 from keepmind.engine.clock import iso
 
 from ..paths import home_of, home_option
@@ -62,10 +62,11 @@ def cmd_show(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
         got = engine.get(LOCAL_VIEW, [args.memory_id])
         if not got.items:
-            reason = got.missing[0][1] if got.missing else "not found"
-            # a reason that names the id already (a malformed one) is not prefixed with it again
-            print(f"error: {reason}" if args.memory_id in reason else f"error: {args.memory_id}: {reason}")
-            return 1
+            reason = got.missing[0][1] if got.missing else ""
+            if "visible to this session" in reason or not reason:  # the CLI has no session: it sees every memory
+                raise NotFound(f"no memory {args.memory_id}: check the id (`keepmind memories list` shows them), "
+                               "or it was deleted")
+            raise InvalidInput(reason)  # a malformed id: the reason names it already
         item = got.items[0]
         revisions = engine.revisions(LOCAL_VIEW, item.id)
     if args.json:

@@ -243,7 +243,9 @@ def list_checkpoints(conn: apsw.Connection, status: str | None = None, limit: in
     return rows(conn, "SELECT checkpoint_id, session_id, trigger_type, priority, status, attempts,"
                       " last_error, lease_owner, lease_expires_at, available_at, created_at, updated_at,"
                       f" completed_at FROM memory_checkpoints {where}"
-                      " ORDER BY (status='dead') DESC, priority DESC, created_at DESC LIMIT ?", params)
+                      # newest first (a priority order sank the newest observed ones under every
+                      # explicit store and past --limit); dead letters, which need a person, on top
+                      " ORDER BY (status='dead') DESC, created_at DESC, rowid DESC LIMIT ?", params)
 
 
 def owner_id(nonce: str) -> str:

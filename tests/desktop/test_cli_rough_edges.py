@@ -36,7 +36,7 @@ def test_memories_and_sessions_can_be_listed_and_shown(tmp_path, capsys):
     assert main(["memories", "show", first, "--home", str(home)]) == 0
     shown = capsys.readouterr().out
     assert "The user flies with Lufthansa." in shown and "2 revisions" in shown
-    assert main(["memories", "show", "doc-" + "0" * 32, "--home", str(home)]) == 1
+    assert main(["memories", "show", "doc-" + "0" * 32, "--home", str(home)]) == 2
     assert main(["sessions", "list", "--home", str(home)]) == 0
     sessions = capsys.readouterr().out
     assert "planning" in sessions and "memories=1" in sessions

@@ -26,9 +26,20 @@ def test_status_of_a_stopped_keepmind_counts_in_words(tmp_path, capsys):
 def test_a_malformed_memory_id_is_named_once(tmp_path, capsys):
     home = tmp_path / "home"
     open_engine(home, settings=QUIET, start_workers=False).close()
-    assert main(["memories", "show", "doc-nope", "--home", str(home)]) == 1
-    out = capsys.readouterr().out
-    assert out.startswith("error: 'doc-nope' is not a memory id") and out.count("doc-nope") == 1
+    assert main(["memories", "show", "doc-nope", "--home", str(home)]) == 2  # as every other refused input
+    err = capsys.readouterr().err
+    assert err.startswith("error: 'doc-nope' is not a memory id") and err.count("doc-nope") == 1
+
+
+def test_a_memory_that_is_not_there_is_said_without_a_session_the_cli_does_not_have(tmp_path, capsys):
+    home = tmp_path / "home"
+    open_engine(home, settings=QUIET, start_workers=False).close()
+    missing = "doc-" + "0" * 32
+    assert main(["memories", "show", missing, "--home", str(home)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no memory {missing}: check the id") and "session" not in err
+    assert main(["recall", "explain", "rcp-nope", "--home", str(home)]) == 2
+    assert main(["checkpoints", "retry", "cp-nope", "--home", str(home)]) == 2
 
 
 def test_an_import_row_with_an_unusable_boundary_says_so_once(tmp_path, make_engine, capsys):

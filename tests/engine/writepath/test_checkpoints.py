@@ -39,6 +39,20 @@ def test_lease_takes_highest_priority_then_oldest(engine, clock):
     assert engine.write(checkpoints.lease_next, OWNER_A, clock(), 60_000) is None
 
 
+def test_the_list_is_newest_first_whatever_the_priority_with_dead_letters_on_top(engine, clock):
+    """Curation takes the highest priority first; a person reading the list looks for what just came."""
+    explicit = [_enqueue(engine, "explicit-memory-request", f"stored {i}") for i in range(3)]
+    clock.advance(1)
+    observed = _enqueue(engine, "observed-memory-proposals", "just observed")
+    with engine.db.snapshot() as conn:
+        listed = [r["checkpoint_id"] for r in checkpoints.list_checkpoints(conn, limit=2)]
+    assert listed == [observed, explicit[-1]]
+    engine.db.write(lambda conn: conn.execute("UPDATE memory_checkpoints SET status='dead' WHERE checkpoint_id=?",
+                                              (explicit[0],)))
+    with engine.db.snapshot() as conn:
+        assert [r["checkpoint_id"] for r in checkpoints.list_checkpoints(conn, limit=2)] == [explicit[0], observed]
+
+
 def test_expired_lease_returns_to_pending_and_counts_an_attempt(engine, clock):
     cp = _enqueue(engine)
     lease = engine.write(checkpoints.lease_next, OWNER_A, clock(), 10_000)
