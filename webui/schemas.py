@@ -196,14 +196,19 @@ _TYPES = {
 def validate(value, schema: dict, where: str = "body") -> None:
     """Raise InvalidInput naming the first place `value` breaks `schema`."""
     if "anyOf" in schema:
-        errors = []
+        errors, fitting = [], []
         for option in schema["anyOf"]:
             try:
                 validate(value, option, where)
                 return
             except InvalidInput as exc:
                 errors.append(exc.message)
-        raise InvalidInput(errors[0] if len(errors) == 1 else f"{where} has the wrong shape: " + "; or ".join(errors))
+                if _fits_type(value, option):
+                    fitting.append(exc.message)
+        # An empty list is a list that is too short, not "a list, or else a string": say what the
+        # options of its own type want; only a value no option's type fits hears them all.
+        said = fitting or errors
+        raise InvalidInput(said[0] if len(said) == 1 else f"{where} has the wrong shape: " + "; or ".join(said))
     types = schema.get("type")
     if types is not None:
         types = [types] if isinstance(types, str) else types
@@ -227,7 +232,8 @@ def validate(value, schema: dict, where: str = "body") -> None:
             raise InvalidInput(f"{where} must be at most {schema['maximum']}")
     elif isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
-            raise InvalidInput(f"{where} needs at least {schema['minItems']} item(s)")
+            raise InvalidInput(f"{where} is empty: give at least one" if schema["minItems"] == 1
+                               else f"{where} needs at least {schema['minItems']} items")
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             raise InvalidInput(f"{where} has {len(value)} items; the limit is {schema['maxItems']}")
         for i, item in enumerate(value):
@@ -243,6 +249,13 @@ def validate(value, schema: dict, where: str = "body") -> None:
             elif schema.get("additionalProperties") is False:
                 allowed = ", ".join(props) or "no fields"
                 raise InvalidInput(f"{where} has an unknown field {name!r}; allowed: {allowed}")
+
+
+def _fits_type(value, schema: dict) -> bool:
+    types = schema.get("type")
+    if types is None:
+        return False
+    return any(_TYPES[t](value) for t in ([types] if isinstance(types, str) else types))
 
 
 def _a(t: str) -> str:

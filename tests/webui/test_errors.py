@@ -128,3 +128,14 @@ def test_a_nul_character_in_memory_text_is_refused_on_every_path(live, api):
     with pytest.raises(InvalidInput, match=r"content holds a control or invisible character \(NUL"):
         live.engine.store(sid, "Seat", "window\x00seat")  # what the browser's editor and imports call
     assert live.engine.list_memories(sid) == []
+
+
+@pytest.mark.parametrize("ids,said", [
+    ([], "ids is empty: give at least one"),  # not "…needs at least 1 item(s); or ids must be a string"
+    ("", "ids is empty"),
+    (7, "ids has the wrong shape: ids must be a list; or ids must be a string"),
+])
+def test_get_memories_says_what_is_wrong_with_ids_in_the_terms_of_what_was_sent(live, api, ids, said):
+    sid = live.engine.open_session("personal", "work")
+    message = assert_envelope(api.post(f"/sessions/{sid}/tools/get_memories", json={"ids": ids}), 400)
+    assert message == said
