@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from keepmind.engine.errors import MemoryDisabled
@@ -20,8 +21,13 @@ def assert_envelope(r, status: int) -> str:
     return body["error"]
 
 
-def test_unknown_route_is_404_envelope(api):
-    assert "no such route" in assert_envelope(api.get("/nothing/here"), 404)
+def test_unknown_route_is_404_envelope(api, live):
+    said = assert_envelope(api.get("/nothing/here"), 404)
+    assert "no such route" in said and "(with the token)" in said
+    # where it points answers with the token, and says how to send one without it
+    assert api.get("/openapi.json").status_code == 200
+    bare = httpx.get(live.url + "/api/v1/openapi.json")
+    assert bare.status_code == 401 and "Authorization: Bearer" in bare.json()["error"]
 
 
 def test_unknown_api_route_is_404_envelope(api):
