@@ -600,6 +600,12 @@ def _m010_token_names_of_live_tokens(conn: apsw.Connection) -> None:
     )
 
 
+def _m011_curation_events_session(conn: apsw.Connection) -> None:
+    # A session's memories include those its turns were added to (curation's appends and merges),
+    # which the sessions table counts from the curation events of the session.
+    conn.execute("CREATE INDEX IF NOT EXISTS curation_events_session ON curation_events (session_id, action)")
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -611,6 +617,7 @@ MIGRATIONS: list[Migration] = [
     ("008_recall_events_epoch", _m008_recall_events_epoch),
     ("009_boundaries_in_nfc", _m009_boundaries_in_nfc),
     ("010_token_names_of_live_tokens", _m010_token_names_of_live_tokens),
+    ("011_curation_events_session", _m011_curation_events_session),
 ]
 
 

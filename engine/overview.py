@@ -121,7 +121,7 @@ def checkpoint(conn: apsw.Connection, checkpoint_id: str, *, ceiling: str,
 
 def sessions(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...] | None,
              limit: int = 50, before: int | None = None, status: str | None = None) -> list[dict]:
-    """Sessions (newest first) with their turn count and the memories they formed."""
+    """Sessions (newest first) with their turn count and the memories they formed or added to."""
     where, params = permitted_sql("s", ceiling, boundaries)
     clauses = [where]
     if before is not None:
@@ -135,7 +135,11 @@ def sessions(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...]
         "SELECT s.session_id, s.audience, s.boundary, s.channel, s.title, s.token_id, s.status,"
         " s.created_at, s.updated_at, s.ended_at,"
         " (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.session_id) AS turns,"
-        " (SELECT COUNT(*) FROM memory_documents d WHERE d.session_id = s.session_id)"
+        # formed here, or added to by what was said here (an append to Tom's living document is
+        # this session's memory too): each memory once
+        " (SELECT COUNT(*) FROM (SELECT d.document_id FROM memory_documents d WHERE d.session_id = s.session_id"
+        "   UNION SELECT j.value FROM curation_events e, json_each(e.targets_json) j"
+        "   WHERE e.session_id = s.session_id AND e.action IN ('append', 'update', 'consolidate')))"
         " + (SELECT COUNT(*) FROM memory_records r WHERE r.session_id = s.session_id"
         "    AND r.supersedes_record_id IS NULL) AS memories_formed"
         f" FROM sessions s WHERE {' AND '.join(clauses)} ORDER BY s.created_at DESC LIMIT ?",

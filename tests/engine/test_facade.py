@@ -138,3 +138,17 @@ def test_a_receipt_of_a_session_beyond_the_token_is_not_found_and_its_session_is
         engine.explain(receipt, token=team)
     assert refused.value.message == f"no recall receipt {receipt}"
     assert engine.explain(receipt)["session_id"] == personal
+
+
+def test_a_session_counts_the_memories_its_turns_were_added_to_once_each(engine, clock):
+    from support.provider import drain
+
+    first = engine.open_session("personal", "work", title="first")
+    engine.store_memory(first, "", "My brother Tom lives in Berlin.")
+    drain(engine)
+    later = engine.open_session("personal", "work", title="later")
+    engine.store_memory(later, "", "Tom moved to Munich.")
+    engine.store_memory(later, "", "Tom started a new job at Globex.")
+    drain(engine)
+    counts = {s["title"]: s["memories_formed"] for s in engine.sessions()}
+    assert counts == {"first": 1, "later": 1}  # two appends to Tom's one living document: one memory

@@ -113,7 +113,7 @@ def test_migration_010_keeps_every_token_and_frees_the_names_of_revoked_ones(tmp
     old = tokens.create(conn, "local", "personal", ["*"], 1)
     tokens.revoke(conn, "local", 2)
     live = tokens.create(conn, "local-2", "personal", ["*"], 3)  # what the old schema had to do
-    assert migrate(conn, 0) == ["010_token_names_of_live_tokens"]
+    assert migrate(conn, 0)[0] == "010_token_names_of_live_tokens"
     assert {t.id: t.revoked_at for t in tokens.list_tokens(conn, include_revoked=True)} == {
         old.token.id: 2, live.token.id: None}
     assert tokens.verify(conn, live.secret).id == live.token.id
