@@ -327,7 +327,10 @@ def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal]
         _record_run(conn, run_id, transcript, "stale", decided_by, sha, [], rejections, None, now)
         return RunResult(run_id, transcript.session_id, transcript.trigger, "stale", decided_by)
     ids, accepted = [], []
-    for p in proposals:
+    # Queued in the order they were said (curation takes them in queue order, and the newest said
+    # must land last: "…lives in Lisbon." then "…moved to Porto."), the most confident first within
+    # a turn; review lists them in this order too.
+    for p in sorted(proposals, key=lambda p: p.turns[0] if p.turns else 0):
         queued = checkpoints.enqueue(
             conn, trigger="observed-memory-proposals",
             payload={"proposal": p.to_payload(), "source": "observer",

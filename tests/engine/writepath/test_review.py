@@ -143,3 +143,12 @@ def test_the_backlog_shows_a_failed_checkpoints_error_and_retry_tries_it_now(eng
     engine.retry_checkpoint(queued.checkpoint_id)
     [outcome] = drain(engine)
     assert outcome.status == "completed" and engine.backlog()["counts"]["completed"] == 1
+
+
+def test_proposals_of_one_run_wait_in_the_order_they_were_said(reviewing, clock):
+    """Oldest first, as the page says: a health statement is more confident than a habit, but the
+    habit was said first (the queue is also the order curation takes them in)."""
+    sid = reviewing.open_session("personal", "work")
+    observe(reviewing, sid, clock, "I play the cello on Tuesdays.", "I'm allergic to shellfish.")
+    assert [w["content"] for w in reviewing.review_queue()] == ["I play the cello on Tuesdays.",
+                                                                "I'm allergic to shellfish."]
