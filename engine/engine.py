@@ -422,7 +422,8 @@ class Engine(Browsing, Operations):
         ceiling, bounds = permission(token)
         found = self._read(overview.checkpoint, checkpoint_id, ceiling=ceiling, boundaries=bounds)
         if found is None:
-            raise NotFound(f"no checkpoint {checkpoint_id}: list them with `keepmind checkpoints list` "
+            # the id is not echoed: a token asking for another scope's checkpoint learns nothing
+            raise NotFound("no such checkpoint: list them with `keepmind checkpoints list` "
                            "(store_memory's answer gives each one's id)")
         return found
 
