@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import store
 from .errors import InvalidInput
-from .memory import title_follows
+from .memory import MAX_BODY_CHARS, clean_text, title_follows
 from .policy import Scope
 from .results import UpdateResult
 
@@ -52,6 +52,9 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         count, body = 0, new_content
     else:
         count, body = 0, row["body"]
+    # The text is checked before a title is made from it: a NUL in the new text is the text's fault,
+    # not the title's that follows it (revise_document checks the title first)
+    body = clean_text(body, "content", limit=MAX_BODY_CHARS)
     if title is None and mode == "replace" and old_text in row["title"]:
         new_title = row["title"].replace(old_text, new_text)  # the title says the same fact: it changes with it
     elif title is None and mode in ("replace", "rewrite"):

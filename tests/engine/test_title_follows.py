@@ -26,3 +26,15 @@ def test_an_explicit_title_is_kept(engine, personal):
     doc = engine.store(personal, "Anna lives in Lisbon.", "Anna lives in Lisbon.").id
     engine.update(personal, doc, old_text="Lisbon", new_text="Porto", title="Where Anna lives")
     assert engine.get(personal, [doc]).items[0].title == "Where Anna lives"
+
+
+def test_a_nul_in_a_rewrites_text_is_blamed_on_the_text_not_on_the_title_made_from_it(engine, personal):
+    import pytest
+
+    from keepmind.engine import InvalidInput
+
+    doc = engine.store(personal, "", "Anna lives in Lisbon.").id  # its title is its opening
+    with pytest.raises(InvalidInput, match=r"^content holds a control or invisible character \(NUL"):
+        engine.update(personal, doc, new_content="Anna lives in\x00 Porto.")
+    with pytest.raises(InvalidInput, match=r"^content holds"):
+        engine.update(personal, doc, old_text="Lisbon", new_text="Po\x00rto")

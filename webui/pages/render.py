@@ -93,7 +93,10 @@ def day_end_ms(value: str | None) -> int | None:
         day = datetime.strptime(value, "%Y-%m-%d")
     except ValueError:
         raise InvalidInput("that date is not a date: pick one, like 2026-01-31") from None
-    return int((datetime.combine(day.date(), time()) + timedelta(days=1)).timestamp() * 1000) - 1
+    try:
+        return int((datetime.combine(day.date(), time()) + timedelta(days=1)).timestamp() * 1000) - 1
+    except (OverflowError, OSError):  # the day after 9999-12-31; before 1970 on Windows
+        raise InvalidInput("that date is out of range: pick one between 1970-01-01 and 9999-12-30") from None
 
 
 def today_start_ms() -> int:

@@ -66,6 +66,10 @@ def create_token():
     form = {k: (request.form.get(k) or "").strip() for k in ("name", "ceiling", "boundaries")}
     bounds = [b.strip() for b in form["boundaries"].split(",") if b.strip()] or ["*"]
     try:
+        if form["boundaries"] and bounds == ["*"] and form["boundaries"] != "*":
+            # " , ," names no boundary: read as empty it would make the widest token there is
+            raise EngineError("the boundaries hold only commas and spaces: name the boundaries, separated by "
+                              "commas, or leave the field empty for every boundary")
         created = eng.create_token(form["name"], form["ceiling"], bounds, by=viewer_token())
     except EngineError as exc:
         return page("scoping.html", "_tokens.html", http_status=422, **_either(error=exc.message, form=form))
@@ -114,16 +118,20 @@ def _view_scope():
 @bp.get("/scoping/view")
 def view_as():
     eng = engine()
+    args = {k: v for k, v in request.args.items() if k in ("token", "audience", "boundary")}
     try:
         scope, label = _view_scope()
     except EngineError as exc:
-        if not is_htmx():
-            raise
-        return page("scoping.html", "_view_as.html", http_status=422, view={"error": exc.message})
+        # Said where the form is, with or without htmx (a bare GET is also how the form goes before
+        # htmx has bound it), and the boundary marked when it is what is missing.
+        missing = None if args.get("token") or (args.get("boundary") or "").strip() else "boundary"
+        view = {"error": exc.message, "args": args, "invalid": missing}
+        return page("scoping.html", "_view_as.html", http_status=422,
+                    **({"view": view} if is_htmx() else _context(view=view)))
     view = {
         "label": label, "scope": scope, "counts": eng.counts(scope, since=today_start_ms()),
         "memories": eng.browse(scope, limit=VIEW_SHOWN).items, "anchors": eng.anchors(scope, limit=VIEW_SHOWN),
         "edges": eng.visible_edges(scope, limit=VIEW_SHOWN), "shown": VIEW_SHOWN,
-        "args": {k: v for k, v in request.args.items() if k in ("token", "audience", "boundary")},
+        "args": args,
     }
     return page("scoping.html", "_view_as.html", **({"view": view} if is_htmx() else _context(view=view)))
