@@ -82,6 +82,20 @@
     }
   });
 
+  // In a narrow window the graph's box scrolls sideways: it opens with its anchor in the middle.
+  function centreGraphs(root) {
+    root.querySelectorAll(".graph-box").forEach(function (box) {
+      var centre = box.querySelector(".node.center circle");
+      if (!centre || box.scrollWidth <= box.clientWidth) return;
+      var outer = box.getBoundingClientRect(), inner = centre.getBoundingClientRect();
+      box.scrollLeft += (inner.left + inner.width / 2) - (outer.left + outer.width / 2);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { centreGraphs(document); });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.detail.target && event.detail.target.querySelectorAll) centreGraphs(event.detail.target);
+  });
+
   // "Copy" buttons copy the text of the element they name (a new token's secret, a snippet).
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-copy]");
