@@ -260,10 +260,12 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
     if dry_run:
-        plan = mdimport.plan_markdown(target, audience=audience, boundary=check_name(boundary))
+        boundary = check_name(boundary)
+        plan = mdimport.plan_markdown(target, audience=audience, boundary=boundary)
+        fresh, skipped = _not_here_yet(engine, [p for _, p, _ in plan.planned], audience, boundary)
         items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": audience,
-                  "boundary": boundary} for _, p, _ in plan.planned]
-        return {"format": "markdown", "errors": plan.errors, "skipped": 0, "not_memories": plan.not_memories,
+                  "boundary": boundary} for p in fresh]
+        return {"format": "markdown", "errors": plan.errors, "skipped": skipped, "not_memories": plan.not_memories,
                 "preview": {"items": items[:PREVIEW_ITEMS], "memories": len(items), "documents": len(items),
                             "records": 0, "carried": "", "anchors": 0,
                             "edges": 0, "tombstones": 0, "nothing": not items}}
@@ -274,6 +276,31 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
         return {**report, "imported": 0, "skipped": 0}
     done = _curated(engine, report["checkpoints"])
     return {**report, "outcome": done, **_tally(done)}
+
+
+def _not_here_yet(engine, proposals: list, audience: str, boundary: str) -> tuple[list, int]:
+    """The units curation's rules would keep (without a model: the same text, a text a memory of this
+    scope already says, a claim deleted as wrong, or a unit said twice in the file are skipped), and
+    how many are skipped: so the preview counts as the result will (it showed 15 for a re-import
+    whose result was 2, and 13 already here)."""
+    from types import SimpleNamespace
+
+    from . import store
+    from .writepath import similarity
+
+    scope, now = SimpleNamespace(audience=audience, boundary=boundary), engine.now()
+    fresh, seen = [], set()
+    with engine.db.snapshot() as conn:
+        for p in proposals:
+            key = store.fingerprint(p.content)
+            here = (store.find_fingerprint(conn, p.content, audience, boundary)
+                    or store.is_tombstoned(conn, p.content, audience, boundary)
+                    or (p.memory_class == "durable_fact" and similarity.already_said(conn, scope, p.content, now)))
+            if key in seen or here:
+                continue
+            seen.add(key)
+            fresh.append(p)
+    return fresh, len(proposals) - len(fresh)
 
 
 def _tally(outcome: dict) -> dict:

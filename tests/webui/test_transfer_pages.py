@@ -293,3 +293,18 @@ def test_a_stores_own_export_says_everything_is_here_already_and_offers_no_impor
     header = b'{"type": "header", "format": "keepmind-export", "version": 1}\n'
     page = preview_page(web, csrf, "header.jsonl", header)
     assert "It holds nothing to import." in page.text and IMPORT_BUTTON not in page.text
+
+
+def test_a_markdown_preview_counts_what_is_here_already_as_its_result_will(server, browser):
+    web, csrf = browser
+    eng = server.engine
+    notes = eng.open_session("personal", "notes")
+    eng.store(notes, "", "Note 1: the user keeps fact number 1 in mind.")
+    eng.store(notes, "", "Note 2: the user keeps fact number 2 in mind. Note 20 too.")  # says note 2, and more
+    page, staging = preview(web, csrf, "MEMORY.md", SIX.encode())
+    assert counts_of(page) == {"Memories": 4, "Already here (skipped)": 2} and "Import 4 memories" in page
+    result = web.get(import_staged(web, csrf, staging).headers["Location"]).text
+    assert status_line(result).startswith("4 imported from MEMORY.md")
+    again = preview_page(web, csrf, "MEMORY.md", SIX.encode() + SIX.encode()).text  # twice over, all here now
+    assert counts_of(again) == {"Memories": 0, "Already here (skipped)": 12}
+    assert "Nothing new: everything in it is here already." in again and IMPORT_BUTTON not in again
