@@ -109,8 +109,8 @@ class Jobs:
             return self._jobs.get(job_id)
 
     def list(self) -> list[Job]:
-        with self._lock:
-            return sorted(self._jobs.values(), key=lambda j: (j.started_at, j.id), reverse=True)
+        with self._lock:  # newest first, in the order started (two jobs can start in the same ms)
+            return list(reversed(self._jobs.values()))
 
     def wait(self, job_id: str, timeout: float | None = None) -> Job | None:
         """Block until the job ends (tests and the CLI); its final snapshot."""
