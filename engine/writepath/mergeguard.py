@@ -119,11 +119,17 @@ def append_body(existing: str, proposal: str, existing_as_of_ms: int) -> str:
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
+# The user's words about themselves and the same fact about the user: an agent stores "My sister
+# Anna lives in Lisbon.", the observer writes "User's sister Anna lives in Lisbon." (its possessive
+# splits into "user s"), and one must be seen to say the other.
+_SAID_BY_USER = {"my": "user s", "mine": "user s", "i": "user", "me": "user"}
+
+
 def contains_statement(body: str, proposal: str) -> bool:
     """True when `body` already says `proposal`: its words, in order, whole (case, punctuation and
     markup aside; "likes tea" is not said by "likes teapots"). Text in a script written without
     spaces (Chinese, Japanese) is compared without word boundaries."""
-    norm = lambda s: " ".join(re.findall(r"\w+", s.lower()))  # noqa: E731
+    norm = lambda s: " ".join(_SAID_BY_USER.get(w, w) for w in re.findall(r"\w+", s.lower()))  # noqa: E731
     p, b = norm(proposal), norm(body)
     if not p:
         return False

@@ -129,6 +129,12 @@ def said_query(content: str) -> str | None:
         terms = search.query_terms(content, stopwords=frozenset())
         return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms) or None
     words = re.findall(r"\w+", content.lower())
+    # whose it is said in two ways ("my", "user's": mergeguard.contains_statement reads them alike):
+    # the phrase starts after it, and contains_statement decides
+    for lead in (["user", "s"], ["my"], ["i"], ["user"]):
+        if words[:len(lead)] == lead and len(words) > len(lead):
+            words = words[len(lead):]
+            break
     return f'body : "{" ".join(words)}"' if words else None
 
 

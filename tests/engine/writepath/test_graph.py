@@ -137,3 +137,13 @@ def test_what_an_agent_stores_feeds_the_graph_as_what_it_observes_does(engine, p
     assert ("User", "brother", "Tom", True) in _edges(engine)  # a title of its own keeps its anchor
     assert next(m for m in engine.list_memories(personal) if m.title == "Family").id
     assert labelled.action == "queued"
+
+
+def test_a_fact_an_agent_stored_in_the_users_words_is_not_kept_twice_when_observed(engine, personal, clock):
+    """The agent stores "My sister…", the observer writes "User's sister…": the same fact, one memory."""
+    engine.store_memory(personal, "", "My sister Anna lives in Lisbon.")
+    drain(engine)
+    [outcome] = _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    assert (outcome.action, outcome.reason) == ("skip", "contained")
+    [anna] = engine.list_memories(personal)
+    assert anna.body == "My sister Anna lives in Lisbon."
