@@ -61,8 +61,21 @@ def restore(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
         head = one(conn, "SELECT * FROM memory_records WHERE supersedes_record_id=?", (memory_id,))
         if original is not None and head is not None and head["is_tombstone"]:
             restored = supersede_record(conn, head, original["title"], original["body"], now, source=source)
+    if memory_id:
+        _reopen_edges(conn, memory_id, tomb["created_at"])
     conn.execute("UPDATE tombstones SET lifted_at=? WHERE tombstone_id=?", (now, tombstone_id))
     return restored
+
+
+def _reopen_edges(conn: apsw.Connection, memory_id: str, deleted_at: int) -> None:
+    """The edges the deletion closed (asserted by the memory, closed at the tombstone's moment) hold
+    again, unless something said since holds in their place (the same relation from the same anchor)."""
+    for edge in rows(conn, "SELECT edge_id, from_anchor_id, relation FROM memory_edges"
+                           " WHERE asserted_by=? AND valid_to=?", (memory_id, deleted_at)):
+        taken = one(conn, "SELECT 1 FROM memory_edges WHERE from_anchor_id=? AND relation=? AND valid_to IS NULL",
+                    (edge["from_anchor_id"], edge["relation"]))
+        if taken is None:
+            conn.execute("UPDATE memory_edges SET valid_to=NULL WHERE edge_id=?", (edge["edge_id"],))
 
 
 def deleted_page(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...] | None,

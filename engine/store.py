@@ -367,6 +367,9 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
                          source=source, tombstone=True)
     conn.execute("DELETE FROM memory_embeddings WHERE item_id=?", (row["id"],))
     if as_wrong:
+        # What it said of people and places no longer holds either (its home airport was not SFO):
+        # its open edges close with the tombstone, at the same moment, so a restore can reopen them.
+        conn.execute("UPDATE memory_edges SET valid_to=? WHERE asserted_by=? AND valid_to IS NULL", (now, row["id"]))
         conn.execute(
             "INSERT INTO tombstones(tombstone_id, fingerprint, audience, boundary, memory_id, reason,"
             " source, created_at) VALUES (?,?,?,?,?,?,?,?)",

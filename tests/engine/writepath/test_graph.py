@@ -147,3 +147,25 @@ def test_a_fact_an_agent_stored_in_the_users_words_is_not_kept_twice_when_observ
     assert (outcome.action, outcome.reason) == ("skip", "contained")
     [anna] = engine.list_memories(personal)
     assert anna.body == "My sister Anna lives in Lisbon."
+
+
+def test_a_memory_deleted_as_wrong_takes_its_edges_with_it_and_a_restore_brings_them_back(engine, personal, clock):
+    [made] = _say(engine, personal, clock, "My home airport is SFO.")
+    assert ("User", "home_airport", "SFO", True) in _edges(engine)
+    engine.update(personal, made.memory_ids[0], delete=True, reason="wrong: it is OAK")
+    assert ("User", "home_airport", "SFO", True) not in _edges(engine)  # no longer says it holds
+    clock.advance(60_000)
+    [tomb] = engine.deleted()[0]
+    engine.restore(tomb["tombstone_id"])
+    assert ("User", "home_airport", "SFO", True) in _edges(engine)
+
+
+def test_a_restore_does_not_reopen_an_edge_something_said_since_replaced(engine, personal, clock):
+    [made] = _say(engine, personal, clock, "My home airport is SFO.")
+    engine.update(personal, made.memory_ids[0], delete=True, reason="wrong")
+    clock.advance(60_000)
+    _say(engine, personal, clock, "My home airport is OAK.")
+    [tomb] = engine.deleted()[0]
+    engine.restore(tomb["tombstone_id"])
+    current = {(a, r, b) for a, r, b, now in _edges(engine) if now}
+    assert ("User", "home_airport", "OAK") in current and ("User", "home_airport", "SFO") not in current
