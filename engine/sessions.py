@@ -32,6 +32,8 @@ def open_session(conn: apsw.Connection, audience: str, boundary: str, now: int, 
             raise InvalidInput("channel must be a string")
         channel = check_name(redact_text(channel), "channel", reserved=()) if channel.strip() else None
     title = redact_text(title)
+    if audience == "public":  # inert: its row exists so its calls can be answered, nothing it sent is kept
+        title = channel = None
     session_id = new_id("ses")
     conn.execute(
         "INSERT INTO sessions(session_id, audience, boundary, channel, title, token_id, created_at,"

@@ -174,7 +174,10 @@ def test_cross_boundary_policy_is_cut_to_the_token_boundaries(tmp_path, clock, s
 
 def test_public_sessions_get_nothing(live, api):
     live.engine.store(live.engine.open_session("personal", "work"), "Coffee", "The user likes coffee.")
-    sid = api.post("/sessions", json={"audience": "public", "boundary": "work"}).json()["session"]["id"]
+    sid = api.post("/sessions", json={"audience": "public", "boundary": "work", "title": "Anna's surprise party",
+                                      "channel": "slack-general"}).json()["session"]["id"]
+    with live.engine.db.snapshot() as conn:  # not even what it was called is kept
+        assert list(conn.execute("SELECT title, channel FROM sessions WHERE session_id=?", (sid,))) == [(None, None)]
     r = api.post(f"/sessions/{sid}/recall", json={"message": "coffee"})
     assert r.status_code == 200
     assert r.json() == {"ok": True, "block": None, "items": [], "receipt": None, "degraded": []}
