@@ -12,7 +12,7 @@ import apsw
 
 from .db import one, scalar
 from .errors import InvalidInput, NotFound
-from .memory import new_id
+from .memory import new_id, parse_id
 from .policy import AUDIENCES, Scope, check_name
 from .secretfilter import redact_strings, redact_text
 
@@ -86,6 +86,11 @@ def add_turn(conn: apsw.Connection, session_id: str, now: int, *, user: str, ass
             raise InvalidInput(f"{what} is longer than {MAX_TURN_CHARS} characters")
     if not (user or "").strip() and not (assistant or "").strip():
         raise InvalidInput("a turn needs a user message or an assistant reply")
+    if recalled_ids is not None and isinstance(recalled_ids, (list, tuple)):
+        try:  # ids the observer looks up: a wrong one is said now, not skipped at distillation
+            recalled_ids = [parse_id(i) for i in recalled_ids]
+        except InvalidInput as exc:
+            raise InvalidInput(f"recalled_ids: {exc.message}") from None
     index = (scalar(conn, "SELECT MAX(turn_index) FROM session_turns WHERE session_id=?",
                     (session_id,)) or 0) + 1
     conn.execute(

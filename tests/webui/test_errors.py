@@ -145,3 +145,12 @@ def test_get_memories_says_what_is_wrong_with_ids_in_the_terms_of_what_was_sent(
     sid = live.engine.open_session("personal", "work")
     message = assert_envelope(api.post(f"/sessions/{sid}/tools/get_memories", json={"ids": ids}), 400)
     assert message == said
+
+
+def test_a_turn_with_a_malformed_recalled_id_is_refused_by_name(live, api):
+    sid = live.engine.open_session("personal", "work")
+    said = assert_envelope(api.post(f"/sessions/{sid}/turns", json={"user": "a", "assistant": "b",
+                                                                   "recalled_ids": ["doc-nothex"]}), 400)
+    assert said.startswith("recalled_ids: 'doc-nothex' is not a memory id")
+    ok = api.post(f"/sessions/{sid}/turns", json={"user": "a", "recalled_ids": ["doc-" + "a" * 32]})
+    assert ok.status_code == 200 and ok.json()["turn"] == 1
