@@ -50,5 +50,6 @@ def cmd_doctor(args) -> int:
     else:
         for c in checks:
             print(f"[{MARK[c.level]}] {c.name}: {for_terminal(c.message)}")
-        print(f"logs: {log_path(home)}")
+        log = log_path(home)
+        print(f"logs: {log}" if log.exists() else "logs: none yet (Keepmind has not run for this data dir)")
     return 2 if any(c.level == "error" for c in checks) else 1 if any(c.level == "warning" for c in checks) else 0

@@ -6,6 +6,8 @@ audience a personal token sees, in every boundary.
 
 from __future__ import annotations
 
+import sys
+
 from keepmind.engine import InvalidInput, NotFound, Scope, open_engine
 from keepmind.engine.clock import iso
 
@@ -48,13 +50,16 @@ def _line(item) -> str:
 def cmd_list(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
         if args.query:
-            items = engine.find(LOCAL_VIEW, args.query, limit=args.limit)
+            items = engine.find(LOCAL_VIEW, args.query, limit=args.limit + 1)
         else:
-            items = engine.list_memories(LOCAL_VIEW, limit=args.limit)
+            items = engine.list_memories(LOCAL_VIEW, limit=args.limit + 1)
+    more, items = len(items) > args.limit, items[:args.limit]
     for item in items:
         print(json_for_terminal(item.as_dict()) if args.json else _line(item))
     if not items and not args.json:
         print("no memories match" if args.query else "no memories yet")
+    if more:  # on stderr: --json's lines stay JSON; a person checking what was learnt sees there is more
+        print(f"the first {args.limit} shown: there are more (--limit N shows more)", file=sys.stderr)
     return 0
 
 

@@ -52,3 +52,16 @@ def test_an_import_row_with_an_unusable_boundary_says_so_once(tmp_path, make_eng
     assert main(["import", str(path), "--home", str(tmp_path / "fresh")]) == 1
     out = capsys.readouterr().out
     assert f"line {line}: boundary is not usable: the boundary holds a control or invisible character" in out
+
+
+def test_a_cut_memories_list_says_there_are_more(tmp_path, capsys):
+    home = tmp_path / "home"
+    with open_engine(home, settings=QUIET, start_workers=False) as engine:
+        sid = engine.open_session("personal", "work")
+        for n in range(4):
+            engine.store(sid, f"Fact {n}", f"The user keeps fact {n}.")
+    assert main(["memories", "list", "--limit", "3", "--home", str(home)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and "the first 3 shown: there are more" in err
+    assert main(["memories", "list", "--limit", "4", "--home", str(home)]) == 0
+    assert "there are more" not in capsys.readouterr().err

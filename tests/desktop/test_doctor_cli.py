@@ -44,5 +44,9 @@ def test_doctor_prints_every_check_with_the_server_and_the_log_file(tmp_path, ca
     code = main(["doctor", "--home", str(home)])
     out = capsys.readouterr().out
     assert "[ok  ] Database: integrity ok" in out and "[ok  ] Server: not running" in out
-    assert f"logs: {home / 'logs' / 'keepmind.log'}" in out
+    assert "logs: none yet (Keepmind has not run for this data dir)" in out  # no file it could open
     assert code == 0, out
+    (home / "logs").mkdir()
+    (home / "logs" / "keepmind.log").write_text("started\n")
+    main(["doctor", "--home", str(home)])
+    assert f"logs: {home / 'logs' / 'keepmind.log'}" in capsys.readouterr().out
