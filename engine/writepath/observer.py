@@ -262,6 +262,13 @@ class Observer:
             log.warning("session_distillation_by_rules session=%s after=%s", session_id, exc.kind)
             run_id = uuid.uuid4().hex
             proposals, rejections, decided_by, sha = self.propose(transcript, False)
+        if decided_by != "rule" and not proposals and rejections:
+            # The model proposed something, but none of it was usable (a small model leaving out the
+            # retrieval metadata): the rules distil these turns rather than none of them being learnt.
+            log.warning("session_distillation_by_rules session=%s after=unusable_proposals %s", session_id,
+                        json.dumps(rejections))
+            proposals, more, decided_by, sha = self.propose(transcript, False)
+            rejections = {**{f"model:{k}": v for k, v in rejections.items()}, **more}
         proposals = _drop_known(proposals, transcript)
         review_on = bool(self.engine.settings.get("memory.curation.review", False))
         result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now,

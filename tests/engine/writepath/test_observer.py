@@ -132,6 +132,23 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
     assert priorities == {60}
 
 
+def test_a_model_whose_every_proposal_is_unusable_hands_the_turns_to_the_rules(llm_engine, provider, personal,
+                                                                                clock):
+    """A small local model leaving out the retrieval metadata: nothing learnt would be silent loss."""
+    provider.script(OBSERVER, _reply(_proposal("Seat", "User prefers aisle seats on long-haul flights.",
+                                               aliases=[])))
+    llm_engine.add_turn(personal, user="I prefer aisle seats on long-haul flights.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert run.status == "completed" and run.decided_by == "rule" and len(run.checkpoint_ids) == 1
+    assert run.rejections == {"model:missing-retrieval-metadata": 1}
+    provider.script(OBSERVER, _reply())  # the model finds nothing worth keeping: that is its call
+    llm_engine.add_turn(personal, user="Thanks, that's all.")
+    clock.advance(90_000)
+    [quiet] = llm_engine.writepath.scheduler.run_once(clock())
+    assert quiet.decided_by == "model:scripted-1" and quiet.checkpoint_ids == ()
+
+
 def test_class_forces_the_storage_pattern(llm_engine, provider, personal, clock):
     provider.script(OBSERVER, _reply(
         _proposal("Home city", "User lives in Somerville, MA.", op="append_record"),
