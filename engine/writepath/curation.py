@@ -176,6 +176,11 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     meta = dict(decided_by=by, prompt_version=curator.PROMPT_VERSION, response_sha256=reply.sha256)
     choice = curator.parse_choice(reply.text)
     if choice is None:
+        # A reply with no decision is a failed call (counted: status stays degraded while the model
+        # answers garbage), retried like one, and only the last try falls back to the rules.
+        exc = llm.record_failure("curation", "parse", f"no decision in the reply: {reply.text[:200]!r}")
+        if lease.attempts < max_attempts:
+            raise TransientFailure(f"curator LLM {exc}") from None
         d = _conservative(proposal, same_anchor, revisions, "llm_no_decision", info)
         return proposal, replace(d, **meta)
     known = {c["id"]: c for c in candidates}

@@ -257,12 +257,19 @@ def test_consolidate_folds_near_duplicates_into_one_document(llm_engine, provide
         assert scalar(conn, "SELECT COUNT(*) FROM tombstones") == 0
 
 
-def test_unparseable_curator_reply_is_conservative(llm_engine, provider, personal):
+def test_unparseable_curator_reply_is_a_failure_retried_then_conservative(llm_engine, provider, personal, clock):
     llm_engine.store_memory(personal, "Standup time", "The team standup is at 09:30.")
     drain(llm_engine)
-    provider.script(CURATOR, "I think these might be related, hard to say.")
+    provider.script(CURATOR, *["I think these might be related, hard to say."] * 5)
     llm_engine.store_memory(personal, "Standup time", "Standup notes go in the #standup channel.")
-    [outcome] = drain(llm_engine)
+    statuses = []
+    for _ in range(5):
+        outcome = llm_engine.writepath.curation.run_once(clock())
+        statuses.append(outcome.status)
+        if outcome.status == "retry":  # while the model answers garbage, status says so
+            assert any("curation LLM failing" in r for r in llm_engine.status()["reasons"])
+        clock.advance(checkpoints.BACKOFF_CAP_MS)
+    assert statuses == ["retry"] * 4 + ["completed"]
     assert (outcome.action, outcome.reason) == ("append", "llm_no_decision_same_anchor_append")
     body = llm_engine.list_memories(personal)[0].body
     assert "09:30" in body and "#standup" in body
