@@ -89,8 +89,9 @@ def add_turn(conn: apsw.Connection, session_id: str, now: int, *, user: str, ass
     if recalled_ids is not None and isinstance(recalled_ids, (list, tuple)):
         try:  # ids the observer looks up: a wrong one is said now, not skipped at distillation
             recalled_ids = [parse_id(i) for i in recalled_ids]
-        except InvalidInput as exc:
-            raise InvalidInput(f"recalled_ids: {exc.message}") from None
+        except InvalidInput:  # not echoed: what was sent in its place may be anything, a secret too
+            raise InvalidInput("recalled_ids holds something that is not a memory id: ids look like "
+                               "doc-<32 hex digits> or rec-<32 hex digits>, as recall returned them") from None
     index = (scalar(conn, "SELECT MAX(turn_index) FROM session_turns WHERE session_id=?",
                     (session_id,)) or 0) + 1
     conn.execute(

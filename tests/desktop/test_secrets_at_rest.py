@@ -51,13 +51,15 @@ def paste_through_the_api(api, doc_sid: str, doc: str, sentence: str) -> None:
     sid = opened.json()["session"]["id"]
     calls = [
         ("turns", {"user": f"Remember {sentence}", "assistant": f"No: {sentence}", "tools": [sentence[:500]],
-                   "skills": [sentence[:500]], "recalled_ids": [sentence[:500]]}),
+                   "skills": [sentence[:500]]}),
         ("recall", {"message": f"deploy with {sentence}", "context": f"earlier: {sentence}"}),
         ("tools/store_memory", {"title": "Credentials", "content": sentence}),
         ("findings", {"findings": [sentence]}),
         ("compaction", {"summary": f"We talked about {sentence}"}),
         ("end", {}),
     ]
+    refused = api.post(f"/sessions/{sid}/turns", json={"user": "ok", "recalled_ids": [sentence[:500]]})
+    assert refused.status_code == 400 and sentence[:500] not in refused.text  # not an id: refused, not echoed
     for route, body in calls:
         r = api.post(f"/sessions/{sid}/{route}", json=body)
         assert r.status_code == 200, (route, r.text)

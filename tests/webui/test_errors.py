@@ -151,6 +151,6 @@ def test_a_turn_with_a_malformed_recalled_id_is_refused_by_name(live, api):
     sid = live.engine.open_session("personal", "work")
     said = assert_envelope(api.post(f"/sessions/{sid}/turns", json={"user": "a", "assistant": "b",
                                                                    "recalled_ids": ["doc-nothex"]}), 400)
-    assert said.startswith("recalled_ids: 'doc-nothex' is not a memory id")
+    assert said.startswith("recalled_ids holds something that is not a memory id") and "nothex" not in said
     ok = api.post(f"/sessions/{sid}/turns", json={"user": "a", "recalled_ids": ["doc-" + "a" * 32]})
     assert ok.status_code == 200 and ok.json()["turn"] == 1
