@@ -29,11 +29,12 @@ def live(tmp_path, clock, start_live):
     server.stop()
 
 
-def run_hook(home: Path, action: str, event: dict) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KEEPMIND_HOME": str(home)}
-    env.pop("KEEPMIND_BOUNDARY", None)
-    return subprocess.run([sys.executable, str(HOOK), action], input=json.dumps(event), capture_output=True,
-                          text=True, timeout=60, env=env)
+def run_hook(home: Path, action: str, event, *, raw: bool = False, **env_vars: str) -> subprocess.CompletedProcess:
+    """Run the hook with `event` as JSON on stdin (`raw`: the string as it is); `env_vars` as KEEPMIND_*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}
+    env.update(KEEPMIND_HOME=str(home), **env_vars)
+    return subprocess.run([sys.executable, str(HOOK), action], input=event if raw else json.dumps(event),
+                          capture_output=True, text=True, timeout=60, env=env)
 
 
 def write_transcript(path: Path) -> None:
@@ -212,3 +213,118 @@ def test_the_recipe_registers_every_moment_the_hook_handles():
     actions = {event: group[0]["hooks"][0]["command"].rsplit(" ", 1)[1] for event, group in settings.items()}
     assert actions == {"UserPromptSubmit": "prompt", "Stop": "stop", "PreCompact": "precompact",
                        "SubagentStop": "subagent", "SessionEnd": "end"}
+
+
+# -- malformed input and sessions the server no longer takes --------------------------------------
+
+
+def hook_sessions(engine) -> list[tuple]:
+    with engine.db.snapshot() as conn:
+        return conn.execute("SELECT session_id, audience, boundary, title, status FROM sessions"
+                            " WHERE channel='claude-code' ORDER BY created_at, rowid").fetchall()
+
+
+def recall_log(home: Path) -> list[dict]:
+    log = home / "hooks" / "claude-code" / "recalls.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.mark.parametrize("stdin", ["[]", "null", '"x"', "not json", "", '{"session_id": 123, "prompt": "hello"}',
+                                   '{"prompt": "hello", "cwd": "/tmp"}', '{"session_id": " ", "prompt": "hello"}'])
+def test_malformed_input_is_ignored_quietly_and_logged(live, stdin):
+    home = live.daemon.home
+    for action in ("prompt", "stop", "precompact", "subagent", "end"):
+        done = run_hook(home, action, stdin, raw=True)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), (action, done.stderr)
+    assert hook_sessions(live.engine) == []  # no session opened from an event without a session id
+    assert not (home / "hooks" / "claude-code" / "unknown.json").exists()
+    (entry,) = recall_log(home)  # the prompt's, so `recall explain --last` says why nothing came
+    assert entry["receipt"] is None and "session_id" in entry["error"]
+
+
+def test_a_null_prompt_is_empty_and_recalls_nothing(live):
+    home = live.daemon.home
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": None})
+    assert (done.returncode, done.stdout) == (0, "")
+    assert hook_sessions(live.engine) == []  # not a recall of the message 'None'
+    (entry,) = recall_log(home)
+    assert entry["receipt"] is None and "empty" in entry["error"]
+
+
+def test_a_session_opened_without_a_cwd_is_titled_without_an_empty_folder_name(live):
+    done = run_hook(live.daemon.home, "prompt", {"session_id": "claude-abc", "prompt": "Plan the review."})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert [row[3] for row in hook_sessions(live.engine)] == ["Claude Code"]
+
+
+def test_an_unknown_action_never_blocks_the_prompt():
+    # exit 2 on UserPromptSubmit would block the prompt in Claude Code
+    done = subprocess.run([sys.executable, str(HOOK), "bogus"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "unknown action 'bogus'" in done.stderr and "keepmind_hook.py prompt" in done.stderr
+
+
+def test_a_session_the_server_no_longer_knows_is_replaced_once(live):
+    home = live.daemon.home
+    sid = live.engine.open_session("personal", "work")
+    live.engine.store(sid, "Coffee", "The user grinds espresso with a Baratza grinder.")
+    state = home / "hooks" / "claude-code" / "claude-abc.json"
+    state.parent.mkdir(parents=True)
+    gone = "ses-" + "0" * 32
+    state.write_text(json.dumps({"session": {"id": gone, "audience": "personal", "boundary": "work"}}))
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Which grinder do I use?"})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "Baratza" in done.stdout
+    ((new, audience, boundary, _, status),) = hook_sessions(live.engine)
+    assert (audience, boundary, status) == ("personal", "work", "open")
+    assert json.loads(state.read_text())["session"] == {"id": new, "audience": "personal", "boundary": "work"}
+    assert recall_log(home)[-1]["session"] == new and recall_log(home)[-1]["receipt"].startswith("rcp-")
+
+
+def test_an_ended_session_is_replaced_and_the_turn_kept(live, tmp_path):
+    home = live.daemon.home
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Which grinder do I use?"})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    ((first, *_),) = hook_sessions(live.engine)
+    live.engine.end_session(first)  # e.g. ended from elsewhere, or distilled after a restart
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript)
+    stop = run_hook(home, "stop", {"session_id": "claude-abc", "transcript_path": str(transcript)})
+    assert stop.returncode == 0 and stop.stderr == "", stop.stderr
+    (_, (second, *_, status)) = hook_sessions(live.engine)
+    assert second != first and status == "open"
+    with live.engine.db.snapshot() as conn:
+        turns = conn.execute("SELECT session_id, user_text FROM session_turns").fetchall()
+    assert turns == [(second, "Which grinder do I use?")]
+
+
+def test_a_changed_scope_or_token_opens_a_session_in_the_scope_configured_now(live):
+    home = live.daemon.home
+    event = {"session_id": "claude-abc", "prompt": "Plan the sprint review."}
+    assert run_hook(home, "prompt", event).returncode == 0
+    done = run_hook(home, "prompt", event, KEEPMIND_BOUNDARY="other")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    team = live.make_token("team-agent", "team")  # the personal sessions are beyond it: 404 to it
+    done = run_hook(home, "prompt", event, KEEPMIND_TOKEN=team, KEEPMIND_AUDIENCE="team", KEEPMIND_BOUNDARY="other")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    rows = hook_sessions(live.engine)
+    assert [(audience, boundary) for _, audience, boundary, _, _ in rows] == [
+        ("personal", "work"), ("personal", "other"), ("team", "other")]
+    # the one replaced by the scope change was ended (distilled); the second is beyond the team
+    # token, which can neither use nor end it
+    assert [status for *_, status in rows] == ["ended", "open", "open"]
+    assert all(e.get("receipt", "").startswith("rcp-") for e in recall_log(home))
+
+
+def test_a_state_file_of_an_older_hook_without_the_scope_is_ended_and_replaced(live):
+    home = live.daemon.home
+    old = live.engine.open_session("personal", "home", channel="claude-code")
+    state = home / "hooks" / "claude-code" / "claude-abc.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"session": old}))  # a bare id: in which scope it was opened is unknown
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Plan the sprint review."})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    (first, second) = hook_sessions(live.engine)
+    assert first[0] == old and first[4] == "ended"
+    assert second[1:3] == ("personal", "work") and json.loads(state.read_text())["session"]["id"] == second[0]

@@ -16,12 +16,15 @@ local token file; it sends the token only after the server proved it is the one 
 names (a stale server.json may name a port another program listens on now). The session scope comes from
 KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else `mcp.audience` / `mcp.boundary` in keepmind.json,
 else personal / default: use the same boundary as the MCP server so both see the same memories.
-A hook never blocks the prompt: if Keepmind is not running or fails, it prints nothing, exits 0.
-Between hooks it keeps only the Keepmind session id and the recalled ids (never the prompt), in
-an owner-only file under <data dir>/hooks/claude-code/. Each recall is logged to recalls.jsonl
-there (owner-only, the last 200): when, the Claude Code session, the receipt id and how many
-memories it injected, or why the hook could not ask (never the prompt), so that
-`keepmind recall explain --last` can say why a prompt got nothing.
+A hook never blocks the prompt: if Keepmind is not running or fails, or the input is malformed (not
+a JSON object, no session_id), it prints nothing, exits 0; a wrong action is said on stderr, exit 0.
+Between hooks it keeps only the Keepmind session (its id, audience and boundary) and the recalled ids
+(never the prompt), in an owner-only file under <data dir>/hooks/claude-code/. A session the server
+no longer takes (gone, beyond a changed token, ended) is replaced by a new one, once per hook; so is
+one whose audience or boundary is no longer the one configured (that one is ended first). Each
+recall is logged to recalls.jsonl there (owner-only, the last 200): when, the Claude Code session,
+the receipt id and how many memories it injected, or why the hook could not ask (never the
+prompt), so that `keepmind recall explain --last` can say why a prompt got nothing.
 """
 
 from __future__ import annotations
@@ -114,6 +117,25 @@ class Keepmind:
             return json.loads(response.read().decode("utf-8"))
 
 
+def said(exc: urllib.error.HTTPError) -> str:
+    """The error the server's answer names ("" if none); read once, as the body is a stream."""
+    if not hasattr(exc, "keepmind_said"):
+        try:
+            text = json.loads(exc.read().decode("utf-8")).get("error")
+        except (OSError, ValueError, AttributeError):
+            text = None
+        exc.keepmind_said = text if isinstance(text, str) else ""
+    return exc.keepmind_said
+
+
+def stale_session(exc: Exception) -> bool:
+    """The server no longer takes the session: gone or beyond the token now (404 "no session"),
+    or ended ("has ended"). A 404 for another reason (a route an older server lacks) is not it."""
+    if not isinstance(exc, urllib.error.HTTPError):
+        return False
+    return (exc.code == 404 and "no session" in said(exc)) or (exc.code in (400, 409) and "has ended" in said(exc))
+
+
 def why_not(home: Path, exc: Exception) -> str:
     """The reason a recall could not be asked, in words for the log."""
     if isinstance(exc, FileNotFoundError) and Path(exc.filename or "").name == "server.json":
@@ -121,11 +143,7 @@ def why_not(home: Path, exc: Exception) -> str:
     if isinstance(exc, NotKeepmind):
         return str(exc)
     if isinstance(exc, urllib.error.HTTPError):
-        try:
-            said = json.loads(exc.read().decode("utf-8")).get("error")
-        except (OSError, ValueError, AttributeError):
-            said = None
-        return f"Keepmind answered {exc.code}: {said or exc.reason}"
+        return f"Keepmind answered {exc.code}: {said(exc) or exc.reason}"
     if isinstance(exc, urllib.error.URLError):
         return f"Keepmind did not answer ({exc.reason})"
     return f"{type(exc).__name__}: {exc}"[:300]
@@ -186,14 +204,54 @@ def save_state(path: Path, state: dict) -> None:
     tmp.replace(path)
 
 
+def text_field(event: dict, name: str) -> str:
+    """A string field of the hook's input; missing, null or not a string is empty (never 'None')."""
+    value = event.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def held_session(state: dict) -> str | None:
+    """The Keepmind session id the state names (a bare id in a state file of an older hook)."""
+    held = state.get("session")
+    held = held.get("id") if isinstance(held, dict) else held
+    return held if isinstance(held, str) and held else None
+
+
 def session_id(km: Keepmind, home: Path, state: dict, event: dict) -> str:
-    if not state.get("session"):
-        opened = km.post("/sessions", {
-            "audience": setting(home, "mcp.audience", "personal"),
-            "boundary": setting(home, "mcp.boundary", "default"),
-            "channel": "claude-code", "title": f"Claude Code in {Path(event.get('cwd') or '.').name}"})
-        state["session"] = opened["session"]["id"]
-    return state["session"]
+    """The Keepmind session for this Claude Code session, opened in the configured scope if there is
+    none. One opened in another scope (KEEPMIND_AUDIENCE/BOUNDARY or keepmind.json changed since, or
+    a state file of an older hook, which kept no scope) is ended and replaced."""
+    scope = {"audience": setting(home, "mcp.audience", "personal"),
+             "boundary": setting(home, "mcp.boundary", "default")}
+    sid = held_session(state)
+    if sid and state["session"] != {"id": sid, **scope}:
+        try:
+            km.post(f"/sessions/{sid}/end", {})  # distilled in the scope it had
+        except (OSError, ValueError):
+            pass  # gone already, or beyond the token now: nothing to end
+        sid = None
+    if not sid:
+        folder = Path(text_field(event, "cwd")).name  # "" without a cwd
+        opened = km.post("/sessions", {**scope, "channel": "claude-code",
+                                       "title": f"Claude Code in {folder}" if folder else "Claude Code"})
+        sid = opened["session"]["id"]
+        state["session"] = {"id": sid, **scope}
+    return sid
+
+
+def in_session(km: Keepmind, home: Path, state: dict, event: dict, route: str, body: dict) -> tuple[str, dict]:
+    """POST to /sessions/<id>/<route> of this Claude Code session's Keepmind session. A session the
+    server no longer takes (stale_session) is dropped and a new one opened, once: else every later
+    prompt and turn would fail on the id the state file keeps."""
+    for attempt in (1, 2):
+        sid = session_id(km, home, state, event)
+        try:
+            return sid, km.post(f"/sessions/{sid}/{route}", body)
+        except urllib.error.HTTPError as exc:
+            if attempt == 2 or not stale_session(exc):
+                raise
+            state.pop("session", None)
+    raise AssertionError("unreachable")
 
 
 def text_of(content) -> tuple[str, list[str]]:
@@ -278,10 +336,11 @@ def clip(text: str, limit: int) -> str:
 
 def compaction_summary(event: dict) -> str:
     """What is about to be compacted, as text: the newest turns that fit SUMMARY_CHARS."""
-    turns = conversation(event.get("transcript_path"))
+    turns = conversation(text_field(event, "transcript_path"))
     trigger = str(event.get("trigger") or "auto")
     instructions = str(event.get("custom_instructions") or "").strip()
-    head = (f"Claude Code conversation in {Path(event.get('cwd') or '.').name}, before a {trigger} compaction"
+    folder = Path(text_field(event, "cwd")).name
+    head = (f"Claude Code conversation{f' in {folder}' if folder else ''}, before a {trigger} compaction"
             + (f" (asked to keep: {clip(instructions, 300)})" if instructions else "") + ".")
     parts: list[str] = []
     size = len(head)
@@ -304,7 +363,7 @@ def final_reply(event: dict) -> str:
     text = event.get("last_assistant_message")
     if isinstance(text, str) and text.strip():
         return text.strip()
-    for entry in reversed(entries(event.get("agent_transcript_path"))):
+    for entry in reversed(entries(text_field(event, "agent_transcript_path"))):
         if entry["type"] == "assistant":
             said, _ = text_of(entry["message"].get("content"))
             if said.strip():
@@ -312,54 +371,80 @@ def final_reply(event: dict) -> str:
     return ""
 
 
+def quietly(fn, *args) -> None:
+    """Write the log or the state if the disk lets us; a hook that cannot still exits 0."""
+    try:
+        fn(*args)
+    except OSError:
+        pass
+
+
 def main(argv: list[str]) -> int:
     action = argv[1] if len(argv) > 1 else ""
     if action not in TIMEOUT_S:
-        print(__doc__, file=sys.stderr)
-        return 2
+        # Not exit 2: on UserPromptSubmit that blocks the prompt, and a memory never stops Claude Code.
+        print(f"keepmind hook: unknown action {action!r}\n{__doc__}", file=sys.stderr)
+        return 0
+    home = data_dir()
     try:
         event = json.loads(sys.stdin.read() or "{}")
     except ValueError:
-        event = {}
-    home = data_dir()
-    path = state_path(home, str(event.get("session_id", "")))
+        event = None
+    claude_session = event.get("session_id") if isinstance(event, dict) else None
+    if not isinstance(claude_session, str) or not claude_session.strip():
+        # Malformed input (not a JSON object, no session id): no Claude Code session to attach memory
+        # to, and opening one would pool unrelated events in one state file.
+        if action == "prompt":
+            quietly(log_recall, home, {"claude_session": None, "receipt": None,
+                                       "error": "the hook's input was not a Claude Code event with a session_id"})
+        return 0
+    path = state_path(home, claude_session)
     state = load_state(path)
-    claude_session = str(event.get("session_id", ""))
+    if not isinstance(state, dict):
+        state = {}
+    prompt = text_field(event, "prompt")  # never kept: the transcript has it at Stop
+    if action == "prompt" and not prompt.strip():
+        # Nothing to recall for: no request, no session opened. The last prompt's recalled ids
+        # belong to no turn now.
+        if state.pop("recalled_ids", None) is not None:
+            quietly(save_state, path, state)
+        quietly(log_recall, home, {"claude_session": claude_session, "receipt": None,
+                                   "error": "the prompt was empty: nothing to recall"})
+        return 0
     try:
         km = Keepmind(home, TIMEOUT_S[action])
         if action == "prompt":
-            prompt = str(event.get("prompt", ""))  # never kept: the transcript has it at Stop
-            sid = session_id(km, home, state, event)
-            result = km.post(f"/sessions/{sid}/recall", {"message": prompt})
+            sid, result = in_session(km, home, state, event, "recall", {"message": prompt})
             state["recalled_ids"] = [i["id"] for i in result.get("items", [])]
             log_recall(home, {"claude_session": claude_session, "session": sid, "receipt": result.get("receipt"),
                               "injected": len(result.get("items", [])), "degraded": result.get("degraded") or []})
             if result.get("block"):
                 print(result["block"])
         elif action == "stop":
-            user, assistant, tools = last_turn(event.get("transcript_path"))
+            user, assistant, tools = last_turn(text_field(event, "transcript_path"))
             if user.strip() or assistant.strip():
-                sid = session_id(km, home, state, event)
-                km.post(f"/sessions/{sid}/turns", {"user": user, "assistant": assistant, "tools": tools,
-                                                   "recalled_ids": state.get("recalled_ids", [])})
+                in_session(km, home, state, event, "turns", {"user": user, "assistant": assistant, "tools": tools,
+                                                             "recalled_ids": state.get("recalled_ids", [])})
             state.pop("recalled_ids", None)
         elif action == "precompact":
             summary = compaction_summary(event)
             if summary:
-                sid = session_id(km, home, state, event)
-                km.post(f"/sessions/{sid}/compaction", {"summary": summary})
+                in_session(km, home, state, event, "compaction", {"summary": summary})
         elif action == "subagent":
             reply = final_reply(event)
             if reply:
-                sid = session_id(km, home, state, event)
                 kind = str(event.get("agent_type") or "subagent")
                 first = reply.splitlines()[0].strip(" #*")
-                km.post(f"/sessions/{sid}/findings", {"findings": [{
+                in_session(km, home, state, event, "findings", {"findings": [{
                     "title": clip(f"{kind}: {first}", 120), "content": clip(reply, FINDING_CHARS),
                     "tags": ["claude-code", f"agent:{kind}"[:200]]}]})
         elif action == "end":
-            if state.get("session"):
-                km.post(f"/sessions/{state['session']}/end", {})
+            if held_session(state):
+                try:
+                    km.post(f"/sessions/{held_session(state)}/end", {})
+                except urllib.error.HTTPError as exc:
+                    if not stale_session(exc):  # gone or ended already: nothing left to end
+                        raise
             path.unlink(missing_ok=True)
             return 0
     except (OSError, ValueError, KeyError, urllib.error.URLError) as exc:
@@ -378,4 +463,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        code = main(sys.argv)
+    except Exception as exc:  # noqa: BLE001 - a bug must not stop Claude Code either: said on stderr, exit 0
+        print(f"keepmind hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 0
+    sys.exit(code)
