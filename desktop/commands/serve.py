@@ -259,8 +259,14 @@ def mcp_config(args) -> dict:
 def cmd_mcp(args) -> int:
     import os
 
+    from keepmind.engine.policy import check_name
+
     from ..mcp.server import run_stdio
 
+    # The engine's own check (the mcp.boundary setting passes it when loaded), now: else a config is
+    # printed, or a client started, with a boundary every tool call then refuses. One line, exit 2.
+    if args.boundary is not None:
+        args.boundary = check_name(args.boundary)
     if args.print_config:
         print(json.dumps(mcp_config(args), indent=2))
         return 0

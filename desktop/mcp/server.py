@@ -17,11 +17,15 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
+
+from keepmind import version
+from keepmind.engine.errors import InvalidInput
+from keepmind.webui.schemas import validate
 
 from ..process.client import ApiError, DaemonClient, StartFailed, connect
 
@@ -191,9 +195,38 @@ class McpSession:
             self._client = None
 
 
+def check_arguments(arguments: dict, schema: dict) -> None:
+    """Refuse a tool call's arguments as the JSON API refuses a body, in its words ("limit must be a
+    whole number", "unknown field 'x'; allowed: ..."): the SDK's pydantic model would ignore unknown
+    fields, coerce "5" to 5 and answer in pydantic's multi-line text with a link."""
+    props = schema.get("properties", {})
+    for name in arguments:
+        if name not in props:
+            raise ToolError(f"unknown field {name!r}; allowed: {', '.join(props)}")
+    for name in schema.get("required", ()):
+        if name not in arguments:
+            raise ToolError(f"{name!r} is required")
+    for name, value in arguments.items():
+        try:
+            validate(value, props[name], name)
+        except InvalidInput as exc:
+            raise ToolError(exc.message) from None
+
+
+class KeepmindMCPServer(MCPServer):
+    """MCPServer whose tools check their arguments against their input schema first (check_arguments)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        for tool in await self.list_tools():
+            if tool.name == name:
+                check_arguments(arguments, tool.input_schema)
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(session: McpSession) -> MCPServer:
     """The MCP server with find_memories, get_memories, store_memory, update_memory and recall."""
-    server = MCPServer(name="keepmind", instructions=INSTRUCTIONS, log_level="WARNING")
+    # serverInfo.version: the SDK's default is "", which says nothing about what answers.
+    server = KeepmindMCPServer(name="keepmind", version=version(), instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool()
     def find_memories(query: str, limit: int = 5, include_expired: bool = False) -> FindResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 
 import anyio
@@ -13,6 +14,8 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from keepmind import version
+from keepmind.desktop.cli import main as cli
 from keepmind.desktop.mcp.server import McpSession, build_server
 from keepmind.desktop.process.client import DaemonClient
 from keepmind.desktop.process.files import read_server_json
@@ -162,3 +165,59 @@ def test_connect_uses_a_given_token_and_reports_a_refused_one(live):
     with pytest.raises(ApiError, match="refused the API token") as refused:
         connect(home, start=False, token="km_wrong")
     assert refused.value.status == 401
+
+
+def call_each(live, calls: list[tuple[str, dict]]):
+    """Call the tools in-process; returns the results and the server's initialize answer."""
+    session = McpSession(lambda start=True: DaemonClient(live.url, live.token), "personal", "work")
+
+    async def main():
+        async with Client(build_server(session)) as client:
+            return [await client.call_tool(name, args) for name, args in calls], client.server_info
+
+    try:
+        return anyio.run(main)
+    finally:
+        session.close()
+
+
+def test_tool_arguments_are_refused_in_the_apis_words(live):
+    (unknown, wrong_type, coerced, missing, not_a_list, item, ok), _ = call_each(live, [
+        ("find_memories", {"query": "x", "bogus": 1}),
+        ("find_memories", {"query": "x", "limit": "five"}),
+        ("find_memories", {"query": "x", "limit": "5"}),  # pydantic would take it; the API does not
+        ("find_memories", {}),
+        ("get_memories", {"ids": "doc-" + "0" * 32}),
+        ("get_memories", {"ids": ["doc-" + "0" * 32, 7]}),
+        ("find_memories", {"query": "x", "limit": 5.0}),  # a whole number, as JSON Schema counts them
+    ])
+    said = [r.content[0].text for r in (unknown, wrong_type, coerced, missing, not_a_list, item)]
+    assert said == ["unknown field 'bogus'; allowed: query, limit, include_expired",
+                    "limit must be a whole number", "limit must be a whole number", "'query' is required",
+                    "ids must be a list", "ids[1] must be a string"]
+    assert all(r.is_error for r in (unknown, wrong_type, coerced, missing, not_a_list, item))
+    assert not ok.is_error, ok.content
+    with live.client() as api:  # the API's own words for the same mistakes
+        sid = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
+        refused = api.post(f"/sessions/{sid}/tools/find_memories", json={"query": "x", "limit": "five"}).json()
+    assert refused["error"] == "limit must be a whole number"
+
+
+def test_server_info_names_keepminds_version(live):
+    _, info = call_each(live, [])
+    with live.client() as api:
+        status = api.get("/status").json()
+    assert info.name == "keepmind" and info.version == version() == status["version"] and info.version
+
+
+@pytest.mark.parametrize("boundary", ["*", "a\x01b", " "])
+def test_a_boundary_the_engine_refuses_is_refused_before_mcp_starts(boundary, tmp_path, capsys):
+    assert cli(["mcp", "--print-config", "--boundary", boundary]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1
+    home = tmp_path / "home"  # the server itself: refused before it reads stdin or makes the data dir
+    done = subprocess.run([sys.executable, "-m", "keepmind", "mcp", "--home", str(home), "--no-start",
+                           "--boundary", boundary], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", err)
+    assert not home.exists()
