@@ -139,7 +139,11 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
 _CONDITION = next(r for *_, r in _RULES if r.pattern == _CONDITION_WORD)  # the rule's own compiled pattern
 _INTERJECTION = re.compile(
     r"^(?:(?:oh|ooh|yeah|yep|yes|wow|haha|hah|lol|hey|hi|hello|thanks|thank you|cool|great|awesome|aw+|"
-    r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice)\b[\s,!.:;~-]*)+", re.I)
+    r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice|"
+    # a correction's or an aside's lead-in: "Actually my sister lives in Porto now." is a fact about
+    # the sister, and "Actually User's sister…" would be its text
+    r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction)"
+    r"\b[\s,!.:;~-]*)+", re.I)
 _SKIP = re.compile(
     r"^(?:if|when|would|could|should|maybe|perhaps|do you|did you|have you|are you|can you|what|why|"
     r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay)\b", re.I)

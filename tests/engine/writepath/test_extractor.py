@@ -213,3 +213,13 @@ def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
     alone: "I have asthma." and "I'm vegan." were both "user health: health", one living document."""
     [proposal] = extract([(0, text)])
     assert (proposal.anchor, proposal.anchor_type) == (anchor, "topic")
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Actually my sister lives in Porto now.", "User's sister lives in Porto now."),
+    ("Actually, Anna moved to Porto.", "Anna moved to Porto."),
+    ("Update: I work at Globex now.", "User works at Globex now."),
+])
+def test_a_corrections_lead_in_is_not_part_of_the_fact(text, fact):
+    [proposal] = extract([(0, text)])
+    assert proposal.content == fact
