@@ -8,9 +8,9 @@ superseding record; a delete leaves a tombstone so the same claim is not learnt 
 from __future__ import annotations
 
 from . import store
-from .errors import InvalidInput
+from .errors import InvalidInput, ScopeError
 from .memory import MAX_BODY_CHARS, clean_text, title_follows
-from .policy import Scope
+from .policy import PRIVACY_RANK, Scope
 from .results import UpdateResult
 
 
@@ -39,6 +39,12 @@ def update_mode(old_text, new_text, new_content, title, delete) -> str:
 def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_text, new_content,
                   title, reason: str, source: str, now: int) -> UpdateResult:
     row = store.load_visible(conn, scope, memory_id, now)
+    if mode != "delete" and scope.session_id and PRIVACY_RANK[scope.audience] > PRIVACY_RANK[row["audience"]]:
+        # A personal session reads its boundary's team memories, but its words are its own: written
+        # into a team memory they would reach every teammate (writes may narrow, never widen)
+        raise ScopeError(f"this is a {row['audience']} memory and this session is {scope.audience}: its words "
+                         f"would reach every {row['audience']} reader. Correct it from a {row['audience']} "
+                         "session, or in the browser")
     if mode == "delete":
         store.delete_memory(conn, row, now, reason=reason, source=source)
         return UpdateResult(row["id"], "deleted")

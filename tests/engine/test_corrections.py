@@ -154,3 +154,19 @@ def _anchor(anchor_id):
     from keepmind.engine import MemoryFilter
 
     return MemoryFilter(anchor_id=anchor_id)
+
+
+def test_a_personal_session_cannot_write_its_words_into_a_team_memory(engine):
+    from keepmind.engine import ScopeError
+
+    team = engine.open_session("team", "work")
+    mine = engine.open_session("personal", "work")
+    deploy = engine.store(team, "Deploy", "The team deploys the billing service on Thursdays.").id
+    assert engine.get(mine, [deploy]).items  # it reads its boundary's team memories
+    for change in ({"old_text": "Thursdays", "new_text": "Thursdays (my manager Bob is incompetent)"},
+                   {"new_content": "My manager Bob is incompetent."}, {"title": "Bob"}):
+        with pytest.raises(ScopeError, match="this is a team memory and this session is personal"):
+            engine.update(mine, deploy, **change)
+    assert engine.get(team, [deploy]).items[0].body == "The team deploys the billing service on Thursdays."
+    engine.update(team, deploy, old_text="Thursdays", new_text="Fridays")  # from a team session it may
+    assert "Fridays" in engine.get(team, [deploy]).items[0].body
