@@ -125,6 +125,11 @@ CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf90
 _SAID_BY_USER = {"my": "user s", "mine": "user s", "i": "user", "me": "user"}
 
 
+# Words that only say how strongly (never negations or how often: "I never eat meat" is no "I eat meat").
+_INTENSIFIERS = frozenset({"strongly", "really", "truly", "deeply", "absolutely", "definitely", "very", "totally",
+                           "genuinely", "honestly", "particularly", "especially", "much"})
+
+
 def contains_statement(body: str, proposal: str) -> bool:
     """True when `body` already says `proposal`: its words, in order, whole (case, punctuation and
     markup aside; "likes tea" is not said by "likes teapots"). Text in a script written without
@@ -135,7 +140,15 @@ def contains_statement(body: str, proposal: str) -> bool:
         return False
     if CJK_RE.search(p):
         return p.replace(" ", "") in b.replace(" ", "")
-    return f" {p} " in f" {b} "
+    if f" {p} " in f" {b} ":
+        return True
+    # "I prefer window seats when I fly." is said by "I strongly prefer window seats when I fly, and I
+    # avoid red-eye flights.": the memory's intensifiers may stand between the words. Only the
+    # memory's: a proposal with one says more than a memory without it, and is not contained.
+    if _INTENSIFIERS.isdisjoint(p.split()):
+        plain = " ".join(w for w in b.split() if w not in _INTENSIFIERS)
+        return f" {p} " in f" {plain} "
+    return False
 
 
 def previously(current: str, earlier: str, as_of_ms: int) -> str:

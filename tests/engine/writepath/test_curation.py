@@ -311,3 +311,16 @@ def test_a_curator_that_refuses_the_requests_dead_letters_then_a_retry_succeeds(
     llm_engine.retry_checkpoint(queued.checkpoint_id)
     [outcome] = drain(llm_engine)
     assert outcome.status == "completed" and llm_engine.checkpoint(queued.checkpoint_id)["status"] == "completed"
+
+
+def test_a_weaker_restatement_is_contained_by_the_stronger_memory_not_appended_over_it(engine, personal):
+    engine.store_memory(personal, "", "I strongly prefer window seats when I fly, and I avoid red-eye flights.")
+    drain(engine)
+    engine.store_memory(personal, "", "I prefer window seats when I fly.")
+    [outcome] = drain(engine)
+    assert (outcome.action, outcome.reason) == ("skip", "contained")
+    [memory] = engine.list_memories(personal)
+    assert memory.body == "I strongly prefer window seats when I fly, and I avoid red-eye flights."
+    engine.store_memory(personal, "", "I really strongly prefer window seats when I fly.")  # says more: kept
+    [stronger] = drain(engine)
+    assert stronger.action in ("create", "append")
