@@ -5,30 +5,9 @@ from __future__ import annotations
 
 import re
 
-import httpx
-import pytest
-
 
 def notes(first: int, last: int) -> bytes:
     return "".join(f"- Note {n}: the user keeps fact number {n} in mind.\n" for n in range(first, last + 1)).encode()
-
-
-@pytest.fixture
-def server(tmp_path, clock, start_live):
-    live = start_live(tmp_path / "home", clock=clock)
-    yield live
-    live.stop()
-
-
-@pytest.fixture
-def browser(server):
-    with server.client() as api:
-        url = api.post("/ui/links", json={}).json()["url"]
-    web = httpx.Client(base_url=server.url, timeout=30)
-    assert web.get(url).status_code == 303
-    csrf = re.search(r'name="csrf-token" content="([^"]+)"', web.get("/").text).group(1)
-    yield web, csrf
-    web.close()
 
 
 def imported(web, csrf, content: bytes) -> str:

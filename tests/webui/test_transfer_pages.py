@@ -9,31 +9,11 @@ import re
 import time
 
 import httpx
-import pytest
 
 from keepmind.engine import exchange
 from keepmind.engine.writepath import checkpoints
 
 SIX = "".join(f"- Note {n}: the user keeps fact number {n} in mind.\n" for n in range(1, 7))
-
-
-@pytest.fixture
-def server(tmp_path, clock, start_live):
-    live = start_live(tmp_path / "home", clock=clock)
-    yield live
-    live.stop()
-
-
-@pytest.fixture
-def browser(server):
-    """An HTTP client signed in the way `keepmind open` signs in, and the pages' CSRF token."""
-    with server.client() as api:
-        url = api.post("/ui/links", json={}).json()["url"]
-    web = httpx.Client(base_url=server.url, timeout=30)
-    assert web.get(url).status_code == 303
-    csrf = re.search(r'name="csrf-token" content="([^"]+)"', web.get("/").text).group(1)
-    yield web, csrf
-    web.close()
 
 
 def preview(web, csrf, name: str, content: bytes, boundary: str = "notes") -> tuple[str, str]:
