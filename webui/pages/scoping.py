@@ -64,13 +64,13 @@ def create_token():
     """A new token; its secret is in this answer only (never stored, never shown again)."""
     eng = engine()
     form = {k: (request.form.get(k) or "").strip() for k in ("name", "ceiling", "boundaries")}
-    bounds = [b.strip() for b in form["boundaries"].split(",") if b.strip()] or ["*"]
+    named = [b.strip() for b in form["boundaries"].split(",") if b.strip()]
     try:
-        if form["boundaries"] and bounds == ["*"] and form["boundaries"] != "*":
+        if form["boundaries"] and not named:
             # " , ," names no boundary: read as empty it would make the widest token there is
             raise EngineError("the boundaries hold only commas and spaces: name the boundaries, separated by "
                               "commas, or leave the field empty for every boundary")
-        created = eng.create_token(form["name"], form["ceiling"], bounds, by=viewer_token())
+        created = eng.create_token(form["name"], form["ceiling"], named or ["*"], by=viewer_token())
     except EngineError as exc:
         return page("scoping.html", "_tokens.html", http_status=422, **_either(error=exc.message, form=form))
     return page("scoping.html", "_tokens.html", **_either(created=created))
