@@ -31,6 +31,7 @@ from ..memory import Provenance, normalize_text, title_follows
 from ..secretfilter import MARKER, secret_kinds
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
+from .entities import USER, kin
 from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
@@ -127,10 +128,39 @@ def anchor_document(conn: apsw.Connection, lease: Lease, anchor: str | None) -> 
         (lease.audience, lease.boundary, normalized, lease.audience, lease.boundary))
 
 
+def resolve_kin(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Proposal:
+    """Someone the proposal knows only by role ("my sister lives in Porto": `User's sister`) is the
+    one person the user has already named in that role in this scope (Anna, the user's sister), so
+    the move is Anna's and closes her old `lives_in` edge. Two sisters, or none named yet: the role's
+    own anchor stays (entities.kin)."""
+    subject = proposal.subject or USER
+    found: dict[str, str] = {}
+    for rel in proposal.relations:
+        if rel.source != subject or rel.target != kin(rel.relation, subject) or rel.target in found:
+            continue
+        named = conn.execute(
+            "SELECT DISTINCT t.canonical_name FROM memory_edges e"
+            " JOIN memory_anchors s ON s.anchor_id = e.from_anchor_id"
+            " JOIN memory_anchors t ON t.anchor_id = e.to_anchor_id"
+            " WHERE s.audience=? AND s.boundary=? AND s.normalized_name=? AND e.relation=?"
+            " AND e.valid_to IS NULL AND t.anchor_type='person' AND t.normalized_name != ?",
+            (lease.audience, lease.boundary, normalize_text(subject), rel.relation,
+             normalize_text(rel.target))).fetchall()
+        if len(named) == 1:
+            found[rel.target] = named[0][0]
+    if not found:
+        return proposal
+    name = lambda n: found.get(n, n)  # noqa: E731
+    return replace(proposal, anchor=name(proposal.anchor) if proposal.anchor else proposal.anchor,
+                   relations=tuple(replace(r, target=name(r.target), source=r.source and name(r.source))
+                                   for r in proposal.relations))
+
+
 def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
     """Decide (reads and model calls only); raises TransientFailure / PermanentFailure."""
     proposal, _payload = parse_payload(lease)
     with engine.db.snapshot() as conn:
+        proposal = resolve_kin(conn, lease, proposal)
         verdict = rule_verdict(conn, lease, proposal)
         if verdict is None and proposal.memory_class == "durable_fact":
             said = similarity.already_said(conn, lease, proposal.content, now)

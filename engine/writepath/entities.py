@@ -26,8 +26,6 @@ USER = "User"  # the anchor of the person whose statements these are (anchors ar
 # leading article.
 _NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
          r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
-_SUBJECT = rf"(?:(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)|(?P<who>{_NAME}))"
-
 # Social and family roles: "my sister Anna", "Anna is my sister". The role names the edge.
 ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee",
          "son", "daughter", "mother", "mom", "mum", "father", "dad", "grandmother", "grandma", "grandfather",
@@ -36,6 +34,10 @@ ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfr
          "mentor", "coach", "teacher", "doctor", "dentist", "therapist", "landlord", "stepmother",
          "stepfather", "stepson", "stepdaughter", "kid", "child", "baby")
 _ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
+# A subject: the user, someone unnamed by role ("my sister lives in Porto"), or a name.
+_SUBJECT = (rf"(?:(?P<kin>\b[Mm]y\s+(?:(?:older|younger|big|little|eldest|oldest|youngest|twin|best|new|old)\s+)?"
+            rf"(?P<kin_role>{_ROLE}))(?!\s*,?\s+[A-Z])|(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)"
+            rf"|(?P<who>{_NAME}))")
 _PETS = (r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|"
          r"tortoise|snake|lizard|fish)")
 
@@ -137,7 +139,20 @@ def _clean(name: str) -> str | None:
     return name if len(name) >= 2 else None
 
 
+def kin(role: str, subject: str = USER) -> str:
+    """The anchor of someone known only by their role to the user: "User's sister". Curation ties it
+    to the one person the user has already named in that role, when there is exactly one
+    (curation.resolve_kin: "my sister lives in Porto" moves Anna, the user's sister)."""
+    return f"{subject}'s {role}"
+
+
+def _role(text: str) -> str:
+    return text.lower().replace(" ", "_").replace("-", "_")
+
+
 def _subject(m: re.Match) -> Entity | None:
+    if m.groupdict().get("kin"):
+        return Entity(kin(_role(m.group("kin_role"))), "person")
     if m.groupdict().get("self"):
         return Entity(USER, "person")
     who = _clean(m.group("who") or "") if m.groupdict().get("who") is not None else None
@@ -151,8 +166,13 @@ def graph_facts(sentence: str) -> list[GraphFact]:
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             fact = _fact(kind, m)
-            if fact is not None and fact not in out:
-                out.append(fact)
+            if fact is None:
+                continue
+            # "my sister lives in Porto": the sister is the user's, whoever she is
+            role_of = fact.source.name[len(USER) + 3:] if fact.source.name.startswith(USER + "'s ") else None
+            for f in ([GraphFact(Entity(USER, "person"), role_of, fact.source)] if role_of else []) + [fact]:
+                if f not in out:
+                    out.append(f)
     return out
 
 
@@ -161,7 +181,7 @@ def _fact(kind: str, m: re.Match) -> GraphFact | None:
     groups = m.groupdict()
     if kind in ("role", "role_of"):
         name = _clean(groups["name"])
-        role = groups["role"].lower().replace(" ", "_").replace("-", "_")
+        role = _role(groups["role"])
         return GraphFact(user, role, Entity(name, "person")) if name else None
     if kind in ("pet", "pet_my"):
         name = _clean(groups["name"])

@@ -343,7 +343,10 @@ def _opening(text: str) -> str:
 
 def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
     """The statement's graph facts as relations (the user's anchor named `subject`)."""
-    name = lambda e: subject if e.name == USER else e.name  # noqa: E731
+    def name(e) -> str:
+        if e.name == USER:
+            return subject
+        return subject + e.name[len(USER):] if e.name.startswith(USER + "'s ") else e.name  # "Dana's sister"
     return tuple(RelationSpec(f.relation, name(f.target), f.target.kind, source=name(f.source),
                               source_type=f.source.kind, exclusive=f.exclusive) for f in facts)
 

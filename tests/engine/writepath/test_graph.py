@@ -70,6 +70,32 @@ def test_a_move_closes_the_old_lives_in_edge_and_opens_the_new_one(engine, perso
     assert anna.title == "Anna moved to Porto."  # its title says the newest fact, not the one it replaced
 
 
+def test_a_sister_named_once_is_the_sister_a_later_statement_moves(engine, personal, clock):
+    """"my sister lives in Porto" after "My sister Anna lives in Lisbon.": Anna moved."""
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    clock.advance(86_400_000)
+    _say(engine, engine.open_session("personal", "work"), clock, "Actually my sister lives in Porto now.")
+    edges = _edges(engine)
+    assert ("Anna", "lives_in", "Lisbon", False) in edges and ("Anna", "lives_in", "Porto", True) in edges
+    assert "User's sister" not in _anchors(engine)
+    [anna] = engine.list_memories(personal)  # one living document, Anna's
+    assert "Lisbon" in anna.body and "Porto" in anna.body
+
+
+def test_a_sister_never_named_or_one_of_two_keeps_an_anchor_of_her_role(engine, personal, clock):
+    _say(engine, personal, clock, "My brother lives in Berlin.")
+    assert _anchors(engine)["User's brother"] == "person"
+    assert {("User", "brother", "User's brother", True), ("User's brother", "lives_in", "Berlin", True)} <= set(
+        _edges(engine))
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.", "My sister Beth lives in Madrid.")
+    clock.advance(86_400_000)
+    _say(engine, personal, clock, "My sister moved to Porto.")
+    edges = set(_edges(engine))
+    # which sister moved is not known: neither is moved, the move is kept on the role's anchor
+    assert {("Anna", "lives_in", "Lisbon", True), ("Beth", "lives_in", "Madrid", True),
+            ("User's sister", "lives_in", "Porto", True)} <= edges
+
+
 def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine, personal, clock):
     _say(engine, personal, clock, "I'm a United MileagePlus member.", "I work at Acme as a data engineer.")
     clock.advance(86_400_000)
