@@ -85,9 +85,16 @@ def _present(token: str, text_lower: str) -> bool:
     return squeezed != token and squeezed in re.sub(r"[\s,]+", " ", text_lower)
 
 
+# The curator prompt's own lines (curator.build_prompt): a "merge" that holds them is the prompt
+# echoed back, which keeps every token of the sources and so would pass the token count.
+_SCAFFOLD = re.compile(r"(?im)^\s*(?:PROPOSED|EXISTING CANDIDATES)\s*$|^\s*\[\d+\]\s+id=|^\s*(?:anchor|timestamp):\s"
+                       r"|\b(?:doc|rec)-[0-9a-f]{32}\b")
+MAX_GROWTH = 1.5  # a merged body longer than its sources together, by this much, adds what no one said
+
+
 def check_merge(sources: list[str], merged: str, *, min_retention: float = MIN_RETENTION,
                 min_length_ratio: float = MIN_LENGTH_RATIO) -> GuardResult:
-    """Does `merged` keep what `sources` (existing bodies and the proposal) said?"""
+    """Does `merged` keep what `sources` (existing bodies and the proposal) said, and only that?"""
     merged = merged or ""
     union: set[str] = set()
     for body in sources:
@@ -97,6 +104,15 @@ def check_merge(sources: list[str], merged: str, *, min_retention: float = MIN_R
     retention = 1.0 if not union else (len(union) - len(missing)) / len(union)
     longest = max((len(s.strip()) for s in sources), default=0)
     length_ratio = 1.0 if longest == 0 else len(merged.strip()) / longest
+    echoed = [m.group(0).strip() for m in _SCAFFOLD.finditer(merged)
+              if not any(m.group(0).strip().lower() in s.lower() for s in sources)]
+    if echoed:
+        return GuardResult(False, retention, length_ratio, tuple(missing),
+                           f"merge holds the curator's prompt ({echoed[0][:40]!r}), not a merged body")
+    together = sum(len(s.strip()) for s in sources)
+    if together and len(merged.strip()) > MAX_GROWTH * together + 200:
+        return GuardResult(False, retention, length_ratio, tuple(missing),
+                           f"merge is {len(merged.strip()) / together:.1f} times its sources' length together")
     if retention < min_retention:
         return GuardResult(False, retention, length_ratio, tuple(missing),
                            f"merge dropped {len(missing)} load-bearing tokens ({retention:.0%} kept)")

@@ -67,3 +67,22 @@ def test_append_puts_the_newest_first_under_a_dated_separator():
     body = append_body("Price: $349.", "Price: $329.", AS_OF)
     assert body == "Price: $329.\n\n---\n_[earlier, as of 2026-01-08]_\nPrice: $349."
     assert contains_statement(body, "price: $349") and not contains_statement(body, "Price: $300.")
+
+
+def test_a_merge_that_echoes_the_curator_prompt_fails_though_it_keeps_every_token():
+    from keepmind.engine.writepath import curator
+    old = "User's home airport is Boston Logan (BOS)."
+    new = "User now flies out of Providence (PVD)."
+    prompt = curator.build_prompt("Home airport", new, "home airport", AS_OF,
+                                  [{"id": "doc-" + "a" * 32, "anchor": "home airport", "updated_at": AS_OF,
+                                    "title": "Home airport", "body": old}])
+    result = check_merge([old, new], prompt)
+    assert result.retention == 1.0 and not result.passed and "prompt" in result.reason
+
+
+def test_a_merge_much_longer_than_its_sources_fails_and_words_that_sources_hold_pass():
+    sources = ["Standup is at 09:30 in room 4.", "Standup moved to 10:00."]
+    padded = "Standup is at 10:00 (previously 09:30) in room 4. " + "It is a very important meeting. " * 10
+    assert not check_merge(sources, padded).passed and "times" in check_merge(sources, padded).reason
+    quoted = ["The form asks for anchor: the team name.", "Anchor is the team name now."]
+    assert check_merge(quoted, "The form asks for anchor: the team name (the team name now).").passed
