@@ -378,14 +378,20 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
         )
 
 
+def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:
+    """The tombstone a person left when they deleted this claim (same normalized fingerprint) in
+    this scope, with the deleted memory's id (`memory_id`, None for an imported one without)."""
+    return one(
+        conn,
+        "SELECT tombstone_id, memory_id FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=?"
+        " AND lifted_at IS NULL ORDER BY created_at DESC LIMIT 1",
+        (fingerprint(body), boundary, audience),
+    )
+
+
 def is_tombstoned(conn: apsw.Connection, body: str, audience: str, boundary: str) -> bool:
     """True when a person deleted this claim (same normalized fingerprint) in this scope."""
-    return bool(scalar(
-        conn,
-        "SELECT 1 FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=? AND lifted_at IS NULL"
-        " LIMIT 1",
-        (fingerprint(body), boundary, audience),
-    ))
+    return tombstone_of(conn, body, audience, boundary) is not None
 
 
 def find_fingerprint(conn: apsw.Connection, body: str, audience: str, boundary: str) -> str | None:

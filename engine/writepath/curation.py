@@ -105,8 +105,9 @@ def rule_verdict(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Dec
         return Decision("drop", "policy", detail={"why": "public sessions form no memories"})
     if proposal.confidence < MIN_CONFIDENCE and not proposal.explicit:
         return Decision("drop", "low_confidence", detail={"confidence": proposal.confidence})
-    if store.is_tombstoned(conn, content, lease.audience, lease.boundary):
-        return Decision("skip", "tombstone")
+    tombstone = store.tombstone_of(conn, content, lease.audience, lease.boundary)
+    if tombstone is not None:  # names the deleted memory, as the near-tombstone skip does
+        return Decision("skip", "tombstone", targets=(tombstone["memory_id"],) if tombstone["memory_id"] else ())
     duplicate = store.find_fingerprint(conn, content, lease.audience, lease.boundary)
     if duplicate:
         return Decision("skip", "duplicate", targets=(duplicate,))

@@ -65,7 +65,8 @@ def test_tombstoned_fact_proposed_again_is_skipped_with_reason_tombstone(engine,
     [outcome] = drain(engine)
     assert outcome.checkpoint_id == again and (outcome.action, outcome.reason) == ("skip", "tombstone")
     assert engine.find(personal, "flat whites") == []
-    assert _events(engine, again)[0]["reason"] == "tombstone"
+    [event] = _events(engine, again)
+    assert event["reason"] == "tombstone" and event["targets"] == [created.memory_ids[0]]  # names what was deleted
 
 
 def test_price_tracker_without_llm_is_one_document_four_revisions_latest_first(engine, personal, clock):
