@@ -178,6 +178,19 @@ def _healthy_client(home: Path, token: str | None) -> DaemonClient | None:
     return None
 
 
+def _await_models(client: DaemonClient, deadline: float) -> None:
+    """Wait (until `deadline`) while the server just started says its models are still loading:
+    the first recall an agent asks of it is then by meaning, not by words alone."""
+    while time.monotonic() < deadline:
+        try:
+            reasons = client.get("/status").get("memory", {}).get("reasons") or []
+        except ApiError:
+            return
+        if not any("still loading" in str(r) for r in reasons):
+            return
+        time.sleep(0.1)
+
+
 def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None,
             idle_stop_minutes: float | None = None) -> DaemonClient:
     """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
@@ -199,6 +212,7 @@ def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str 
     while time.monotonic() < deadline:
         client = _healthy_client(home, token)
         if client is not None:
+            _await_models(client, deadline)
             return client
         if started.process.poll() is not None:
             cause = start_error(started)

@@ -221,3 +221,38 @@ def test_a_boundary_the_engine_refuses_is_refused_before_mcp_starts(boundary, tm
                           timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", err)
     assert not home.exists()
+
+
+@pytest.mark.offline_model
+def test_a_client_of_a_server_it_started_waits_while_the_models_load(offline_models_home, start_live, monkeypatch):
+    """The first recall after an autostart is by meaning: connect() waits for the loading models."""
+    import threading
+    import time
+
+    from keepmind.desktop.process.client import _await_models
+    from keepmind.engine.models.service import ModelRuntime
+
+    release = threading.Event()
+    load = ModelRuntime.load
+
+    def held(self, *args, **kwargs):
+        release.wait(30)  # the disk is slow today
+        return load(self, *args, **kwargs)
+
+    monkeypatch.setattr(ModelRuntime, "load", held)
+    live = start_live(offline_models_home, start_workers=True, memory__embeddings__enabled=True)
+    client = DaemonClient(live.url, live.token)
+    try:
+        done = threading.Event()
+        waiter = threading.Thread(target=lambda: (_await_models(client, time.monotonic() + 30), done.set()))
+        waiter.start()
+        assert not done.wait(1.0)  # still loading: it waits
+        assert any("still loading" in r for r in client.get("/status")["memory"]["reasons"])
+        release.set()
+        assert done.wait(20)
+        assert not any("still loading" in r for r in client.get("/status")["memory"]["reasons"])
+        waiter.join()
+    finally:
+        release.set()
+        client.close()
+        live.stop()
