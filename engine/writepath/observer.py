@@ -28,7 +28,7 @@ from .. import sessions as session_store
 from ..db import one, rows, scalar
 from ..memory import fingerprint
 from ..secretfilter import redact
-from . import checkpoints, extractor, review
+from . import checkpoints, extractor, mergeguard, review
 from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
 
@@ -84,6 +84,7 @@ class Transcript:
     user_turns: tuple[tuple[int, str], ...]
     recalled: tuple[dict, ...]
     existing: tuple[dict, ...]
+    last_seen: int = -1  # the session's newest turn when collected (later than through_turn: a window)
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,10 @@ class Observer:
                                 " status='completed' ORDER BY finished_at", (session_id,)):
                 existing += json.loads(r["accepted_json"])
         recalled_lines = [f"[recalled-memory] {r['title']}: {r['body'][:400]}" for r in recalled]
-        lines = []
+        # The oldest turns not yet distilled, as many as fit: the run covers exactly those, and the
+        # rest are the next run's (a session is due while turns remain). Cutting the oldest away
+        # instead would mark them distilled unread: a fact said before five long code replies lost.
+        lines, window, size = [], [], 0
         for t in turns:
             part = [f"[turn {t['turn_index']}]"]
             if t["user_text"]:
@@ -199,16 +203,19 @@ class Observer:
                 part.append(f"[assistant] {t['assistant_text']}")
             part += [f"[tool] {name}" for name in json.loads(t["tools_json"])]
             part += [f"[loaded-skill] {name}" for name in json.loads(t["skills_json"])]
-            lines.append("\n".join(part))
-        text = "\n".join(lines)
-        if len(text) > MAX_TRANSCRIPT_CHARS:  # keep the newest turns whole (and every recalled line)
-            text = text[-MAX_TRANSCRIPT_CHARS:]
-            text = text[text.find("\n[turn ") + 1:] if "\n[turn " in text else text
-        text = "\n".join([*recalled_lines, text])
+            line = "\n".join(part)
+            if window and size + len(line) + 1 > MAX_TRANSCRIPT_CHARS:
+                break
+            if not window and len(line) > MAX_TRANSCRIPT_CHARS:
+                line = line[:MAX_TRANSCRIPT_CHARS]  # one turn alone too long: its start, the user's words first
+            lines.append(line)
+            window.append(t)
+            size += len(line) + 1
+        text = "\n".join([*recalled_lines, *lines])
         return Transcript(session_id, session["audience"], session["boundary"], trigger, distilled,
-                          turns[-1]["turn_index"], text,
-                          tuple((t["turn_index"], t["user_text"]) for t in turns if t["user_text"]),
-                          tuple(recalled), tuple(existing[-20:]))
+                          window[-1]["turn_index"], text,
+                          tuple((t["turn_index"], t["user_text"]) for t in window if t["user_text"]),
+                          tuple(recalled), tuple(existing[-20:]), turns[-1]["turn_index"])
 
     def propose(self, transcript: Transcript, use_llm: bool) -> tuple[list[Proposal], dict, str, str | None]:
         """(proposals, rejections, decided_by, response sha256); raises LlmError."""
@@ -298,19 +305,15 @@ def per_turn(proposals: list[Proposal], limit: int) -> list[Proposal]:
 
 
 def _drop_known(proposals: list[Proposal], transcript: Transcript) -> list[Proposal]:
-    """Proposals that restate a recalled memory or an earlier accepted proposal are dropped."""
+    """Proposals that restate a recalled memory or an earlier accepted proposal are dropped: the
+    same text, or one a recalled memory already says whole (mergeguard.contains_statement). Sharing
+    most words is not enough: "I no longer use Neovim…" and "…, Zig, Haskell and OCaml." share
+    nearly all of theirs with the memory they correct or extend, and go to curation."""
     known = {fingerprint(r["body"]) for r in transcript.recalled}
     known |= {fingerprint(e.get("content", "")) for e in transcript.existing}
-    known_terms = [set(search.query_terms(r["body"], limit=200)) for r in transcript.recalled]
-    out = []
-    for p in proposals:
-        if fingerprint(p.content) in known:
-            continue
-        terms = set(search.query_terms(p.content, limit=200))
-        if any(terms and len(terms & k) / len(terms) >= 0.8 for k in known_terms):
-            continue
-        out.append(p)
-    return out
+    return [p for p in proposals
+            if fingerprint(p.content) not in known
+            and not any(mergeguard.contains_statement(r["body"], p.content) for r in transcript.recalled)]
 
 
 def _record_run(conn, run_id, transcript: Transcript, status, decided_by, sha, accepted, rejections,
@@ -330,7 +333,7 @@ def _commit(conn, run_id: str, transcript: Transcript, proposals: list[Proposal]
     they wait for a person (review.py)."""
     latest = scalar(conn, "SELECT MAX(turn_index) FROM session_turns WHERE session_id=?",
                     (transcript.session_id,)) or 0
-    if latest > transcript.through_turn:
+    if latest > max(transcript.through_turn, transcript.last_seen):
         _record_run(conn, run_id, transcript, "stale", decided_by, sha, [], rejections, None, now)
         return RunResult(run_id, transcript.session_id, transcript.trigger, "stale", decided_by)
     ids, accepted = [], []

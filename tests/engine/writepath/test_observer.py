@@ -175,6 +175,17 @@ def test_recalled_memories_are_marked_and_not_restated(llm_engine, provider, per
     assert [p.title for p in run.proposals] == ["Font"]
 
 
+def test_a_correction_or_an_extension_of_a_recalled_memory_is_proposed(llm_engine, provider, personal, clock):
+    known = llm_engine.store(personal, "Editor", "User uses Neovim for Python, Go, Rust, Lua and Zig.").id
+    provider.script(OBSERVER, _reply(_proposal("Editor", "User no longer uses Neovim for Python, Go, Rust and Lua."),
+                                     _proposal("Languages", "User uses Neovim for Python, Go, Rust, Lua, Zig and OCaml."),
+                                     _proposal("Editor again", "User uses Neovim for Python, Go, Rust, Lua and Zig.")))
+    llm_engine.add_turn(personal, user="I no longer use Neovim; and I added OCaml.", recalled_ids=[known])
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert [p.title for p in run.proposals] == ["Editor", "Languages"]  # only the restatement is dropped
+
+
 def test_accepted_proposals_are_passed_back_to_the_next_run(llm_engine, provider, personal, clock):
     provider.script(OBSERVER, _reply(_proposal("Seat preference", "User prefers aisle seats.")),
                     _reply(_proposal("Seat preference", "User prefers aisle seats.")))
@@ -313,15 +324,40 @@ def test_a_failure_preview_never_keeps_a_secret(llm_engine, provider, personal, 
     assert "parse" in row["error"] and leaked not in row["error"] and "[secret removed]" in row["error"]
 
 
-def test_a_long_transcript_keeps_its_newest_turns_and_every_recalled_line(llm_engine, provider, personal, clock):
+def test_a_long_transcript_is_distilled_in_windows_oldest_first_and_no_turn_goes_unread(
+        llm_engine, provider, personal, clock):
+    """A fact said before long replies is read: a run takes the oldest turns that fit, the next the rest."""
     known = llm_engine.store(personal, "Editor", "User writes code in Helix.").id
-    provider.script(OBSERVER, _reply())
-    llm_engine.add_turn(personal, user="first " + "x" * 20_000, recalled_ids=[known])
-    llm_engine.add_turn(personal, user="second " + "y" * 20_000)
+    provider.script(OBSERVER, _reply(), _reply(), _reply())
+    llm_engine.add_turn(personal, user="My home airport is OAK and I fly JetBlue.", recalled_ids=[known])
+    for n in range(2, 5):
+        llm_engine.add_turn(personal, user=f"Fix bug {n}.", assistant="def f():\n    pass\n" * 700)  # ~11k each
     llm_engine.add_turn(personal, user="I prefer aisle seats.")
     clock.advance(90_000)
-    llm_engine.writepath.scheduler.run_once(clock())
-    transcript = json.loads(provider.calls(OBSERVER)[0]["messages"][1]["content"])["transcript"]
-    assert transcript.startswith("[recalled-memory] Editor: User writes code in Helix.")
-    assert "[user] I prefer aisle seats." in transcript and "[turn 1]" not in transcript
-    assert len(transcript) < 25_000
+    runs = []
+    for _ in range(4):
+        runs += llm_engine.writepath.scheduler.run_once(clock())
+    sent = [json.loads(c["messages"][1]["content"])["transcript"] for c in provider.calls(OBSERVER)]
+    assert len(sent) >= 2 and all(len(t) < 25_000 for t in sent)
+    assert "home airport is OAK" in sent[0] and sent[0].startswith("[recalled-memory] Editor:")
+    assert "[user] I prefer aisle seats." in sent[-1]
+    every = "\n".join(sent)
+    assert all(f"[turn {n}]" in every for n in range(1, 6))  # each turn read by some run
+    assert [r.status for r in runs] == ["completed"] * len(sent)
+    with llm_engine.db.snapshot() as conn:
+        spans = [(r["from_turn"], r["through_turn"]) for r in rows(
+            conn, "SELECT from_turn, through_turn FROM observer_runs ORDER BY rowid")]
+    assert spans[0][0] == 0 and spans[-1][1] == 5
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # consecutive windows, no gap
+
+
+def test_one_turn_longer_than_a_window_is_sent_cut_with_the_users_words_first(llm_engine, provider, personal,
+                                                                                 clock):
+    provider.script(OBSERVER, _reply())
+    llm_engine.add_turn(personal, user="I prefer aisle seats.", assistant="z" * 60_000)
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    [call] = provider.calls(OBSERVER)
+    transcript = json.loads(call["messages"][1]["content"])["transcript"]
+    assert run.status == "completed" and "[user] I prefer aisle seats." in transcript and len(transcript) <= 24_000
+
