@@ -227,7 +227,9 @@ class Observer:
             if parsed is None or not isinstance(parsed.get("proposals"), list):
                 raise self.llm.record_failure("observer", "parse", "no JSON object with proposals in the reply: "
                                               f"{reply.text[:200]!r}")
-            result = gate(parsed["proposals"])
+            # 3 a run (netclaw's cap: the model consolidates), or one a user turn when a run holds
+            # more: five facts said in five turns are five memories, not three and two lost
+            result = gate(parsed["proposals"], max(MAX_PROPOSALS, len(transcript.user_turns)))
             return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
         # First-person standing statements only where "I" can only be the store's owner.
         found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from ..memory import default_recall_mode
+from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, default_recall_mode, without_display_controls
 from ..policy import MEMORY_CLASSES
 
 MAX_PROPOSALS = 3
+# Subjects that say whose a fact is, not what it is about: never an anchor name on their own.
+GENERIC_SUBJECTS = frozenset({"user", "the user", "me", "i", "self", "myself", "person", "assistant", "agent",
+                              "session", "team", "project", "we", "us"})
 OPERATIONS = ("upsert_document", "append_record")
 RELATION_MIN_CONFIDENCE = 0.9
 MAX_RELATIONS = 3
@@ -154,12 +157,24 @@ def check_proposal(obj) -> tuple[Proposal | None, str | None]:
         return None, "invalid-recall-mode"
     content = _get(obj, "content", default="")
     title = _get(obj, "title", default="")
-    if not isinstance(content, str) or not content.strip() or not isinstance(title, str):
+    if not isinstance(content, str) or not isinstance(title, str):
         return None, "empty-content"
+    # What the store refuses (memory.clean_text) is settled here, where it is the model's doing:
+    # NUL and invisible controls go, and a body over the store's limit is rejected, not queued to
+    # dead-letter in curation with advice for a person who never wrote it.
+    content, title = without_display_controls(content).replace("\x00", "").strip(), \
+        without_display_controls(title).replace("\x00", "").strip()
+    if not content:
+        return None, "empty-content"
+    if len(content) > MAX_BODY_CHARS:
+        return None, "content-too-long"
     subject_kind = _get(obj, "subjectKind", "subject_kind")
     subject = _get(obj, "subjectValue", "subject_value", "subject")
     anchor, anchor_type = _anchor(obj)
-    anchor = anchor or subject or title or None
+    # The subject names the anchor only when it names something: "user" is every fact about the
+    # user, and made their airport, diet and dog one living document.
+    named = subject if isinstance(subject, str) and subject.strip().lower() not in GENERIC_SUBJECTS else None
+    anchor = anchor or named or title or None
     anchor_type = anchor_type or subject_kind or "concept"
     aliases, facets = _strings(obj.get("aliases")), _strings(obj.get("facets"))
     if memory_class != "trace" and (not anchor or not aliases or not facets):
@@ -172,7 +187,7 @@ def check_proposal(obj) -> tuple[Proposal | None, str | None]:
     if memory_class == "durable_fact" and confidence >= RELATION_MIN_CONFIDENCE:
         relations = _relations(obj)[:MAX_RELATIONS]
     return Proposal(
-        memory_class=memory_class, title=title.strip()[:300], content=content.strip(),
+        memory_class=memory_class, title=title[:MAX_TITLE_CHARS], content=content,
         anchor=str(anchor).strip()[:200] if anchor else None, anchor_type=str(anchor_type)[:60],
         aliases=aliases, facets=facets, relations=relations, confidence=confidence,
         subject_kind=str(subject_kind) if subject_kind else None,

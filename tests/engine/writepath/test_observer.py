@@ -361,3 +361,39 @@ def test_one_turn_longer_than_a_window_is_sent_cut_with_the_users_words_first(ll
     transcript = json.loads(call["messages"][1]["content"])["transcript"]
     assert run.status == "completed" and "[user] I prefer aisle seats." in transcript and len(transcript) <= 24_000
 
+
+
+def test_five_facts_said_in_five_turns_are_five_proposals_not_three(llm_engine, provider, personal, clock):
+    facts = ["User's home airport is SFO.", "User is vegetarian.", "User prefers aisle seats.",
+             "User works at Acme.", "User's cat is called Miso."]
+    provider.script(OBSERVER, _reply(*[_proposal(f"Fact {n}", f) for n, f in enumerate(facts)]))
+    for fact in facts:
+        llm_engine.add_turn(personal, user=fact)
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert len(run.proposals) == 5 and not run.rejections
+
+
+def test_a_proposal_without_an_anchor_is_not_hung_on_the_subject_user(llm_engine, provider, personal, clock):
+    """Five facts about "user" with no anchor were one living document, four of them under "earlier"."""
+    bare = [{k: v for k, v in _proposal(t, c).items() if k != "anchor"}
+            for t, c in [("Home airport", "User's home airport is SFO."), ("Diet", "User is vegetarian."),
+                         ("Dog", "User's dog is named Pixel.")]]
+    provider.script(OBSERVER, _reply(*bare))
+    llm_engine.add_turn(personal, user="SFO, vegetarian, and my dog Pixel.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert [p.anchor for p in run.proposals] == ["Home airport", "Diet", "Dog"]
+
+
+def test_a_models_nul_is_removed_and_an_overlong_body_is_rejected_in_the_gate(llm_engine, provider, personal,
+                                                                               clock):
+    provider.script(OBSERVER, _reply(_proposal("Seat", "User prefers\u0000 aisle seats."),
+                                     _proposal("Log", "x " * 60_000)))
+    llm_engine.add_turn(personal, user="Aisle, please.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert [p.content for p in run.proposals] == ["User prefers aisle seats."]
+    assert run.rejections == {"content-too-long": 1}
+    [outcome] = drain(llm_engine)
+    assert outcome.action == "create"  # curation takes it, nothing dead-letters
