@@ -216,6 +216,11 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
         return proposal, replace(d, **meta)
     known = {c["id"]: c for c in candidates}
     if choice.action == "skip":
+        unsaid = mergeguard.unsaid([c["body"] for c in candidates], proposal.content)
+        if unsaid:  # the model would drop what no candidate holds: keep it, as without a model
+            d = _conservative(proposal, same_anchor, revisions, "model_skip_unsaid",
+                              {**info, "unsaid": list(unsaid[:20])})
+            return proposal, replace(d, **meta)
         return proposal, Decision("skip", "model_skip", targets=tuple(known), revisions=revisions,
                                   detail=info, **meta)
     if choice.action == "create":

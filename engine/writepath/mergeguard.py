@@ -76,6 +76,31 @@ def load_bearing_tokens(text: str) -> set[str]:
     return found
 
 
+# Words that carry no fact of their own (a merge may drop or reword them freely).
+_LIGHT = frozenset("""
+about above after again also always among another because been before being below between both
+cannot could does doing down during each either even ever every from further have having here
+into just more most much must never none only other over same should since some still such than
+that their them then there these they this those through under until upon very were what when
+where which while will with would your user user's previously earlier currently likes like
+""".split())
+MIN_WORD_RETENTION = 0.75
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s", "ed", "ing"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """The words of four or more letters that say something ("peanuts", "shellfish"), stemmed: a
+    careless merge drops facts in plain lowercase words too ("allergic to peanuts and shellfish"
+    merged into "allergic to penicillin and pollen" keeps every name and number)."""
+    return {_stem(w) for w in re.findall(r"[a-z][a-z'’-]{3,}", (text or "").lower()) if w not in _LIGHT}
+
+
 def _present(token: str, text_lower: str) -> bool:
     pattern = r"(?<![\w])" + re.escape(token) + r"(?![\w])"
     if re.search(pattern, text_lower):
@@ -104,6 +129,21 @@ def check_merge(sources: list[str], merged: str, *, min_retention: float = MIN_R
     retention = 1.0 if not union else (len(union) - len(missing)) / len(union)
     longest = max((len(s.strip()) for s in sources), default=0)
     length_ratio = 1.0 if longest == 0 else len(merged.strip()) / longest
+    if retention < min_retention:
+        return GuardResult(False, retention, length_ratio, tuple(missing),
+                           f"merge dropped {len(missing)} load-bearing tokens ({retention:.0%} kept)")
+    if length_ratio < min_length_ratio:
+        return GuardResult(False, retention, length_ratio, tuple(missing),
+                           f"merge is {length_ratio:.0%} of the longest source's length")
+    words: set[str] = set()
+    for body in sources:
+        words |= content_words(body)
+    dropped = sorted(words - content_words(merged))
+    word_retention = 1.0 if not words else 1 - len(dropped) / len(words)
+    if word_retention < MIN_WORD_RETENTION and len(dropped) >= 2:  # one reworded verb is no lost fact
+        return GuardResult(False, retention, length_ratio, tuple(missing) + tuple(dropped),
+                           f"merge dropped {len(dropped)} of its sources' {len(words)} content words "
+                           f"({word_retention:.0%} kept)")
     echoed = [m.group(0).strip() for m in _SCAFFOLD.finditer(merged)
               if not any(m.group(0).strip().lower() in s.lower() for s in sources)]
     if echoed:
@@ -113,13 +153,14 @@ def check_merge(sources: list[str], merged: str, *, min_retention: float = MIN_R
     if together and len(merged.strip()) > MAX_GROWTH * together + 200:
         return GuardResult(False, retention, length_ratio, tuple(missing),
                            f"merge is {len(merged.strip()) / together:.1f} times its sources' length together")
-    if retention < min_retention:
-        return GuardResult(False, retention, length_ratio, tuple(missing),
-                           f"merge dropped {len(missing)} load-bearing tokens ({retention:.0%} kept)")
-    if length_ratio < min_length_ratio:
-        return GuardResult(False, retention, length_ratio, tuple(missing),
-                           f"merge is {length_ratio:.0%} of the longest source's length")
     return GuardResult(True, retention, length_ratio, tuple(missing), "merge keeps its sources")
+
+
+def unsaid(bodies: list[str], proposal: str) -> tuple[str, ...]:
+    """What `proposal` holds that none of `bodies` does: its load-bearing tokens missing from them
+    all (a curator's SKIP of "Terraform 1.10, state in tf-state-prod-eu" loses both)."""
+    lowered = "\n".join(bodies).lower()
+    return tuple(sorted(t for t in load_bearing_tokens(proposal) if not _present(t, lowered)))
 
 
 def dated_separator(as_of_ms: int) -> str:

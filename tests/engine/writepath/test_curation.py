@@ -164,6 +164,17 @@ def test_model_skip_and_unknown_update_target(llm_engine, provider, personal, cl
     assert (unknown.action, unknown.reason) == ("append", "update_target_unknown")
 
 
+def test_a_model_skip_that_would_drop_what_no_candidate_holds_is_appended(llm_engine, provider, personal, clock):
+    llm_engine.store_memory(personal, "Deploys", "User deploys with Terraform 1.9; state in the bucket tf-state-prod.")
+    drain(llm_engine)
+    provider.script(CURATOR, "SKIP")
+    llm_engine.store_memory(personal, "Deploys", "User deploys with Terraform 1.10 now, state in tf-state-prod-eu.")
+    [outcome] = drain(llm_engine)
+    assert (outcome.action, outcome.reason) == ("append", "model_skip_unsaid_same_anchor_append")
+    [doc] = llm_engine.list_memories(personal)
+    assert "1.10" in doc.body and "tf-state-prod-eu" in doc.body and "1.9" in doc.body
+
+
 def test_anchors_dedupe_by_normalized_name_and_edges_keep_validity_intervals(engine, personal, clock):
     def member(airline, when):
         return Proposal("durable_fact", "Airline loyalty", f"User's preferred airline program is {airline}.",

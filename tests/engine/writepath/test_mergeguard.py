@@ -82,7 +82,23 @@ def test_a_merge_that_echoes_the_curator_prompt_fails_though_it_keeps_every_toke
 
 def test_a_merge_much_longer_than_its_sources_fails_and_words_that_sources_hold_pass():
     sources = ["Standup is at 09:30 in room 4.", "Standup moved to 10:00."]
-    padded = "Standup is at 10:00 (previously 09:30) in room 4. " + "It is a very important meeting. " * 10
+    padded = "Standup moved to 10:00 (previously 09:30) in room 4. " + "It is a very important meeting. " * 10
     assert not check_merge(sources, padded).passed and "times" in check_merge(sources, padded).reason
     quoted = ["The form asks for anchor: the team name.", "Anchor is the team name now."]
     assert check_merge(quoted, "The form asks for anchor: the team name (the team name now).").passed
+
+
+def test_a_merge_that_drops_facts_said_in_plain_lowercase_words_fails():
+    sources = ["I am allergic to peanuts and shellfish.", "I am allergic to penicillin too."]
+    result = check_merge(sources, "I am allergic to penicillin and pollen.")
+    assert result.retention == 1.0 and not result.passed and "content words" in result.reason
+    assert {"peanut", "shellfish"} <= set(result.missing)
+    assert check_merge(sources, "I am allergic to peanuts, shellfish and penicillin.").passed
+
+
+def test_unsaid_names_what_a_proposal_holds_that_no_candidate_does():
+    from keepmind.engine.writepath.mergeguard import unsaid
+    candidates = ["User deploys with Terraform 1.9; state lives in the bucket tf-state-prod."]
+    assert {"1.10", "tf-state-prod-eu"} <= set(
+        unsaid(candidates, "I deploy with Terraform 1.10 now, state in the bucket tf-state-prod-eu."))
+    assert unsaid(candidates, "User deploys with Terraform 1.9.") == ()
