@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..checks import Check
 from ..clock import DAY_MS
-from ..db import one, scalar
+from ..db import one, rows, scalar
 
 BACKLOG_WARN = 25
 
@@ -19,8 +19,10 @@ def check_backlog(engine) -> Check:
     pending = counts["pending"] + counts["leased"]
     dead = counts["dead"]
     if dead:
+        with engine.db.snapshot() as conn:
+            letters = rows(conn, "SELECT attempts, last_error FROM memory_checkpoints WHERE status='dead'")
         return Check("Checkpoint backlog", "warning",
-                     f"{dead} dead-lettered checkpoint{'s' if dead != 1 else ''} (curation gave up after 5 tries): "
+                     f"{dead} dead-lettered checkpoint{'s' if dead != 1 else ''} ({why_dead(letters)}): "
                      "`keepmind checkpoints list --status dead` shows why; fix the cause (often the Curation "
                      "LLM below), then `keepmind checkpoints retry ID`")
     if pending > BACKLOG_WARN:
@@ -29,6 +31,32 @@ def check_backlog(engine) -> Check:
                      "check the Curation LLM below and the logs, and keep Keepmind running so the queue drains "
                      "(`keepmind checkpoints drain` curates it now)")
     return Check("Checkpoint backlog", "pass", f"{pending} pending, {counts['completed']} completed")
+
+
+def why_dead(letters: list[dict]) -> str:
+    """How the dead letters got there, with the tries each really took.
+
+    A checkpoint is dead-lettered either when its last allowed attempt failed (the error then says
+    "gave up after N attempts", from checkpoints.fail and reclaim) or at once, on any attempt, when
+    the failure was permanent (a malformed or scrubbed payload, an invalid proposal, a provider
+    that refuses the requests): "after 5 tries" is true only of the first kind."""
+    exhausted: list[int] = []
+    refused: list[int] = []
+    for letter in letters:
+        gave_up = "gave up after" in (letter["last_error"] or "")
+        (exhausted if gave_up else refused).append(int(letter["attempts"] or 0))
+    parts = [(exhausted, "curation gave up after"), (refused, "refused as a permanent failure after")]
+    said = [(len(tries), f"{words} {_tries(tries)}") for tries, words in parts if tries]
+    if len(said) == 1:
+        return said[0][1]
+    return "; ".join(f"{n}: {words}" for n, words in said)
+
+
+def _tries(attempts: list[int]) -> str:
+    low, high = min(attempts), max(attempts)
+    if low == high:
+        return f"{low} {'try' if low == 1 else 'tries'}"
+    return f"{low} to {high} tries"
 
 
 def check_llm(engine):

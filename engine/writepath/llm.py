@@ -6,6 +6,11 @@ passed in by the composition root (which reads the environment variable the sett
 engine code never reads the environment. Timeouts default to 60 s (netclaw's 10 s failed 46% of
 calls) and every failure is logged with its kind and kept in `LlmHealth` for status and doctor.
 Replies are cleaned of `<think>` blocks and code fences before anyone parses them.
+
+What a failure leaves behind is kept apart by who may read it. `/status` is read by every token, so
+its reason says what failed in words (the kind, an HTTP status, a remedy), never the text of the
+reply or of the provider's error body: a reply can echo the prompt (memory text of any audience) and
+a body can echo the API key. The log gets the detail, redacted and cut to a short excerpt.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..secretfilter import redact
+
 if TYPE_CHECKING:
     import httpx
 
 log = logging.getLogger("keepmind.writepath.llm")
+LOG_EXCERPT_CHARS = 120  # of a failure's detail in the log: enough to recognise it, not a transcript
 
 
 class LlmError(Exception):
@@ -102,6 +110,7 @@ class ChatClient:
         self._last_error_at: int | None = None
         self._last_ok_at: int | None = None
         self._last_purpose: str | None = None
+        self._last_words: str | None = None
 
     @property
     def model_id(self) -> str:
@@ -128,16 +137,21 @@ class ChatClient:
         if resp.status_code >= 400:
             # a 4xx refuses the request as sent; 408 (timeout) and 429 (too many requests) pass
             lasting = 400 <= resp.status_code < 500 and resp.status_code not in (408, 429)
-            raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {resp.text[:200]}", lasting=lasting)
+            raise self._fail(purpose, "http", f"HTTP {resp.status_code}: {excerpt(resp.text)}", lasting=lasting,
+                             status_code=resp.status_code)
         try:
             data = resp.json()
-            message = data["choices"][0]["message"]
-            raw = message.get("content") or ""
+            choice = data["choices"][0]
+            raw = reply_content(choice["message"])
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise self._fail(purpose, "protocol", f"not a chat-completions reply ({exc}): {resp.text[:200]}") from None
+            # Every unusable shape is a failed call, never an exception the caller does not expect:
+            # the observer records a failed run (its back-off and fall-back to the rules apply) and
+            # curation retries, instead of the same session being asked again every second.
+            raise self._fail(purpose, "protocol", f"not a chat-completions reply ({exc}): "
+                                                  f"{excerpt(resp.text)}") from None
         text = clean_reply(raw)
         if not text.strip():
-            reason = "finish_reason=" + str(data["choices"][0].get("finish_reason"))
+            reason = "finish_reason=" + str(choice.get("finish_reason"))
             raise self._fail(purpose, "empty", f"the reply had no content ({reason}); "
                                                "a reasoning model may need more output tokens")
         with self._lock:
@@ -159,11 +173,13 @@ class ChatClient:
                              self._last_error_at, self._last_ok_at)
 
     def status_reasons(self) -> list[str]:
+        """What failed, in words only: every token reads /status, whatever it may recall."""
         h = self.health()
         if h.consecutive_failures:
             # the observer and the curator call the same provider; say which one failed last
             who = "the observer's" if self._last_purpose == "observer" else "curation's"
-            return [f"curation LLM failing ({h.consecutive_failures} in a row, last in {who} call): {h.last_error}"]
+            return [f"curation LLM failing ({h.consecutive_failures} in a row, last in {who} call): "
+                    f"{self._last_words}"]
         return []
 
     def close(self) -> None:
@@ -173,17 +189,71 @@ class ChatClient:
         return self._clock() if self._clock else None
 
     def _fail(self, purpose: str, kind: str, message: str, count_call: bool = True,
-              lasting: bool = False) -> LlmError:
+              lasting: bool = False, status_code: int | None = None) -> LlmError:
+        # `message` may quote the reply or the provider's body: it is redacted before it goes
+        # anywhere, the log gets a short excerpt of it, and health and status get words only.
+        message = redact(message)[0]
+        words = failure_words(purpose, kind, status_code, self.config.timeout_s)
         with self._lock:
             self._calls += count_call
             self._failures += 1
             self._consecutive += 1
-            self._last_error = f"{kind}: {message}"
+            self._last_error = f"{kind}: {words}"
+            self._last_words = words
             self._last_error_at = self._now()
             self._last_purpose = purpose
         log.warning("memory_llm_error purpose=%s kind=%s model=%s %s", purpose, kind,
-                    self.config.model, message)
+                    self.config.model, excerpt(message, LOG_EXCERPT_CHARS))
         return LlmError(kind, message, lasting=lasting)
+
+
+def reply_content(message) -> str:
+    """The assistant text of a chat-completions `message`; TypeError when it holds none.
+
+    `content` is a string, null (nothing said: an empty reply), or a list of parts of which the
+    `text` ones are joined (the OpenAI content-part shape some servers answer with)."""
+    if not isinstance(message, dict):
+        raise TypeError(f"message is {type(message).__name__}, not an object")
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict) and part.get("type", "text") == "text"]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)
+    raise TypeError(f"message content is {type(content).__name__} without text parts")
+
+
+_HTTP_REMEDY = {401: "check the API key", 403: "check the API key",
+                404: "check memory.llm.base_url and memory.llm.model",
+                408: "the provider timed out", 429: "the provider is rate-limiting: it is retried later"}
+
+
+def failure_words(purpose: str, kind: str, status_code: int | None, timeout_s: float) -> str:
+    """A failure said for anyone to read: what went wrong and what to check, no quoted text."""
+    if kind == "http" and status_code is not None:
+        remedy = _HTTP_REMEDY.get(status_code)
+        if remedy is None:
+            remedy = "the provider's server failed" if status_code >= 500 else "the provider refused the request"
+        return f"HTTP {status_code} from the provider ({remedy})"
+    if kind == "timeout":
+        return f"no reply within {timeout_s:.0f} s (check the server and memory.llm.timeout_seconds)"
+    if kind == "connect":
+        return "could not connect to the provider (check memory.llm.base_url and that the server runs)"
+    if kind == "protocol":
+        return "the reply was not a usable chat-completions reply (check memory.llm.base_url)"
+    if kind == "empty":
+        return ("the reply had no content (a reasoning model may need more output tokens: "
+                "memory.llm.max_output_tokens)")
+    if kind == "parse":
+        return "the reply held no proposals" if purpose == "observer" else "the reply held no decision"
+    return f"the call failed ({kind})"
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    """`text` redacted, then cut: redacting first, so a cut never leaves half a secret unrecognised."""
+    clean = redact((text or "")[:limit * 5])[0]
+    return clean if len(clean) <= limit else clean[:limit] + "…"
 
 
 def sha256_text(text: str) -> str:

@@ -15,6 +15,7 @@ from ..db import scalar
 from ..errors import EngineClosed, EngineError
 from . import checkpoints, curation
 from .checkpoints import LeaseLost
+from .llm import LOG_EXCERPT_CHARS, excerpt
 
 log = logging.getLogger("keepmind.writepath.worker")
 POLL_SECONDS = 0.25
@@ -108,6 +109,8 @@ class CurationWorker(_Loop):
         engine = self.engine
         if not engine.enabled:  # the deployment gate: no formation (the queue waits, nothing is lost)
             return CurationOutcome("idle")
+        if engine.paused:  # the person's switch: nothing new is kept; the queue waits for resume
+            return CurationOutcome("idle")
         now = engine.now() if now is None else now
         max_attempts = int(engine.settings["memory.curation.max_attempts"])
         lease_ms = int(engine.settings["memory.curation.lease_seconds"]) * 1000
@@ -119,6 +122,10 @@ class CurationWorker(_Loop):
             return CurationOutcome("idle")
         try:
             proposal, decision = curation.plan(engine, self.llm, lease, now, max_attempts)
+            if engine.paused:  # paused while the model was deciding: keep nothing, hand the lease back
+                engine.write(checkpoints.release, self.owner, now)
+                log.info("curation_paused checkpoint=%s handed_back", lease.checkpoint_id)
+                return CurationOutcome("idle", lease.checkpoint_id, reason="memory is paused")
             applied = engine.write(curation.apply, lease, proposal, decision, now)
         except LeaseLost:
             log.warning("curation_lease_lost checkpoint=%s", lease.checkpoint_id)
@@ -147,8 +154,10 @@ class CurationWorker(_Loop):
         status = self.engine.write(checkpoints.fail, lease.checkpoint_id, self.owner, error, now,
                                    max_attempts=int(self.engine.settings["memory.curation.max_attempts"]),
                                    permanent=permanent)
+        # the error may quote the model's reply (memory text) or a provider's body (a key): the
+        # checkpoint keeps it redacted, the log a short redacted excerpt
         log.warning("curation_attempt_failed checkpoint=%s status=%s error=%s", lease.checkpoint_id,
-                    status, error)
+                    status, excerpt(error, LOG_EXCERPT_CHARS))
         return CurationOutcome({"pending": "retry"}.get(status, status), lease.checkpoint_id,
                                reason=error)
 
@@ -195,7 +204,7 @@ class ObserverScheduler(_Loop):
         if self.engine.paused:
             return results  # paused memory observes nothing; due sessions wait for resume
         for session_id, trigger in self.observer.due_sessions(now):
-            if self._stop.is_set():
+            if self._stop.is_set() or self.engine.paused:  # a pause during the run stops it here
                 break
             result = self.observer.distill(session_id, now, trigger)
             if result is not None:

@@ -73,3 +73,32 @@ def test_doctor_reports_the_curation_llm(home, clock, provider):
     with open_engine(home, settings=keyed, clock=clock, start_workers=False) as engine:
         [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
     assert check.level == "warning" and "KEEPMIND_TEST_UNSET_KEY" in check.message
+
+
+def test_doctor_says_how_many_tries_a_dead_letter_really_took(home, clock):
+    from keepmind.engine.doctor import run_checks
+
+    def backlog(engine):
+        [check] = [c for c in run_checks(engine) if c.name == "Checkpoint backlog"]
+        return check
+
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        engine.write(lambda conn: conn.execute(  # a malformed payload is refused on its first try
+            "INSERT INTO memory_checkpoints(checkpoint_id, trigger_type, priority, payload_json, audience,"
+            " boundary, available_at, created_at, updated_at) VALUES ('cp-bad', 'explicit-memory-request',"
+            " 100, '{not json', 'personal', 'work', 0, 0, 0)"))
+        assert engine.writepath.curation.run_once(clock()).status == "dead"
+        check = backlog(engine)
+        assert check.level == "warning"
+        assert "1 dead-lettered checkpoint (refused as a permanent failure after 1 try)" in check.message
+        assert "5 tries" not in check.message
+        session = engine.open_session("personal", "work")
+        queued = engine.store_memory(session, "Backups", "Backups run nightly.").checkpoint_id
+        owner = engine.writepath.curation.owner
+        for attempt in range(1, 6):  # failing every one of its five tries
+            engine.write(checkpoints.lease_next, owner, clock(), 60_000)
+            engine.write(checkpoints.fail, queued, owner, f"boom {attempt}", clock(), max_attempts=5)
+            clock.advance(checkpoints.BACKOFF_CAP_MS)
+        message = backlog(engine).message
+    assert message.startswith("2 dead-lettered checkpoints (1: curation gave up after 5 tries; "
+                              "1: refused as a permanent failure after 1 try): ")
