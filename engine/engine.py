@@ -205,8 +205,16 @@ class Engine(Browsing, Operations):
     def _wake_observer(self) -> None:
         self.writepath.wake_observer()
 
+    def _not_ended(self, session_or_scope: str | Scope) -> None:
+        """An ended session takes nothing more, in the words a turn is refused with (a client that
+        knows them, like the Claude Code hook, opens a new session)."""
+        sid = session_or_scope if isinstance(session_or_scope, str) else session_or_scope.session_id
+        if sid and self.session(sid)["status"] == "ended":
+            raise InvalidInput(f"session {sid} has ended: open a new session")
+
     def _writable(self, session_or_scope: str | Scope) -> Scope:
         self._require_enabled()
+        self._not_ended(session_or_scope)
         scope = self.scope(session_or_scope)
         write_scope(scope)  # public sessions write nothing (ScopeError)
         return scope
@@ -277,6 +285,7 @@ class Engine(Browsing, Operations):
         claim deleted as wrong there is refused ("tombstoned", until the tombstone is lifted) and one a
         live memory already says word for word is not written twice ("duplicate", with its id)."""
         self._require_enabled()
+        self._not_ended(scope)
         scope = self.scope(scope)
         draft = self.draft(scope, title, content, memory_class=memory_class, audience=audience,
                            aliases=aliases, facets=(*clean_terms(facets, "facets"),
@@ -326,6 +335,7 @@ class Engine(Browsing, Operations):
                delete: bool = False, reason: str = "deleted as wrong", source: str = "tool") -> UpdateResult:
         """Find-and-replace every occurrence, rewrite, supersede (records) or delete a memory."""
         self._require_enabled()
+        self._not_ended(scope)
         scope = self.scope(scope)
         if scope.inert:
             raise ScopeError("public sessions cannot change memory: open a personal or team session")
@@ -366,8 +376,8 @@ class Engine(Browsing, Operations):
         """
         if token is not None:
             _refuse_withheld(self.scope(session_id, token=token))
+        self._not_ended(session_id)
         if self.paused:
-            self.session(session_id)
             return RecallResult(None, [], None, ["memory_paused"])
         return self.recaller.recall(session_id, message, context)
 

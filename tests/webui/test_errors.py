@@ -98,6 +98,24 @@ def test_engine_errors_keep_their_status(live, api):
     assert "has ended" in assert_envelope(api.post(f"/sessions/{sid}/turns", json={"user": "hi"}), 400)
 
 
+def test_an_ended_session_takes_no_write_and_no_recall_in_the_words_a_turn_is_refused_with(live, api):
+    sid = live.engine.open_session("personal", "work")
+    kept = live.engine.store(sid, "Kayak", "The user keeps the kayak in the garage.").id
+    api.post(f"/sessions/{sid}/end")
+    for path, body in [("tools/store_memory", {"content": "The user drinks green tea."}),
+                       ("compaction", {"summary": "We talked about tea."}),
+                       ("findings", {"findings": ["The build takes 4 minutes."]}),
+                       ("tools/update_memory", {"id": kept, "old_text": "garage", "new_text": "shed"}),
+                       ("recall", {"message": "Where is my kayak?"})]:
+        assert "has ended: open a new session" in assert_envelope(api.post(f"/sessions/{sid}/{path}", json=body),
+                                                                   400), path
+    found = api.post(f"/sessions/{sid}/tools/find_memories", json={"query": "kayak"})  # reading what it saw
+    assert found.status_code == 200
+    with live.engine.db.snapshot() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM memory_checkpoints").fetchone()[0] == 0
+    assert "garage" in live.engine.get(live.engine.open_session("personal", "work"), [kept]).items[0].body
+
+
 def test_unexpected_failure_is_a_500_envelope_without_details(live, api, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("internal detail that must not leak")
@@ -154,3 +172,40 @@ def test_a_turn_with_a_malformed_recalled_id_is_refused_by_name(live, api):
     assert said.startswith("recalled_ids holds something that is not a memory id") and "nothex" not in said
     ok = api.post(f"/sessions/{sid}/turns", json={"user": "a", "recalled_ids": ["doc-" + "a" * 32]})
     assert ok.status_code == 200 and ok.json()["turn"] == 1
+
+
+def test_a_wrong_method_on_a_session_route_says_the_whole_sentence(live, api):
+    sid = live.engine.open_session("personal", "work")
+    r = api.get(f"/sessions/{sid}/recall")
+    assert assert_envelope(r, 405) == (
+        "this route does not accept that method: the Allow header names the ones it does, and GET "
+        "/api/v1/openapi.json (with the token) lists each route's methods")
+    assert "POST" in r.headers["Allow"]  # what the message points to is there
+
+
+DIGITS = "9" * 5000  # past Python's int-string conversion limit (4300 digits): still valid JSON
+
+
+@pytest.mark.parametrize("raw,said", [
+    (b'{"query": "x", "limit": ' + DIGITS.encode() + b"}", "limit must be at most 100"),
+    (b'{"query": "x", "limit": -' + DIGITS.encode() + b"}", "limit must be at least 1"),
+    (b'{"query": ' + DIGITS.encode() + b"}", "query must be a string"),
+    (b'{"query": "x", "page": ' + DIGITS.encode() + b"}",
+     "body has an unknown field 'page'; allowed: query, limit, include_expired"),
+])
+def test_a_number_too_long_to_convert_is_out_of_range_for_its_field_not_invalid_json(live, api, raw, said):
+    sid = live.engine.open_session("personal", "work")
+    r = api.post(f"/sessions/{sid}/tools/find_memories", content=raw, headers={"Content-Type": "application/json"})
+    assert assert_envelope(r, 400) == said
+
+
+def test_a_number_too_long_to_convert_in_a_field_without_bounds_is_refused_by_its_length(live, api, monkeypatch):
+    from keepmind.webui import schemas
+
+    unbounded = {**schemas.REQUESTS["FindMemories"]}
+    unbounded["properties"] = {**unbounded["properties"], "limit": {"type": "integer"}}
+    monkeypatch.setitem(schemas.REQUESTS, "FindMemories", unbounded)  # the live server runs in this process
+    sid = live.engine.open_session("personal", "work")
+    r = api.post(f"/sessions/{sid}/tools/find_memories", content=b'{"query": "x", "limit": ' + DIGITS.encode() + b"}",
+                 headers={"Content-Type": "application/json"})
+    assert assert_envelope(r, 400) == "limit is a number of 5000 digits: more than the 4300 a number here may have"
