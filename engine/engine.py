@@ -390,17 +390,25 @@ class Engine(Browsing, Operations):
         """
         if token is not None and session_id is not None:
             _refuse_withheld(self.scope(session_id, token=token))
-        receipt = self.recaller.explain(receipt_id)
+        # One answer for a receipt that is not there and one the caller may not see, so that no
+        # caller learns a receipt exists in a session beyond it.
+        where = f" in session {session_id}" if session_id is not None else ""
+        absent = NotFound(f"no recall receipt {receipt_id}{where}: it may have been pruned "
+                          "(memory.recall.receipt_retention_days)")
+        try:
+            receipt = self.recaller.explain(receipt_id)
+        except NotFound:
+            raise absent from None
         owner = receipt.get("session_id") if isinstance(receipt, dict) else None
         if session_id is not None and owner != session_id:
-            raise NotFound(f"no recall receipt {receipt_id} in session {session_id}")
+            raise absent
         if token is not None and session_id is None:
             try:
                 scope = self.scope(owner, token=token) if owner is not None else None
             except NotFound:
                 scope = None  # never name the session of a receipt the token may not see
             if scope is None:
-                raise NotFound(f"no recall receipt {receipt_id}")
+                raise absent
             _refuse_withheld(scope)
         return receipt
 

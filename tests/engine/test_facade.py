@@ -136,8 +136,18 @@ def test_a_receipt_of_a_session_beyond_the_token_is_not_found_and_its_session_is
     team = engine.create_token("t", "team").token
     with pytest.raises(NotFound) as refused:
         engine.explain(receipt, token=team)
-    assert refused.value.message == f"no recall receipt {receipt}"
+    with pytest.raises(NotFound) as absent:
+        engine.explain("rcp-" + "0" * 32, token=team)
+    assert refused.value.message == absent.value.message.replace("rcp-" + "0" * 32, receipt)  # alike
+    assert personal not in refused.value.message
     assert engine.explain(receipt)["session_id"] == personal
+    # asked in a session of its own, a receipt of another session reads as one that is not there
+    team_session = engine.open_session("team", "work")
+    with pytest.raises(NotFound) as elsewhere:
+        engine.explain(receipt, session_id=team_session, token=team)
+    with pytest.raises(NotFound) as nowhere:
+        engine.explain("rcp-" + "0" * 32, session_id=team_session, token=team)
+    assert elsewhere.value.message == nowhere.value.message.replace("rcp-" + "0" * 32, receipt)
 
 
 def test_a_session_counts_the_memories_its_turns_were_added_to_once_each(engine, clock):
