@@ -65,6 +65,9 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         new_title = row["title"].replace(old_text, new_text)  # the title says the same fact: it changes with it
     elif title is None and mode in ("replace", "rewrite"):
         new_title = title_follows(row["title"], row["body"], body)
+    if body == row["body"] and new_title == row["title"]:  # "peanuts" for "peanuts": no new revision
+        return UpdateResult(row["id"], "unchanged", replacements=count, revision=row.get("revision"),
+                            reason="the new text is the text it already has: nothing was changed")
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
         return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",

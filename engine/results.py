@@ -16,7 +16,7 @@ class StoreResult:
 @dataclass(frozen=True)
 class UpdateResult:
     id: str
-    action: str  # "replaced" | "rewritten" | "retitled" | "superseded" | "deleted" | "blocked"
+    action: str  # "replaced" | "rewritten" | "retitled" | "superseded" | "deleted" | "unchanged" | "blocked"
     new_id: str | None = None
     replacements: int = 0
     revision: int | None = None

@@ -170,3 +170,14 @@ def test_a_personal_session_cannot_write_its_words_into_a_team_memory(engine):
     assert engine.get(team, [deploy]).items[0].body == "The team deploys the billing service on Thursdays."
     engine.update(team, deploy, old_text="Thursdays", new_text="Fridays")  # from a team session it may
     assert "Fridays" in engine.get(team, [deploy]).items[0].body
+
+
+def test_an_edit_that_changes_nothing_makes_no_revision(engine):
+    me = engine.open_session("personal", "work")
+    doc = engine.store(me, "Allergy", "The user is allergic to peanuts.").id
+    same = engine.update(me, doc, old_text="peanuts", new_text="peanuts")
+    assert (same.action, same.revision) == ("unchanged", 1) and "nothing was changed" in same.reason
+    assert engine.update(me, doc, new_content="The user is allergic to peanuts.").action == "unchanged"
+    assert len(engine.revisions(me, doc)) == 1
+    changed = engine.update(me, doc, old_text="peanuts", new_text="cashews")
+    assert (changed.action, changed.revision) == ("replaced", 2)
