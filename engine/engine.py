@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +34,7 @@ from .operations import Operations, permission
 from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
+from .recall.inject import Injected, render_item
 from .results import StoreResult, UpdateResult
 from .secretfilter import blocked_reason
 from .settings import FILE_NAME as SETTINGS_FILE
@@ -238,7 +240,22 @@ class Engine(Browsing, Operations):
         scope = self._writable(session_or_scope)
         if (paused := self._paused_result()) is not None:
             return paused
-        return self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
+        result = self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
+        if result.action == "queued" and (too_long := self._beyond_injection(title, content)):
+            result = replace(result, reason=f"{result.reason}; {too_long}")
+        return result
+
+    def _beyond_injection(self, title: str, content: str) -> str | None:
+        """Why recall will never inject this memory whole (it injects whole memories only), or None."""
+        budget = int(self.settings["memory.recall.max_injected_chars"])
+        text = content if isinstance(content, str) else ""
+        size = len(render_item(Injected("doc-" + "0" * 32, (title or "") if isinstance(title, str) else "",
+                                        text.strip(), "durable_fact", 1.0, self.now())))
+        if size <= budget:
+            return None
+        return (f"at {len(text.strip()):,} characters it is longer than recall injects ({budget:,} characters "
+                "with its title and id): find_memories and get_memories read it whole; store shorter facts "
+                "for recall to bring up")
 
     def compact(self, session_id: str, summary: str) -> StoreResult:
         """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""

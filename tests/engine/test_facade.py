@@ -162,3 +162,12 @@ def test_a_session_counts_the_memories_its_turns_were_added_to_once_each(engine,
     drain(engine)
     counts = {s["title"]: s["memories_formed"] for s in engine.sessions()}
     assert counts == {"first": 1, "later": 1}  # two appends to Tom's one living document: one memory
+
+
+def test_store_memory_says_when_a_memory_is_longer_than_recall_ever_injects(engine):
+    sid = engine.open_session("personal", "work")
+    short = engine.store_memory(sid, "Kayak", "The user keeps the kayak in the garage.")
+    assert short.action == "queued" and "longer than recall injects" not in short.reason
+    report = engine.store_memory(sid, "Report", "The build step compiles every module. " * 70)  # ~2,700
+    assert report.action == "queued" and "longer than recall injects (2,000 characters" in report.reason
+    assert "get_memories read it whole" in report.reason
