@@ -197,6 +197,8 @@ def _cut_tail(sentence: str, after: int) -> str:
 
 
 STANDING = frozenset({"health", "preference", "constraint", "habit"})
+# The kinds of statement a team session keeps from the rules: the team's, not the speaker's own.
+TEAM_KINDS = frozenset({"decision", "project", "milestone"})
 # A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
 # statement loses only this; its reasons and second halves ("; I prefer vinyl", "due to my
 # gluten intolerance") are what make it useful later.

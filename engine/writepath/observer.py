@@ -233,8 +233,18 @@ class Observer:
             return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
         # First-person standing statements only where "I" can only be the store's owner.
         found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")
+        dropped = {}
+        if transcript.audience == "team":
+            # A team store is read by every teammate, and the rules cannot say who "I" is: what the
+            # speaker says of their own health, tastes, home or kin is theirs, not the team's (the
+            # LLM observer's prompt says the same). What the team decided or builds is kept.
+            personal = [p for p in found if p.facets[:1] and p.facets[0] not in extractor.TEAM_KINDS]
+            if personal:
+                dropped["about-the-speaker-in-a-team-session"] = len(personal)
+                found = [p for p in found if p not in personal]
         kept = per_turn(found, MAX_PROPOSALS)
-        dropped = {"max-proposals-exceeded": len(found) - len(kept)} if len(found) > len(kept) else {}
+        if len(found) > len(kept):
+            dropped["max-proposals-exceeded"] = len(found) - len(kept)
         return kept, dropped, "rule", None
 
     def distill(self, session_id: str, now: int, trigger: str = "manual") -> RunResult | None:

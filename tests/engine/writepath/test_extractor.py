@@ -168,21 +168,25 @@ def test_a_users_standing_statement_is_learnt_in_their_own_words():
     assert member.content == "User is a Delta SkyMiles Gold member."
 
 
-def test_in_a_team_session_a_standing_statement_says_who_it_is_about(engine, personal, team, clock):
-    """A team's memories are read by other people: "I dislike fish" there would not say who."""
+def test_in_a_team_session_the_rules_keep_what_the_team_decided_not_what_the_speaker_is(engine, personal, team,
+                                                                                          clock):
+    """A team's memories are read by every teammate and the rules cannot say who "I" is: a speaker's
+    allergy or tastes said there are not made team-wide ("User is allergic to peanuts." for all)."""
     from support.provider import drain
 
     [mine] = extract([(0, "I dislike the taste and smell of fish and seafood.")], own_words=False)
     assert mine.content.startswith("User dislikes") and "fish and seafood" in mine.content
-    for session in (personal, team):
-        engine.add_turn(session, user="I strongly dislike overnight buses.", assistant="Noted.")
+    engine.add_turn(personal, user="I strongly dislike overnight buses.", assistant="Noted.")
+    engine.add_turn(team, user="I strongly dislike overnight buses. I am allergic to peanuts.", assistant="Noted.")
+    engine.add_turn(team, user="We decided to use Terraform for the staging infrastructure.", assistant="OK.")
     clock.advance(90_000)
-    engine.writepath.scheduler.run_once(clock())
-    engine.writepath.scheduler.run_once(clock())
+    runs = engine.writepath.scheduler.run_once(clock())
     drain(engine)
-    bodies = {m.audience: m.body for session in (personal, team) for m in engine.list_memories(session)}
-    assert bodies["personal"].startswith("I strongly dislike overnight buses")
-    assert bodies["team"].startswith("User strongly dislikes overnight buses")
+    bodies = sorted((m.audience, m.body) for m in engine.list_memories(personal))
+    assert bodies == [("personal", "I strongly dislike overnight buses."),
+                      ("team", "User and others decided to use Terraform for the staging infrastructure.")]
+    [team_run] = [r for r in runs if r.session_id == team]
+    assert team_run.rejections == {"about-the-speaker-in-a-team-session": 2}
 
 
 @pytest.mark.parametrize("text,title", [
