@@ -229,6 +229,8 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
             return proposal, replace(d, **meta)
         return proposal, Decision("create", "model_create", detail=info, **meta)
     targets = [t for t in choice.targets if t in known]
+    if choice.action == "update":
+        targets = targets[:1]  # UPDATE names one memory: another id on its line is not consolidated away
     if not targets:
         d = (_append(proposal, same_anchor, revisions, "update_target_unknown", info) if same_anchor
              else Decision("create", "update_target_unknown", detail=info))

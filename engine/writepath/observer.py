@@ -19,7 +19,7 @@ import json
 import logging
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import apsw
 
@@ -230,7 +230,8 @@ class Observer:
             # 3 a run (netclaw's cap: the model consolidates), or one a user turn when a run holds
             # more: five facts said in five turns are five memories, not three and two lost
             result = gate(parsed["proposals"], max(MAX_PROPOSALS, len(transcript.user_turns)))
-            return result.accepted, result.rejections, f"model:{reply.model}", reply.sha256
+            accepted = [replace(p, turns=said_in(p, transcript.user_turns)) for p in result.accepted]
+            return accepted, result.rejections, f"model:{reply.model}", reply.sha256
         # First-person standing statements only where "I" can only be the store's owner.
         found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")
         dropped = {}
@@ -297,6 +298,19 @@ class Observer:
         log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d",
                  session_id, trigger, result.status, len(result.proposals))
         return result
+
+
+def said_in(proposal: Proposal, user_turns) -> tuple[int, ...]:
+    """The user turn a model's proposal was most likely distilled from (the model names none): the
+    one sharing the most of its content words, the later on a tie; () when none shares any. It is
+    the memory's provenance ("where it came from") and the order the run queues proposals in."""
+    words = mergeguard.content_words(proposal.content)
+    best, turn = 0, None
+    for index, text in user_turns:
+        shared = len(words & mergeguard.content_words(text))
+        if shared and shared >= best:
+            best, turn = shared, index
+    return (turn,) if turn is not None else ()
 
 
 def per_turn(proposals: list[Proposal], limit: int) -> list[Proposal]:

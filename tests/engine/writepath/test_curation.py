@@ -269,6 +269,19 @@ def test_consolidate_folds_near_duplicates_into_one_document(llm_engine, provide
         assert scalar(conn, "SELECT COUNT(*) FROM tombstones") == 0
 
 
+def test_an_update_naming_two_memories_updates_the_first_and_deletes_neither(llm_engine, provider, personal, clock):
+    a = llm_engine.store(personal, "Standup time", "The team standup is at 09:30 in room Orca.",
+                         anchor="Standup time").id
+    b = llm_engine.store(personal, "Daily standup", "The daily team standup is at 09:30 on Zoom.").id
+    merged = "The team standup is at 09:45 in room Orca (previously 09:30, as of 2026-01-05)."
+    provider.script(CURATOR, f"UPDATE {a} {b}\n---\n{merged}")
+    clock.advance(DAY_MS)
+    llm_engine.store_memory(personal, "Standup time", "The team standup is at 09:45 in room Orca.")
+    [outcome] = drain(llm_engine)
+    assert outcome.action == "update" and outcome.memory_ids == (a,)
+    assert llm_engine.get(personal, [b]).items[0].body == "The daily team standup is at 09:30 on Zoom."
+
+
 def test_unparseable_curator_reply_is_a_failure_retried_then_conservative(llm_engine, provider, personal, clock):
     llm_engine.store_memory(personal, "Standup time", "The team standup is at 09:30.")
     drain(llm_engine)

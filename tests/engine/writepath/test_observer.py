@@ -397,3 +397,19 @@ def test_a_models_nul_is_removed_and_an_overlong_body_is_rejected_in_the_gate(ll
     assert run.rejections == {"content-too-long": 1}
     [outcome] = drain(llm_engine)
     assert outcome.action == "create"  # curation takes it, nothing dead-letters
+
+
+def test_a_models_proposals_name_the_turn_they_came_from_and_are_queued_in_turn_order(llm_engine, provider,
+                                                                                      personal, clock):
+    provider.script(OBSERVER, _reply(_proposal("Porto", "User's sister Anna moved to Porto.", confidence=0.95),
+                                     _proposal("Lisbon", "User's sister Anna lives in Lisbon.", confidence=0.9)))
+    llm_engine.add_turn(personal, user="My sister Anna lives in Lisbon.")
+    llm_engine.add_turn(personal, user="Book me a table for two tonight.")
+    llm_engine.add_turn(personal, user="Oh, and Anna moved to Porto last month.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert {p.title: p.turns for p in run.proposals} == {"Porto": (3,), "Lisbon": (1,)}
+    with llm_engine.db.snapshot() as conn:
+        queued = [json.loads(r["payload_json"])["provenance"]["turns"] for r in rows(
+            conn, "SELECT payload_json FROM memory_checkpoints ORDER BY created_at, rowid")]
+    assert queued == [[1], [3]]  # the newest said lands last
