@@ -273,11 +273,13 @@ def test_an_update_naming_two_memories_updates_the_first_and_deletes_neither(llm
     a = llm_engine.store(personal, "Standup time", "The team standup is at 09:30 in room Orca.",
                          anchor="Standup time").id
     b = llm_engine.store(personal, "Daily standup", "The daily team standup is at 09:30 on Zoom.").id
-    merged = "The team standup is at 09:45 in room Orca (previously 09:30, as of 2026-01-05)."
+    merged = ("The daily team standup is at 09:45 on Zoom since 2026-01-05 (previously 09:30,"
+              " in room Orca or on Zoom).")
     provider.script(CURATOR, f"UPDATE {a} {b}\n---\n{merged}")
     clock.advance(DAY_MS)
-    llm_engine.store_memory(personal, "Standup time", "The team standup is at 09:45 in room Orca.")
+    llm_engine.store_memory(personal, "Standup time", "The daily team standup is at 09:45 on Zoom since 2026-01-05.")
     [outcome] = drain(llm_engine)
+    assert b in provider.calls(CURATOR)[0]["messages"][1]["content"]  # both were candidates
     assert outcome.action == "update" and outcome.memory_ids == (a,)
     assert llm_engine.get(personal, [b]).items[0].body == "The daily team standup is at 09:30 on Zoom."
 
