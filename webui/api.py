@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from urllib.parse import quote
 
 from flask import current_app, jsonify, request
 
 from keepmind import version
-from keepmind.engine import InvalidInput, NotFound, ScopeError
+from keepmind.engine import AUDIENCES, InvalidInput, NotFound, ScopeError, Token
 
 from . import openapi, schemas
 from .context import engine
@@ -29,6 +30,41 @@ route = registry.route
 OPERATIONS = registry.operations
 
 
+class LongNumber(int):
+    """A whole number in a body with more digits than Python converts (sys.get_int_max_str_digits()):
+    valid JSON, so never "the body is not valid JSON". It stands in as 10 ** that limit, of the same
+    sign: no further from zero than the number itself, beyond every field's bounds, so the field
+    refuses it in its usual words ("limit must be at most 100")."""
+
+    digits: int
+
+    def __new__(cls, text: str):
+        beyond = 10 ** sys.get_int_max_str_digits()
+        number = super().__new__(cls, -beyond if text.startswith("-") else beyond)
+        number.digits = len(text.lstrip("-"))
+        return number
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # json matched the text as an integer: only its length can be wrong
+        return LongNumber(text)
+
+
+def _refuse_long_numbers(value, where: str = "body") -> None:
+    """A LongNumber the schema let through (a field without bounds) never reaches a route."""
+    if isinstance(value, LongNumber):
+        raise InvalidInput(f"{where} is a number of {value.digits} digits: more than the "
+                           f"{sys.get_int_max_str_digits()} a number here may have")
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _refuse_long_numbers(item, name if where == "body" else f"{where}.{name}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _refuse_long_numbers(item, f"{where}[{i}]")
+
+
 def body(schema_name: str) -> dict:
     """The request's JSON object, checked against its schema (an empty body reads as {})."""
     raw = request.get_data(cache=False)
@@ -36,7 +72,7 @@ def body(schema_name: str) -> dict:
         data = {}
     else:
         try:
-            data = json.loads(raw)
+            data = json.loads(raw, parse_int=_whole_number)
         except (ValueError, UnicodeDecodeError):
             raise InvalidInput("the body is not valid JSON: send a JSON object") from None
         except RecursionError:
@@ -44,6 +80,7 @@ def body(schema_name: str) -> dict:
     try:
         schemas.check_text(data)
         schemas.validate(data, schemas.REQUESTS[schema_name])
+        _refuse_long_numbers(data)
     except RecursionError:
         raise InvalidInput("the body is nested too deeply") from None
     return data
@@ -295,9 +332,36 @@ def list_tokens():
        request_schema="TokenCreate", response="TokenCreated", tag="tokens")
 def create_token():
     data = body("TokenCreate")
-    created = engine().create_token(data["name"], data["audience_ceiling"], data.get("boundaries", ["*"]),
-                                    by=current_token())
+    caller = current_token()
+    try:
+        created = engine().create_token(data["name"], data["audience_ceiling"], data.get("boundaries", ["*"]),
+                                        by=caller)
+    except ScopeError as exc:
+        wider = wider_part(caller, data)
+        raise ScopeError(f"{exc.message}; {wider}" if wider else exc.message) from None
     return reply(token=created.token.as_dict(), secret=created.secret)
+
+
+def wider_part(caller: Token, data: dict) -> str:
+    """Which part of a new token (POST /tokens `data`, which the engine found valid) is wider than the
+    calling token, and what to send instead; "boundaries" left out means every boundary."""
+    named = [b.strip() for b in data.get("boundaries", ["*"]) if b.strip()]  # as the engine reads them
+    wanted = Token("", data["name"], data["audience_ceiling"], tuple(named), 0)
+    said = []
+    if not caller.allows_audience(wanted.audience_ceiling):
+        narrower = [a for a in AUDIENCES if caller.allows_audience(a)]
+        said.append(f"the new token's audience_ceiling {wanted.audience_ceiling} is wider than "
+                    f'{caller.audience_ceiling}: send "audience_ceiling": ' + " or ".join(map(json.dumps, narrower)))
+    if not caller.any_boundary:
+        mine = json.dumps(list(caller.boundaries)) + ("" if len(caller.boundaries) == 1 else " or some of them")
+        if wanted.any_boundary:
+            what = ('the new token\'s "boundaries" were left out, which means every boundary (["*"])'
+                    if "boundaries" not in data else 'the new token\'s "boundaries": ["*"] means every boundary')
+            said.append(f'{what}: send "boundaries": {mine}')
+        elif beyond := [b for b in wanted.boundaries if not caller.allows_boundary(b)]:
+            said.append(f"the new token's {'boundary' if len(beyond) == 1 else 'boundaries'} {', '.join(beyond)} "
+                        f"{'is' if len(beyond) == 1 else 'are'} not among this one's: send \"boundaries\": {mine}")
+    return "; ".join(said)
 
 
 @route("POST", "/tokens/<token_id>/revoke", summary="Revoke a token (by id or name) no wider than the caller",

@@ -22,7 +22,8 @@ API_MESSAGES = {
     401: "missing or invalid API token: send `Authorization: Bearer <token>` (`keepmind token show` prints it)",
     403: "this request is not allowed",
     404: "no such route: GET /api/v1/openapi.json (with the token) lists the routes",
-    405: "this route does not accept that method: GET /api/v1/openapi.json (with the token) lists each route's",
+    405: "this route does not accept that method: the Allow header names the ones it does, and GET "
+         "/api/v1/openapi.json (with the token) lists each route's methods",
     413: "the request body is too large (server.max_body_bytes in keepmind.json sets the limit)",
     415: "send the body as JSON (Content-Type: application/json)",
 }

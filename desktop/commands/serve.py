@@ -65,7 +65,8 @@ def register(sub) -> None:
     p.add_argument("--no-start", action="store_true", help="fail instead of starting `keepmind serve`")
     p.add_argument("--print-config", action="store_true",
                    help="print the mcpServers entry for an MCP client (absolute paths: works from any shell)")
-    p.epilog = "KEEPMIND_TOKEN, if set, is the API token to use (default: the local token file)."
+    p.epilog = ("The data dir must exist (`keepmind serve` creates it the first time). KEEPMIND_TOKEN, if set, "
+                "is the API token to use (default: the local token file).")
     p.set_defaults(func=cmd_mcp)
 
 
@@ -267,10 +268,14 @@ def cmd_mcp(args) -> int:
     # printed, or a client started, with a boundary every tool call then refuses. One line, exit 2.
     if args.boundary is not None:
         args.boundary = check_name(args.boundary)
+    # The data dir must exist already, for the config and for the server alike: the server's stderr
+    # goes to the MCP client's log, where no one reads "created a new, empty data dir", so a mistyped
+    # --home in a client's configuration would become a new, empty store the agent then fills.
+    # Refused as the commands that only read refuse it (`keepmind serve` creates one); one line, exit 2.
+    home = home_of(args)
     if args.print_config:
         print(json.dumps(mcp_config(args), indent=2))
         return 0
-    home = home_of(args, create=True)
     settings = load_home_settings(home)  # the MCP session's scope: flags, else the mcp.* settings
     return run_stdio(home, audience=args.audience or settings["mcp.audience"],
                      boundary=args.boundary or settings["mcp.boundary"], start=not args.no_start,

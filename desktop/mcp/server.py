@@ -13,6 +13,7 @@ for RETRY_START_S the calls answer that cause at once, unless a server came up m
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from keepmind import version
 from keepmind.engine.errors import InvalidInput
-from keepmind.webui.schemas import validate
+from keepmind.webui.schemas import REQUESTS, validate
 
 from ..process.client import ApiError, DaemonClient, StartFailed, connect
 
@@ -82,7 +83,8 @@ class StoreOutcome(BaseModel):
 
 class UpdateOutcome(BaseModel):
     id: str
-    action: str = Field(description="replaced, rewritten, retitled, superseded, deleted, or blocked "
+    action: str = Field(description="replaced, rewritten, retitled, superseded, deleted, unchanged (the "
+                                    "new text is the old), or blocked "
                                     "(secret-like text is never stored; see reason)")
     new_id: str | None = None
     replacements: int = 0
@@ -111,6 +113,12 @@ def _memory(d: dict) -> Memory:
                   content=d.get("content", ""), audience=d.get("audience", ""), boundary=d.get("boundary", ""),
                   updated_at=d.get("updated_at"), expires_at=d.get("expires_at"), stale=bool(d.get("stale")),
                   score=d.get("score"))
+
+
+class Refusal(ToolError):
+    """What Keepmind said no with (the API's message, or check_arguments'): the tool's error text as
+    it is. The SDK would put "Error executing tool <name>: " before it when a tool raises it; the
+    server's call_tool takes that off again, so every refusal reads the same, whoever found it."""
 
 
 # -- the session this MCP server acts in ----------------------------------------------------------
@@ -174,7 +182,7 @@ class McpSession:
                 if attempt == 1 and exc.status == 503 and "not reachable" in exc.message:
                     self._reset()
                     continue
-                raise ToolError(exc.message) from None
+                raise Refusal(exc.message) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _reset(self) -> None:
@@ -202,25 +210,87 @@ def check_arguments(arguments: dict, schema: dict) -> None:
     props = schema.get("properties", {})
     for name in arguments:
         if name not in props:
-            raise ToolError(f"unknown field {name!r}; allowed: {', '.join(props)}")
+            raise Refusal(f"unknown field {name!r}; allowed: {', '.join(props)}")
     for name in schema.get("required", ()):
         if name not in arguments:
-            raise ToolError(f"{name!r} is required")
+            raise Refusal(f"{name!r} is required")
     for name, value in arguments.items():
         try:
             validate(value, props[name], name)
         except InvalidInput as exc:
-            raise ToolError(exc.message) from None
+            raise Refusal(exc.message) from None
+
+
+# What an argument's schema takes from the JSON API's schema of the same field: its bounds (the
+# type, default and nullability come from the tool's signature).
+BOUNDS = ("enum", "pattern", "x-message", "minLength", "maxLength", "minimum", "maximum", "items", "minItems",
+          "maxItems")
+
+
+def _types(schema: dict) -> set[str]:
+    t = schema.get("type")
+    return {t} if isinstance(t, str) else set(t or ())
+
+
+def with_api_bounds(schema: dict, request: dict, described: dict[str, str]) -> dict:
+    """A tool's input schema (as the SDK made it from the function) with the bounds the JSON API's
+    `request` schema sets on the same fields, the API's additionalProperties, and `described`
+    as each argument's description: what tools/list promises is what the server accepts.
+
+    Where the API takes more than one shape (get_memories' ids: a list, or a comma-separated
+    string), the argument keeps the tool's own type and takes that shape's bounds."""
+    props = {}
+    for name, prop in schema["properties"].items():
+        api = request["properties"][name]
+        own = _types(prop) or set().union(*(_types(o) for o in prop.get("anyOf", ()))) - {"null"}
+        if "anyOf" in api:
+            api = next(o for o in api["anyOf"] if _types(o) & own)
+        bounds = {k: v for k, v in api.items() if k in BOUNDS}
+        if "anyOf" in prop:  # Optional in the signature: null, or the API's type with its bounds
+            prop = {**prop, "anyOf": [o if _types(o) == {"null"} else {**o, **bounds} for o in prop["anyOf"]]}
+        else:
+            prop = {**prop, **bounds}
+        props[name] = {**prop, "description": described[name]}
+    out = {**schema, "properties": props}
+    if "additionalProperties" in request:
+        out["additionalProperties"] = request["additionalProperties"]
+    return out
 
 
 class KeepmindMCPServer(MCPServer):
-    """MCPServer whose tools check their arguments against their input schema first (check_arguments)."""
+    """MCPServer whose tools publish the JSON API's bounds (api_tool) and check their arguments
+    against that schema first (check_arguments); every refusal is a Refusal, in one form."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._api: dict[str, tuple[dict, dict[str, str]]] = {}
+
+    def api_tool(self, request: str, **described: str):
+        """@tool() for a tool that calls the API route whose body is REQUESTS[request]; `described`
+        names each of its arguments (every one, so none goes undescribed)."""
+        def register(fn):
+            params = list(inspect.signature(fn).parameters)
+            if sorted(params) != sorted(described):
+                raise TypeError(f"{fn.__name__}: describe each argument ({', '.join(params)}), no other")
+            self._api[fn.__name__] = (REQUESTS[request], described)
+            return self.tool()(fn)
+        return register
+
+    async def list_tools(self):
+        tools = await super().list_tools()
+        return [t.model_copy(update={"input_schema": with_api_bounds(t.input_schema, *self._api[t.name])})
+                if t.name in self._api else t for t in tools]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         for tool in await self.list_tools():
             if tool.name == name:
                 check_arguments(arguments, tool.input_schema)
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, Refusal):  # the SDK's "Error executing tool <name>: " around it
+                raise exc.__cause__ from None
+            raise
 
 
 def build_server(session: McpSession) -> MCPServer:
@@ -228,21 +298,33 @@ def build_server(session: McpSession) -> MCPServer:
     # serverInfo.version: the SDK's default is "", which says nothing about what answers.
     server = KeepmindMCPServer(name="keepmind", version=version(), instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool()
+    @server.api_tool(
+        "FindMemories",
+        query="the words to look for in the memories' titles and text (a lexical search, not by meaning)",
+        limit="how many memories to return at most",
+        include_expired="true: also the memories past their expiry date")
     def find_memories(query: str, limit: int = 5, include_expired: bool = False) -> FindResult:
         """Search the memories this session may see (lexical, best match first)."""
         data = session.call("tools/find_memories", {"query": query, "limit": limit,
                                                     "include_expired": include_expired})
         return FindResult(items=[_memory(d) for d in data["items"]], count=data["count"])
 
-    @server.tool()
+    @server.api_tool(
+        "GetMemories",
+        ids="memory ids (doc-… or rec-…) copied verbatim from find_memories or recall; a list, even of one "
+            "(the JSON API also takes a comma-separated string; this tool does not)")
     def get_memories(ids: list[str]) -> GetResult:
         """Read memories by id, copied verbatim from find_memories or recall (doc-… or rec-…)."""
         data = session.call("tools/get_memories", {"ids": ids})
         return GetResult(items=[_memory(d) for d in data["items"]],
                          missing=[Missing(**m) for m in data["missing"]])
 
-    @server.tool()
+    @server.api_tool(
+        "StoreMemory",
+        content="what to remember, in a sentence that stands on its own (e.g. 'The user drinks green tea "
+                "after 4pm.')",
+        title="a short title (optional)",
+        tags="words to file it under (optional)")
     def store_memory(content: str, title: str = "", tags: list[str] | None = None) -> StoreOutcome:
         """Ask Keepmind to remember something durable about the user or the work (queued, curated)."""
         body = {"title": title, "content": content}
@@ -252,7 +334,14 @@ def build_server(session: McpSession) -> MCPServer:
         return StoreOutcome(action=result["action"], id=result.get("id"),
                             checkpoint_id=result.get("checkpoint_id"), reason=result.get("reason") or "")
 
-    @server.tool()
+    @server.api_tool(
+        "UpdateMemory",
+        id="the memory's id (doc-… or rec-…), copied verbatim from find_memories, get_memories or recall",
+        old_text="the exact text to replace (case matters; every occurrence); give new_text with it",
+        new_text="what replaces old_text (may be empty)",
+        new_content="the memory's whole new text, instead of old_text and new_text",
+        title="the memory's new title",
+        delete="true: delete the memory as wrong (it will not be re-learned); alone, without the others")
     def update_memory(id: str, old_text: str | None = None, new_text: str | None = None,
                       new_content: str | None = None, title: str | None = None,
                       delete: bool = False) -> UpdateOutcome:
@@ -268,7 +357,11 @@ def build_server(session: McpSession) -> MCPServer:
         result = session.call("tools/update_memory", body)["result"]
         return UpdateOutcome(**result)
 
-    @server.tool()
+    @server.api_tool(
+        "Recall",
+        message="the user's message, as they wrote it",
+        context="optional: the conversation just before it, when the message alone does not say what it "
+                "is about")
     def recall(message: str, context: str | None = None) -> RecallOutcome:
         """The memories that bear on this message, as a [memory-recall] block (usually none)."""
         body = {"message": message}

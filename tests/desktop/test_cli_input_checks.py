@@ -302,6 +302,8 @@ def test_revoking_a_revoked_token_says_so(tmp_path, capsys):
 
 def test_print_config_carries_a_data_dir_set_only_by_keepmind_home(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("KEEPMIND_HOME", str(tmp_path / "from-env"))
+    (tmp_path / "from-env").mkdir()
+    (tmp_path / "relative-home").mkdir()
     assert main(["mcp", "--print-config", "--boundary", "myproject"]) == 0
     entry = json.loads(capsys.readouterr().out)["mcpServers"]["keepmind"]
     args = entry["args"]
@@ -312,4 +314,4 @@ def test_print_config_carries_a_data_dir_set_only_by_keepmind_home(tmp_path, cap
     assert main(["mcp", "--print-config"]) == 0
     args = json.loads(capsys.readouterr().out)["mcpServers"]["keepmind"]["args"]
     assert args[args.index("mcp"):] == ["mcp", "--home", str((tmp_path / "relative-home").resolve())]
-    assert not (tmp_path / "relative-home").exists() and not (tmp_path / "from-env").exists()
+    assert not any((tmp_path / "from-env").iterdir()) and not any((tmp_path / "relative-home").iterdir())

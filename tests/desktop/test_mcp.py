@@ -256,3 +256,130 @@ def test_a_client_of_a_server_it_started_waits_while_the_models_load(offline_mod
         release.set()
         client.close()
         live.stop()
+
+
+# -- the tools' input schemas: the JSON API's bounds, a description per argument, one form of refusal -----
+
+API_BODIES = {"find_memories": "FindMemories", "get_memories": "GetMemories", "store_memory": "StoreMemory",
+              "update_memory": "UpdateMemory", "recall": "Recall"}
+
+
+def listed_schemas() -> dict:
+    """Each tool's input schema, as an MCP client lists it (listing calls no Keepmind)."""
+    session = McpSession(None, "personal", "work")
+
+    async def main():
+        async with Client(build_server(session)) as client:
+            return {t.name: t.input_schema for t in (await client.list_tools()).tools}
+
+    return anyio.run(main)
+
+
+def test_tool_schemas_carry_the_json_apis_bounds_and_describe_every_argument():
+    from keepmind.webui.schemas import REQUESTS
+
+    listed = listed_schemas()
+    find = listed["find_memories"]["properties"]
+    assert (find["limit"]["minimum"], find["limit"]["maximum"], find["limit"]["default"]) == (1, 100, 5)
+    assert (find["query"]["minLength"], find["query"]["maxLength"]) == (1, 2000)
+    assert listed["store_memory"]["properties"]["content"]["minLength"] == 1
+    ids = listed["get_memories"]["properties"]["ids"]
+    assert (ids["type"], ids["minItems"], ids["maxItems"], ids["items"]["maxLength"]) == ("array", 1, 100, 200)
+    assert "comma-separated string" in ids["description"]  # the API takes one too: this tool says it does not
+    assert sorted(listed) == sorted(API_BODIES)
+    for tool, schema in listed.items():
+        api = REQUESTS[API_BODIES[tool]]
+        assert schema["additionalProperties"] is False and set(schema["required"]) == set(api["required"]), tool
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), (tool, name)
+            want = api["properties"][name]
+            if "anyOf" in want:  # ids: a list here (the tool's type), a list or a string in the API
+                want = next(o for o in want["anyOf"] if o["type"] == prop["type"])
+            got = next(o for o in prop.get("anyOf", [prop]) if o.get("type") != "null")
+            bounds = {k: v for k, v in want.items() if k not in ("type", "description")}
+            assert {k: got.get(k) for k in bounds} == bounds, (tool, name)
+
+
+def test_a_call_its_schema_allows_is_taken_and_one_it_refuses_is_refused_in_the_apis_words(live):
+    import jsonschema
+
+    from keepmind.webui.schemas import REQUESTS
+
+    listed = listed_schemas()
+    longest_title = REQUESTS["StoreMemory"]["properties"]["title"]["maxLength"]
+    calls = [
+        ("find_memories", {"query": "x", "limit": 0}), ("find_memories", {"query": "x", "limit": 101}),
+        ("find_memories", {"query": "x", "limit": 1}), ("find_memories", {"query": "x", "limit": 100}),
+        ("find_memories", {"query": ""}), ("find_memories", {"query": "x" * 2001}),
+        ("find_memories", {"query": "x" * 2000}),
+        ("store_memory", {"content": ""}), ("store_memory", {"content": "The user drinks green tea after 4pm."}),
+        ("store_memory", {"content": "Tea.", "title": "t" * (longest_title + 1)}),
+        ("get_memories", {"ids": []}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
+        ("get_memories", {"ids": ["x" * 201]}),
+        ("update_memory", {"id": "not-an-id", "delete": True}),
+        ("recall", {"message": "which tea do I drink?", "context": None}),
+    ]
+    results, _ = call_each(live, calls)
+    for (tool, args), result in zip(calls, results):
+        allowed = jsonschema.Draft202012Validator(listed[tool]).is_valid(args)
+        assert allowed is not result.is_error, (tool, args, result.content)
+    said = [r.content[0].text for r in results if r.is_error]
+    assert said[:3] == ["limit must be at least 1", "limit must be at most 100", "query is empty"]
+    assert "Error executing tool" not in " ".join(said)
+    with live.client() as api:  # the API's words for the same bodies
+        sid = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
+        api_said = [api.post(f"/sessions/{sid}/tools/find_memories", json={"query": "x", "limit": n}).json()["error"]
+                    for n in (0, 101)]
+    assert said[:2] == api_said
+
+
+def test_a_refusal_only_the_server_can_make_reads_like_one_the_argument_check_makes(live):
+    gone = "doc-" + "1" * 32
+    bodies = [{"id": gone, "delete": True}, {"id": gone}]  # no such memory; nothing to update
+    results, _ = call_each(live, [("update_memory", b) for b in bodies])
+    with live.client() as api:
+        sid = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
+        api_said = [api.post(f"/sessions/{sid}/tools/update_memory", json=b).json()["error"] for b in bodies]
+    assert all(r.is_error for r in results)
+    assert [r.content[0].text for r in results] == api_said  # without "Error executing tool update_memory: "
+    team = live.make_token("team-mcp-2", "team")
+    session = McpSession(lambda start=True: DaemonClient(live.url, team), "personal", "work")
+
+    async def main():
+        async with Client(build_server(session)) as client:
+            return await client.call_tool("find_memories", {"query": "anything"})
+
+    ceiling = anyio.run(main)
+    session.close()
+    with live.client(team) as api:
+        refused = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["error"]
+    assert ceiling.is_error and ceiling.content[0].text == refused and "ceiling is team" in refused
+
+
+# -- `keepmind mcp` and a data dir that is not there -------------------------------------------------------
+
+def test_mcp_refuses_a_data_dir_that_does_not_exist_for_the_config_and_for_the_server(tmp_path, capsys):
+    from keepmind.desktop.paths import default_home
+
+    missing = tmp_path / "typo"
+    assert cli(["mcp", "--print-config", "--home", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"error: there is no Keepmind data dir at {missing}: check --home and "
+                                 f"KEEPMIND_HOME (the default is {default_home()}); `keepmind serve` creates a "
+                                 "new one\n")
+    assert cli(["status", "--home", str(missing)]) == 2  # as a command that only reads refuses it
+    assert capsys.readouterr().err == err
+    # the server (as a client's configuration starts it): refused before it makes the dir or reads stdin
+    done = subprocess.run([sys.executable, "-m", "keepmind", "mcp", "--home", str(missing)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", err)
+    assert not missing.exists()
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a data dir")
+    assert cli(["mcp", "--print-config", "--home", str(a_file)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {a_file} is a file, not a data dir") and err.count("\n") == 1
+    home = tmp_path / "home"
+    home.mkdir()  # there (as `keepmind serve` leaves it): the entry is printed
+    assert cli(["mcp", "--print-config", "--home", str(home)]) == 0
+    assert str(home) in json.loads(capsys.readouterr().out)["mcpServers"]["keepmind"]["args"]

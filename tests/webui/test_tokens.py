@@ -119,3 +119,42 @@ def test_migration_010_keeps_every_token_and_frees_the_names_of_revoked_ones(tmp
     assert tokens.verify(conn, live.secret).id == live.token.id
     again = tokens.create(conn, "local", "personal", ["*"], 4)
     assert tokens.get(conn, "local").id == again.token.id
+
+
+# -- POST /tokens from a narrow token: the refusal names the part that is wider ---------------------------
+
+NOT_WIDER = "a token can only create tokens no wider than itself: this one has ceiling team and may use only work"
+
+
+@pytest.mark.parametrize("sent,said", [
+    ({"audience_ceiling": "team"},  # no "boundaries": every boundary, which this token may not give
+     NOT_WIDER + '; the new token\'s "boundaries" were left out, which means every boundary (["*"]): '
+                 'send "boundaries": ["work"]'),
+    ({"audience_ceiling": "team", "boundaries": ["*"]},
+     NOT_WIDER + '; the new token\'s "boundaries": ["*"] means every boundary: send "boundaries": ["work"]'),
+    ({"audience_ceiling": "team", "boundaries": ["work", " home "]},
+     NOT_WIDER + '; the new token\'s boundary home is not among this one\'s: send "boundaries": ["work"]'),
+    ({"audience_ceiling": "personal", "boundaries": ["work"]},
+     NOT_WIDER + "; the new token's audience_ceiling personal is wider than team: send \"audience_ceiling\": "
+                 '"team" or "public"'),
+])
+def test_a_narrow_token_is_told_which_part_of_the_new_one_is_wider_and_what_to_send(live, sent, said):
+    narrow = live.make_token("team-work", "team", ["work"])
+    with live.client(narrow) as api:
+        refused = api.post("/tokens", json={"name": "x", **sent})
+        assert refused.status_code == 403 and refused.json()["error"] == said
+        advised = api.post("/tokens", json={"name": "x", "audience_ceiling": "team", "boundaries": ["work"]})
+    assert advised.status_code == 200, advised.text  # what it says to send is taken
+
+
+def test_a_token_of_two_boundaries_is_told_both_and_that_fewer_will_do(live):
+    narrow = live.make_token("team-two", "team", ["work", "home"])
+    with live.client(narrow) as api:
+        refused = api.post("/tokens", json={"name": "x", "audience_ceiling": "personal",
+                                            "boundaries": ["work", "play", "gym"]})
+    assert refused.status_code == 403
+    assert refused.json()["error"] == (
+        "a token can only create tokens no wider than itself: this one has ceiling team and may use only work, "
+        "home; the new token's audience_ceiling personal is wider than team: send \"audience_ceiling\": \"team\" "
+        "or \"public\"; the new token's boundaries play, gym are not among this one's: send \"boundaries\": "
+        "[\"work\", \"home\"] or some of them")
