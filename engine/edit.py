@@ -7,7 +7,8 @@ superseding record; a delete leaves a tombstone so the same claim is not learnt 
 
 from __future__ import annotations
 
-from . import store
+from . import graph_edit, store
+from .db import one, scalar
 from .errors import InvalidInput, ScopeError
 from .memory import MAX_BODY_CHARS, clean_text, title_follows
 from .policy import PRIVACY_RANK, Scope
@@ -68,6 +69,8 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
     if body == row["body"] and new_title == row["title"]:  # "peanuts" for "peanuts": no new revision
         return UpdateResult(row["id"], "unchanged", replacements=count, revision=row.get("revision"),
                             reason="the new text is the text it already has: nothing was changed")
+    if mode == "replace" and new_text.strip():
+        _follow_topic_name(conn, scope, row, old_text, new_text, now)
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
         return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
@@ -75,3 +78,25 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
                             revision=revision)
     new = store.supersede_record(conn, row, new_title, body, now, source=source)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count)
+
+
+def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: str, now: int) -> None:
+    """A topic anchor named by the words of its one memory ("User's habit: cello Tuesdays") is
+    renamed with the correction ("…cello Thursdays"), its old name kept as an alias; otherwise a
+    list row would contradict its own text. Anchors of people, places, or of several memories keep
+    their names (a person renames them on the anchor's page)."""
+    if not row.get("anchor_id"):
+        return
+    anchor = one(conn, "SELECT anchor_id, canonical_name FROM memory_anchors WHERE anchor_id=? AND"
+                       " anchor_type='topic'", (row["anchor_id"],))
+    if anchor is None or old_text not in anchor["canonical_name"]:
+        return
+    others = scalar(conn, "SELECT (SELECT COUNT(*) FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL"
+                          " AND document_id != ?) + (SELECT COUNT(*) FROM memory_records WHERE anchor_id=?"
+                          " AND record_id != ?)", (anchor["anchor_id"], row["id"], anchor["anchor_id"], row["id"]))
+    if others:
+        return
+    try:
+        graph_edit.rename(conn, scope, anchor["anchor_id"], anchor["canonical_name"].replace(old_text, new_text), now)
+    except InvalidInput:
+        pass  # the new name is another anchor's: the correction stands, the name waits for a person

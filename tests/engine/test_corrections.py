@@ -181,3 +181,22 @@ def test_an_edit_that_changes_nothing_makes_no_revision(engine):
     assert len(engine.revisions(me, doc)) == 1
     changed = engine.update(me, doc, old_text="peanuts", new_text="cashews")
     assert (changed.action, changed.revision) == ("replaced", 2)
+
+
+def test_a_correction_renames_the_topic_anchor_named_by_its_words(engine, clock):
+    from support.provider import drain
+
+    me = engine.open_session("personal", "work")
+    engine.add_turn(me, user="I play the cello on Tuesdays.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    [doc] = engine.list_memories(me)
+    with engine.db.snapshot() as conn:
+        before = conn.execute("SELECT canonical_name FROM memory_anchors WHERE anchor_type='topic'").fetchone()[0]
+    assert "Tuesdays" in before
+    engine.update(me, doc.id, old_text="Tuesdays", new_text="Thursdays")
+    with engine.db.snapshot() as conn:
+        [(name,)] = conn.execute("SELECT canonical_name FROM memory_anchors WHERE anchor_type='topic'").fetchall()
+        aliases = [a for (a,) in conn.execute("SELECT alias FROM anchor_aliases")]
+    assert name == before.replace("Tuesdays", "Thursdays") and before in aliases
