@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,191 @@ def test_a_state_file_of_an_older_hook_without_the_scope_is_ended_and_replaced(l
     (first, second) = hook_sessions(live.engine)
     assert first[0] == old and first[4] == "ended"
     assert second[1:3] == ("personal", "work") and json.loads(state.read_text())["session"]["id"] == second[0]
+
+
+# -- what the API takes: turns and prompts over its limits are cut, not dropped ---------------------
+
+MAX_TURN_CHARS = 200_000  # engine/sessions.py
+MAX_BODY_BYTES = 1_048_576  # engine/settings.py server.max_body_bytes
+
+
+def write_turn(path: Path, user: str, assistant: str) -> None:
+    path.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "user", "message": {"role": "user", "content": user}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": assistant}]}},
+    ]) + "\n")
+
+
+def saved_turns(engine) -> list[tuple[str, str, str]]:
+    with engine.db.snapshot() as conn:
+        return conn.execute("SELECT session_id, user_text, assistant_text FROM session_turns"
+                            " ORDER BY turn_index").fetchall()
+
+
+def test_a_turn_over_the_apis_limit_is_cut_and_kept(live, tmp_path):
+    home = live.daemon.home
+    pasted = "Please review this file:\n" + "".join(f"line {n}: " + "x" * 60 + "\n" for n in range(4000))
+    assert len(pasted) > 266_000
+    transcript = tmp_path / "t.jsonl"
+    write_turn(transcript, pasted, "It looks fine.")
+    stop = run_hook(home, "stop", {"session_id": "claude-abc", "transcript_path": str(transcript)})
+    assert stop.returncode == 0 and stop.stderr == "", stop.stderr
+    ((_, user, assistant),) = saved_turns(live.engine)
+    assert assistant == "It looks fine."
+    assert len(user) <= MAX_TURN_CHARS and user.startswith(pasted[:150_000])
+    assert user.endswith(f"{len(pasted)} characters in all]")  # the cut is said, with how long it was
+
+
+def test_non_ascii_turns_fit_the_body_cap_in_bytes(live, tmp_path):
+    home = live.daemon.home
+    transcript = tmp_path / "t.jsonl"
+    # under the character limits, over 1 MB as JSON with \uXXXX escapes: sent whole, in UTF-8
+    write_turn(transcript, "日本語のテキスト。" * 20_000, "é" * 150_000)
+    stop = run_hook(home, "stop", {"session_id": "claude-abc", "transcript_path": str(transcript)})
+    assert stop.returncode == 0 and stop.stderr == "", stop.stderr
+    # over the body cap even in UTF-8 (3 bytes a character): the longer text is cut to fit
+    big_user, big_reply = "日" * 199_000, "本" * 190_000
+    write_turn(transcript, big_user, big_reply)
+    stop = run_hook(home, "stop", {"session_id": "claude-abc", "transcript_path": str(transcript)})
+    assert stop.returncode == 0 and stop.stderr == "", stop.stderr
+    (first, second) = saved_turns(live.engine)
+    assert first[1:] == ("日本語のテキスト。" * 20_000, "é" * 150_000)
+    _, user, reply = second
+    assert reply == big_reply and user.startswith("日" * 100_000) and user.endswith("199000 characters in all]")
+    body = json.dumps({"user": user, "assistant": reply, "tools": [], "recalled_ids": []}, ensure_ascii=False)
+    assert MAX_BODY_BYTES - 1000 < len(body.encode("utf-8")) <= MAX_BODY_BYTES  # as much as fits
+
+
+def test_a_prompt_over_the_apis_limit_still_gets_recall(live):
+    home = live.daemon.home
+    sid = live.engine.open_session("personal", "work")
+    live.engine.store(sid, "Coffee", "The user grinds espresso with a Baratza grinder.")
+    prompt = "Which grinder do I use for espresso?\n" + "lorem ipsum " * 25_000
+    assert len(prompt) > MAX_TURN_CHARS
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": prompt})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "Baratza" in done.stdout
+    assert recall_log(home)[-1]["receipt"].startswith("rcp-")
+
+
+def test_an_error_says_what_the_server_said(live, tmp_path):
+    home = live.daemon.home
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript)
+    done = run_hook(home, "stop", {"session_id": "claude-abc", "transcript_path": str(transcript)},
+                    KEEPMIND_BOUNDARY=" ")  # refused by the server: a blank boundary
+    assert done.returncode == 0
+    assert "Keepmind answered 400: boundary is blank" in done.stderr and "BAD REQUEST" not in done.stderr
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Which grinder?"}, KEEPMIND_BOUNDARY=" ")
+    assert done.returncode == 0 and "Keepmind answered 400: boundary is blank" in done.stderr
+    assert "boundary is blank" in recall_log(home)[-1]["error"]
+
+
+# -- hooks started at once share one Keepmind session ---------------------------------------------
+
+
+def run_at_once(home: Path, runs: list[tuple[str, dict]]) -> list[tuple[int, str, str]]:
+    """Start a hook process per (action, event), then give each its input at once (Claude Code runs
+    the hooks of events that come together in parallel): (exit code, stdout, stderr) of each."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}
+    env.update(KEEPMIND_HOME=str(home))
+    hooks = [subprocess.Popen([sys.executable, str(HOOK), action], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for action, _ in runs]
+    for hook, (_, event) in zip(hooks, runs):
+        hook.stdin.write(json.dumps(event))
+    for hook in hooks:
+        hook.stdin.close()
+    done = []
+    for hook in hooks:
+        with hook:
+            done.append((hook.wait(timeout=60), hook.stdout.read(), hook.stderr.read()))
+    return done
+
+
+def test_hooks_started_at_once_open_one_keepmind_session(live, tmp_path):
+    home = live.daemon.home
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript)
+    events = [("prompt", {"prompt": "Which grinder do I use?"}),
+              ("stop", {"transcript_path": str(transcript)}),
+              *[("subagent", {"agent_type": "Explore", "last_assistant_message": f"Finding number {n}."})
+                for n in range(4)]]
+    done = run_at_once(home, [(action, {"session_id": "claude-new", "cwd": str(tmp_path), **event})
+                              for action, event in events])
+    assert done == [(0, done[0][1], "")] + [(0, "", "")] * 5
+    ((sid, *_),) = hook_sessions(live.engine)  # one session, not one a hook
+    assert [turn[0] for turn in saved_turns(live.engine)] == [sid]
+    with live.engine.db.snapshot() as conn:
+        findings = conn.execute("SELECT session_id FROM memory_checkpoints WHERE trigger_type='subagent-findings'"
+                                ).fetchall()
+    assert findings == [(sid,)] * 4
+    assert [e["session"] for e in recall_log(home)] == [sid]
+    folder = home / "hooks" / "claude-code"
+    assert json.loads((folder / "claude-new.json").read_text())["session"]["id"] == sid
+    assert not list(folder.glob("*.tmp"))
+    assert stat.S_IMODE((folder / "claude-new.lock").stat().st_mode) == 0o600
+
+
+def test_hooks_trimming_the_recall_log_at_once_lose_no_line(live):
+    home = live.daemon.home
+    folder = home / "hooks" / "claude-code"
+    folder.mkdir(parents=True)
+    # long enough that the hooks appending to it at once each see it over the limit and trim it
+    (folder / "recalls.jsonl").write_text((json.dumps({"old": "entry"}) + "\n") * 1_000_000)
+    done = run_at_once(home, [("prompt", {"session_id": f"claude-{n}", "prompt": "Plan the sprint review."})
+                              for n in range(8)])
+    assert done == [(0, "", "")] * 8
+    logged = recall_log(home)
+    assert sorted(e["claude_session"] for e in logged if "claude_session" in e) == [f"claude-{n}" for n in range(8)]
+    assert len(logged) == 200 + 7  # trimmed once, to the last 200 with the first hook's line
+    assert not list(folder.glob("*.tmp"))
+
+
+# -- SessionEnd while Keepmind is down; state of sessions long gone --------------------------------
+
+
+def test_session_end_forgets_the_session_while_keepmind_is_down(live):
+    home = live.daemon.home
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Plan the sprint review."})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    state = home / "hooks" / "claude-code" / "claude-abc.json"
+    ((sid, *_, status),) = hook_sessions(live.engine)
+    assert held_in(state) == sid and status == "open"
+    live.stop()
+    end = run_hook(home, "end", {"session_id": "claude-abc", "hook_event_name": "SessionEnd", "reason": "other"})
+    assert end.returncode == 0 and end.stdout == ""
+    assert not state.exists()  # forgotten: the server passivates the session once it has been idle
+    assert f"Keepmind is not running for {home}" in end.stderr and f"passivates session {sid}" in end.stderr
+
+
+def held_in(state: Path) -> str:
+    return json.loads(state.read_text())["session"]["id"]
+
+
+def test_state_of_sessions_long_gone_is_pruned(live):
+    home = live.daemon.home
+    folder = home / "hooks" / "claude-code"
+    folder.mkdir(parents=True)
+    long_ago = time.time() - 8 * 86_400
+    gone = {"claude-old.json": '{"session": {"id": "ses-' + "1" * 32 + '"}}', "claude-old.lock": "",
+            "claude-old.json.x1y2.tmp": "{"}
+    for name, text in gone.items():
+        (folder / name).write_text(text)
+        os.utime(folder / name, (long_ago, long_ago))
+    (folder / "claude-recent.json").write_text('{"session": {"id": "ses-' + "2" * 32 + '"}}')
+    (folder / "claude-recent.lock").write_text("")  # made long ago, taken by every hook since
+    os.utime(folder / "claude-recent.lock", (long_ago, long_ago))
+    (folder / "recalls.jsonl").write_text(json.dumps({"old": 1}) + "\n")
+    (folder / "recalls.jsonl.lock").write_text("")
+    for name in ("recalls.jsonl", "recalls.jsonl.lock"):  # kept, however old
+        os.utime(folder / name, (long_ago, long_ago))
+    done = run_hook(home, "prompt", {"session_id": "claude-abc", "prompt": "Plan the sprint review."})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == ["claude-abc.json", "claude-abc.lock", "claude-recent.json", "claude-recent.lock",
+                    "recalls.jsonl", "recalls.jsonl.lock"]
+    (folder / "claude-older.json").write_text("{}")
+    os.utime(folder / "claude-older.json", (long_ago, long_ago))
+    end = run_hook(home, "end", {"session_id": "claude-abc"})  # an ending session prunes too
+    assert end.returncode == 0 and end.stderr == "", end.stderr
+    assert not (folder / "claude-abc.json").exists() and not (folder / "claude-older.json").exists()

@@ -25,10 +25,20 @@ one whose audience or boundary is no longer the one configured (that one is ende
 recall is logged to recalls.jsonl there (owner-only, the last 200): when, the Claude Code session,
 the receipt id and how many memories it injected, or why the hook could not ask (never the
 prompt), so that `keepmind recall explain --last` can say why a prompt got nothing.
+
+What it sends fits the API's limits (copied below, with where they come from): a turn's prompt or
+reply longer than the server takes is cut, with a note of how long it was, a prompt to the length
+recall reads, and every body to the server's body cap in bytes (a non-ASCII character takes 2 to 4).
+Hooks of one Claude Code session started at once (a prompt and subagents finishing together) take
+the session's lock file in turn to read, open and save its Keepmind session, so they share one.
+SessionEnd forgets the session even when Keepmind is not running; the Keepmind session left open is
+then passivated by the server once idle (session.idle_timeout_minutes, 30 by default). State files
+no hook wrote for STATE_KEEP_DAYS (sessions killed without a SessionEnd) go, with their lock files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -36,16 +46,33 @@ import os
 import re
 import secrets
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+    import msvcrt
 
 TIMEOUT_S = {"prompt": 3.0, "stop": 5.0, "precompact": 8.0, "subagent": 8.0, "end": 5.0}
 RECALL_LOG = "recalls.jsonl"
 RECALL_LOG_KEEP = 200
 SUMMARY_CHARS = 24_000  # what a compaction posts at most (the newest turns win)
 FINDING_CHARS = 20_000
+STATE_KEEP_DAYS = 7  # a state file unwritten this long belongs to a session long gone
+
+# The API's limits, copied as the hook runs without Keepmind's code; keep them in step with:
+MAX_TURN_CHARS = 200_000  # engine/sessions.py MAX_TURN_CHARS: a turn's user and assistant text (webui/schemas.py)
+RECALL_CHARS = 20_000  # engine/recall/__init__.py MAX_MESSAGE_CHARS: recall reads no further into a prompt
+MAX_BODY_CHARS = 100_000  # engine/memory.py MAX_BODY_CHARS: a compaction summary, a finding's content
+MAX_TITLE_CHARS = 300  # engine/memory.py MAX_TITLE_CHARS: a finding's title
+MAX_ITEMS, MAX_ITEM_CHARS = 200, 500  # webui/schemas.py STRINGS: a turn's tools and recalled ids
+MAX_BODY_BYTES = 1_048_576  # engine/settings.py server.max_body_bytes, the default (keepmind.json may set it)
+assert SUMMARY_CHARS <= MAX_BODY_CHARS and FINDING_CHARS <= MAX_BODY_CHARS
 
 
 def data_dir() -> Path:
@@ -58,20 +85,37 @@ def data_dir() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "keepmind"
 
 
-def setting(home: Path, name: str, default: str) -> str:
-    env = os.environ.get("KEEPMIND_" + name.split(".")[-1].upper())
-    if env:
-        return env
+def configured(home: Path, name: str):
+    """keepmind.json's value of a dotted key (flat or nested), else None."""
     try:
         raw = json.loads((home / "keepmind.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return default
-    if name in raw:
+        return None
+    if isinstance(raw, dict) and name in raw:
         return raw[name]
     node = raw
     for part in name.split("."):
         node = node.get(part) if isinstance(node, dict) else None
-    return node if isinstance(node, str) and node else default
+    return node
+
+
+def setting(home: Path, name: str, default: str) -> str:
+    env = os.environ.get("KEEPMIND_" + name.split(".")[-1].upper())
+    if env:
+        return env
+    value = configured(home, name)
+    return value if isinstance(value, str) and value else default
+
+
+def body_cap(home: Path) -> int:
+    """The largest body the server takes, in bytes: server.max_body_bytes (a larger one is a 413)."""
+    value = configured(home, "server.max_body_bytes")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1024 else MAX_BODY_BYTES
+
+
+def encode(body) -> bytes:
+    """A request body as sent: JSON in UTF-8 (a lone surrogate, which UTF-8 cannot carry, as '?')."""
+    return json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
 
 
 class NotKeepmind(OSError):
@@ -111,8 +155,7 @@ class Keepmind:
         headers = {"Content-Type": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        request = urllib.request.Request(self.base + path, data=json.dumps(body).encode("utf-8"), method="POST",
-                                         headers=headers)
+        request = urllib.request.Request(self.base + path, data=encode(body), method="POST", headers=headers)
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             return json.loads(response.read().decode("utf-8"))
 
@@ -137,7 +180,8 @@ def stale_session(exc: Exception) -> bool:
 
 
 def why_not(home: Path, exc: Exception) -> str:
-    """The reason a recall could not be asked, in words for the log."""
+    """Why a hook could not do its work, in words for the recall log and stderr: the server's own
+    message for an HTTP error (not urllib's "HTTP Error 400: BAD REQUEST")."""
     if isinstance(exc, FileNotFoundError) and Path(exc.filename or "").name == "server.json":
         return f"Keepmind is not running for {home} (start it with `keepmind serve`, or let `keepmind mcp` start it)"
     if isinstance(exc, NotKeepmind):
@@ -158,10 +202,79 @@ def state_path(home: Path, claude_session: str) -> Path:
     return hooks_dir(home) / f"{safe}.json"
 
 
+def lock_path(state: Path) -> Path:
+    return state.with_name(state.stem + ".lock")
+
+
 def private_dir(folder: Path) -> None:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     for each in (folder, folder.parent):
         os.chmod(each, 0o700)
+
+
+@contextlib.contextmanager
+def locked(path: Path, wait: float):
+    """Hold the lock file `path` (owner-only), waiting up to `wait` seconds for another hook to let go.
+    An OS lock (flock; msvcrt.locking on Windows) goes with the process holding it: a hook killed
+    while holding it leaves no stale lock."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                if fcntl:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                else:
+                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"another hook held {path.name} for over {wait:g} s") from None
+                time.sleep(0.01)
+        try:
+            yield
+        finally:
+            if fcntl:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            else:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    finally:
+        os.close(fd)
+
+
+def write_private(path: Path, write) -> None:
+    """Replace `path` by what `write(fh)` writes, owner-only, through a temp file of its own (hooks
+    running at once never share one) renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")  # 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def prune(folder: Path) -> None:
+    """Remove the state and temp files no hook wrote for STATE_KEEP_DAYS, those of Claude Code
+    sessions that ended without a SessionEnd (killed, closed with the machine), and the lock files
+    as old whose state is gone (one taken since may be in use: taking a lock does not touch it).
+    The recall log and its lock stay. Run when a session is opened or ended: one directory listing."""
+    cutoff = time.time() - STATE_KEEP_DAYS * 86_400
+    try:
+        with os.scandir(folder) as listing:
+            old = [Path(e.path) for e in listing if e.name.endswith((".json", ".lock", ".tmp"))
+                   and not e.name.startswith(RECALL_LOG) and e.is_file(follow_symlinks=False)
+                   and e.stat(follow_symlinks=False).st_mtime < cutoff]
+    except OSError:
+        return
+    for each in sorted(old, key=lambda p: p.suffix == ".lock"):  # the state files first
+        if each.suffix != ".lock" or not each.with_suffix(".json").exists():
+            with contextlib.suppress(OSError):
+                each.unlink()
 
 
 def log_recall(home: Path, entry: dict) -> None:
@@ -173,35 +286,27 @@ def log_recall(home: Path, entry: dict) -> None:
     private_dir(folder)
     path = folder / RECALL_LOG
     line = json.dumps({"at": int(time.time() * 1000), **entry}) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8") as fh:
-        fh.write(line)
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    if len(lines) > 2 * RECALL_LOG_KEEP:
-        tmp = path.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.writelines(lines[-RECALL_LOG_KEEP:])
-        tmp.replace(path)
+    with locked(folder / (RECALL_LOG + ".lock"), 3.0):  # a trim must not drop a line another hook added
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(line)
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        if len(lines) > 2 * RECALL_LOG_KEEP:
+            write_private(path, lambda fh: fh.writelines(lines[-RECALL_LOG_KEEP:]))
 
 
 def load_state(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return state if isinstance(state, dict) else {}
 
 
 def save_state(path: Path, state: dict) -> None:
     """Write the state owner-only (0600, in a 0700 folder): it names the Keepmind session."""
     private_dir(path.parent)
-    tmp = path.with_suffix(".tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
-    tmp.replace(path)
+    write_private(path, lambda fh: json.dump(state, fh))
 
 
 def text_field(event: dict, name: str) -> str:
@@ -239,19 +344,51 @@ def session_id(km: Keepmind, home: Path, state: dict, event: dict) -> str:
     return sid
 
 
-def in_session(km: Keepmind, home: Path, state: dict, event: dict, route: str, body: dict) -> tuple[str, dict]:
+def session_for(km: Keepmind, home: Path, path: Path, event: dict, stale: str | None = None) -> str:
+    """The Keepmind session of this Claude Code session, read (and opened and saved, if none) under
+    the session's lock: hooks started at once would each open one, and the state file keep only
+    the last. `stale`: an id the server no longer takes, dropped unless another hook replaced it."""
+    with locked(lock_path(path), km.timeout):
+        state = load_state(path)
+        if stale and held_session(state) == stale:
+            state.pop("session")
+        before = state.get("session")
+        sid = session_id(km, home, state, event)
+        if state.get("session") == before:
+            return sid
+        quietly(save_state, path, state)  # a disk that refuses it still lets this hook post
+    prune(path.parent)  # a new session: the time to clear out those of sessions long gone
+    return sid
+
+
+def in_session(km: Keepmind, home: Path, path: Path, event: dict, route: str, body: dict) -> tuple[str, dict]:
     """POST to /sessions/<id>/<route> of this Claude Code session's Keepmind session. A session the
     server no longer takes (stale_session) is dropped and a new one opened, once: else every later
     prompt and turn would fail on the id the state file keeps."""
+    stale = None
     for attempt in (1, 2):
-        sid = session_id(km, home, state, event)
+        sid = session_for(km, home, path, event, stale)
         try:
             return sid, km.post(f"/sessions/{sid}/{route}", body)
         except urllib.error.HTTPError as exc:
             if attempt == 2 or not stale_session(exc):
                 raise
-            state.pop("session", None)
+            stale = sid
     raise AssertionError("unreachable")
+
+
+def remember_recalled(path: Path, wait: float, ids: list[str] | None) -> None:
+    """Keep the ids the last recall injected for the turn Stop posts (None: forget them), changing
+    only them in the state another hook may be saving at once."""
+    if ids is None and not path.exists():
+        return  # nothing to forget, and no folder to make
+    with locked(lock_path(path), wait):
+        state = load_state(path)
+        if ids is not None:
+            state["recalled_ids"] = ids
+        elif state.pop("recalled_ids", None) is None:
+            return
+        save_state(path, state)
 
 
 def text_of(content) -> tuple[str, list[str]]:
@@ -334,6 +471,58 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters: its head, and a note of how long it was."""
+    if len(text) <= limit:
+        return text
+    note = f"\n[… cut by the Keepmind hook to fit the API's limit: {len(text)} characters in all]"
+    return text[:limit - len(note)] + note if limit > len(note) else text[:limit]
+
+
+def clean(text: str) -> str:
+    """Text the server stores: no NUL (refused) and no lone surrogate (UTF-8 cannot carry it)."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", text.replace("\x00", ""))
+
+
+def strings(values) -> list[str]:
+    """A list the API takes for tools or recalled ids (webui/schemas.py STRINGS)."""
+    return [clean(v)[:MAX_ITEM_CHARS] for v in values if isinstance(v, str)][:MAX_ITEMS] \
+        if isinstance(values, list) else []
+
+
+def fit(body: dict, texts: dict[tuple, int], cap: int) -> dict:
+    """`body` with the text at each path in `texts` cut to its character limit, then the longest cut
+    further until the body, encoded as it is sent, is at most `cap` bytes: a character of non-ASCII
+    text takes 2 to 4 bytes, so text under the character limits can still be over the body cap."""
+    def at(path):
+        node = body
+        for key in path:
+            node = node[key]
+        return node
+
+    def put(path, value):
+        at(path[:-1])[path[-1]] = value
+
+    whole = {path: clean(at(path)) for path in texts}
+    for path, limit in texts.items():
+        put(path, cut(whole[path], limit))
+    for _ in texts:
+        size = len(encode(body))
+        if size <= cap:
+            break
+        path = max(texts, key=lambda p: len(encode(at(p))))
+        room = cap - (size - len(encode(at(path))))
+        fits, over = 0, len(at(path))  # characters kept: the most that fits is in [fits, over)
+        while over - fits > 1:
+            middle = (fits + over) // 2
+            if len(encode(cut(whole[path], middle))) <= room:
+                fits = middle
+            else:
+                over = middle
+        put(path, cut(whole[path], fits))
+    return body
+
+
 def compaction_summary(event: dict) -> str:
     """What is about to be compacted, as text: the newest turns that fit SUMMARY_CHARS."""
     turns = conversation(text_field(event, "transcript_path"))
@@ -399,67 +588,91 @@ def main(argv: list[str]) -> int:
                                        "error": "the hook's input was not a Claude Code event with a session_id"})
         return 0
     path = state_path(home, claude_session)
-    state = load_state(path)
-    if not isinstance(state, dict):
-        state = {}
+    wait = TIMEOUT_S[action]
     prompt = text_field(event, "prompt")  # never kept: the transcript has it at Stop
     if action == "prompt" and not prompt.strip():
         # Nothing to recall for: no request, no session opened. The last prompt's recalled ids
         # belong to no turn now.
-        if state.pop("recalled_ids", None) is not None:
-            quietly(save_state, path, state)
+        quietly(remember_recalled, path, wait, None)
         quietly(log_recall, home, {"claude_session": claude_session, "receipt": None,
                                    "error": "the prompt was empty: nothing to recall"})
         return 0
+    if action == "end":
+        end(home, path, wait)
+        return 0
     try:
-        km = Keepmind(home, TIMEOUT_S[action])
+        km = Keepmind(home, wait)
+        cap = body_cap(home)
         if action == "prompt":
-            sid, result = in_session(km, home, state, event, "recall", {"message": prompt})
-            state["recalled_ids"] = [i["id"] for i in result.get("items", [])]
-            log_recall(home, {"claude_session": claude_session, "session": sid, "receipt": result.get("receipt"),
-                              "injected": len(result.get("items", [])), "degraded": result.get("degraded") or []})
+            # recall reads the first RECALL_CHARS characters: more would only be a 400 past MAX_TURN_CHARS
+            asked = fit({"message": prompt[:RECALL_CHARS]}, {("message",): RECALL_CHARS}, cap)
+            sid, result = in_session(km, home, path, event, "recall", asked)
             if result.get("block"):
                 print(result["block"])
+            quietly(remember_recalled, path, wait, [i["id"] for i in result.get("items", [])])
+            log_recall(home, {"claude_session": claude_session, "session": sid, "receipt": result.get("receipt"),
+                              "injected": len(result.get("items", [])), "degraded": result.get("degraded") or []})
         elif action == "stop":
             user, assistant, tools = last_turn(text_field(event, "transcript_path"))
             if user.strip() or assistant.strip():
-                in_session(km, home, state, event, "turns", {"user": user, "assistant": assistant, "tools": tools,
-                                                             "recalled_ids": state.get("recalled_ids", [])})
-            state.pop("recalled_ids", None)
+                turn = {"user": user, "assistant": assistant, "tools": strings(tools),
+                        "recalled_ids": strings(load_state(path).get("recalled_ids"))}
+                in_session(km, home, path, event, "turns",
+                           fit(turn, {("user",): MAX_TURN_CHARS, ("assistant",): MAX_TURN_CHARS}, cap))
+            quietly(remember_recalled, path, wait, None)
         elif action == "precompact":
             summary = compaction_summary(event)
             if summary:
-                in_session(km, home, state, event, "compaction", {"summary": summary})
+                in_session(km, home, path, event, "compaction",
+                           fit({"summary": summary}, {("summary",): SUMMARY_CHARS}, cap))
         elif action == "subagent":
             reply = final_reply(event)
             if reply:
                 kind = str(event.get("agent_type") or "subagent")
                 first = reply.splitlines()[0].strip(" #*")
-                in_session(km, home, state, event, "findings", {"findings": [{
-                    "title": clip(f"{kind}: {first}", 120), "content": clip(reply, FINDING_CHARS),
-                    "tags": ["claude-code", f"agent:{kind}"[:200]]}]})
-        elif action == "end":
-            if held_session(state):
-                try:
-                    km.post(f"/sessions/{held_session(state)}/end", {})
-                except urllib.error.HTTPError as exc:
-                    if not stale_session(exc):  # gone or ended already: nothing left to end
-                        raise
-            path.unlink(missing_ok=True)
-            return 0
+                findings = {"findings": [{"title": clip(f"{kind}: {first}", 120), "content": clip(reply, FINDING_CHARS),
+                                          "tags": ["claude-code", f"agent:{kind}"[:200]]}]}
+                in_session(km, home, path, event, "findings",
+                           fit(findings, {("findings", 0, "title"): MAX_TITLE_CHARS,
+                                          ("findings", 0, "content"): FINDING_CHARS}, cap))
     except (OSError, ValueError, KeyError, urllib.error.URLError) as exc:
-        print(f"keepmind hook ({action}): {exc}", file=sys.stderr)  # shown in Claude Code's debug log only
+        print(f"keepmind hook ({action}): {why_not(home, exc)}", file=sys.stderr)  # Claude Code's debug log
         if action == "prompt":
-            try:
-                log_recall(home, {"claude_session": claude_session, "receipt": None, "error": why_not(home, exc)})
-            except OSError:
-                pass
-    if state:
-        try:
-            save_state(path, state)  # keep the session id even when a later call failed
-        except OSError:
-            pass
+            quietly(log_recall, home, {"claude_session": claude_session, "receipt": None, "error": why_not(home, exc)})
     return 0
+
+
+def end(home: Path, path: Path, wait: float) -> None:
+    """SessionEnd: end the Keepmind session (distilled one last time) and forget it. The state file
+    goes even when Keepmind cannot be reached: the server passivates the session it named once idle
+    for session.idle_timeout_minutes (30 by default), which distils it one last time too."""
+    try:
+        if path.exists():
+            with locked(lock_path(path), wait):  # not while a hook starting now opens the session
+                end_held(home, path, wait)
+        else:
+            end_held(home, path, wait)  # no session to end: says so if Keepmind is not there
+    except OSError as exc:  # the lock: forget the session all the same
+        print(f"keepmind hook (end): {why_not(home, exc)}", file=sys.stderr)
+        path.unlink(missing_ok=True)
+    prune(hooks_dir(home))
+
+
+def end_held(home: Path, path: Path, wait: float) -> None:
+    sid = held_session(load_state(path))
+    try:
+        km = Keepmind(home, wait)
+        if sid:
+            try:
+                km.post(f"/sessions/{sid}/end", {})
+            except urllib.error.HTTPError as exc:
+                if not stale_session(exc):  # gone or ended already: nothing left to end
+                    raise
+    except (OSError, ValueError, KeyError, urllib.error.URLError) as exc:
+        left = f"; Keepmind passivates session {sid} once it has been idle for session.idle_timeout_minutes"
+        print(f"keepmind hook (end): {why_not(home, exc)}{left if sid else ''}", file=sys.stderr)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
