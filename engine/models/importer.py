@@ -326,7 +326,9 @@ def _register_custom(models_dir: Path, model_id: str, found: list[Candidate], or
         probe = Embedder(man, folder)
     except Exception as exc:  # noqa: BLE001 - refuse what cannot run, leave nothing behind
         shutil.rmtree(folder, ignore_errors=True)
-        raise ModelError(f"{origin} was not registered: it does not run as an embedding model "
+        several = ", " in origin  # "model.onnx, vocab.txt, tokenizer.json"
+        raise ModelError(f"{origin} {'were' if several else 'was'} not registered: "
+                         f"{'they do' if several else 'it does'} not run as an embedding model "
                          f"({getattr(exc, 'message', exc)})") from None
     obj = man.as_dict()
     obj["dims"] = probe.dims

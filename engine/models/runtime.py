@@ -96,8 +96,13 @@ def _session(path: Path, threads: int | None):
     try:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own hierarchy
-        raise ModelError(f"{path.parent.name}/{path.name} could not be loaded by ONNX Runtime "
-                         f"({exc.__class__.__name__}: {str(exc)[:200]}); re-install the model") from None
+        said = str(exc)
+        if "PROTOBUF" in said.upper() or "NO_SUCHFILE" in said.upper():
+            why = "it is not an ONNX model file ONNX Runtime can read: damaged, cut short, or not a model"
+        else:  # its own words, without the file's path (a temporary folder of an upload says nothing)
+            why = f"{exc.__class__.__name__}: {said.replace(str(path), path.name)[:200]}"
+        raise ModelError(f"{path.parent.name}/{path.name} could not be loaded by ONNX Runtime ({why}); "
+                         "install or import the model's files again") from None
 
 
 def _load(folder: Path, manifest: Manifest, threads: int | None):

@@ -6,6 +6,8 @@ Read from what the database recorded (the queue, observer runs and checkpoint er
 
 from __future__ import annotations
 
+import re
+
 from ..checks import Check
 from ..clock import DAY_MS
 from ..db import one, rows, scalar
@@ -83,5 +85,18 @@ def check_llm(engine):
         error = (last or {}).get("error") or "see the checkpoints' last errors"
         return Check("Curation LLM", "warning",
                      f"{target}: {failed['n']} of {runs} observer calls and {curator} curation attempts failed in "
-                     f"the last 24 h (last: {error[:200]}); check the server and memory.llm.timeout_seconds")
+                     f"the last 24 h (last: {error[:200]}); {_remedy(error)}")
     return Check("Curation LLM", "pass", f"{target}: {runs} observer calls in the last 24 h, none failed")
+
+
+def _remedy(error: str) -> str:
+    """What to check for the last failure: a refusal is a setting, a timeout the server or its wait."""
+    if http := re.search(r"HTTP (\d{3})", error or ""):
+        code = int(http.group(1))
+        if code in (401, 403):
+            return "check the API key (memory.llm.api_key_env names its variable)"
+        if code == 404:
+            return "check memory.llm.model and memory.llm.base_url"
+        if 400 <= code < 500 and code not in (408, 429):
+            return "check memory.llm.model, memory.llm.base_url and the API key"
+    return "check the server and memory.llm.timeout_seconds"

@@ -100,9 +100,12 @@ def test_a_custom_import_that_does_not_run_leaves_nothing(tmp_path, tiny):
     tiny.write_tokenizer(src)
     (src / "model.onnx").write_bytes(b"this is not an onnx graph")
     models = tmp_path / "models"
-    with pytest.raises(ModelError, match="does not run"):
+    with pytest.raises(ModelError, match="does not run") as refused:
         import_paths(models, [src], as_id="broken-model")
     assert not (models / "broken-model").exists()
+    # in words, without ONNX Runtime's codes or the temporary folder it was read from
+    assert "not an ONNX model file ONNX Runtime can read" in refused.value.message
+    assert "INVALID_PROTOBUF" not in refused.value.message and str(tmp_path) not in refused.value.message
 
 
 def test_a_custom_import_missing_a_file_names_what_is_missing(tmp_path, tiny):

@@ -75,6 +75,20 @@ def test_doctor_reports_the_curation_llm(home, clock, provider):
     assert check.level == "warning" and "KEEPMIND_TEST_UNSET_KEY" in check.message
 
 
+def test_doctor_points_a_refused_model_name_at_memory_llm_model(home, clock, provider):
+    from keepmind.engine.doctor import run_checks
+    from support.provider import llm_settings
+
+    with open_engine(home, settings=llm_settings(provider), clock=clock, start_workers=False) as engine:
+        provider.script("You distil a conversation", ("status", 404, '{"error": "model nope not found"}'))
+        engine.add_turn(engine.open_session("personal", "work"), user="I prefer aisle seats.")
+        clock.advance(90_000)
+        engine.writepath.scheduler.run_once(clock())
+        [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
+    assert "HTTP 404" in check.message and "check memory.llm.model and memory.llm.base_url" in check.message
+    assert "timeout_seconds" not in check.message
+
+
 def test_doctor_says_how_many_tries_a_dead_letter_really_took(home, clock):
     from keepmind.engine.doctor import run_checks
 
