@@ -196,11 +196,11 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     try:
         reply = llm.complete(curator.SYSTEM, prompt, purpose="curation")
     except LlmError as exc:
-        if lease.attempts < max_attempts:
-            raise TransientFailure(f"curator LLM {exc}") from None
-        if refused(exc):
+        if refused(exc):  # asked again, it answers the same: dead-lettered at once, for a person to fix
             raise PermanentFailure(f"curator LLM {exc}: the provider refuses these requests (check "
                                    "memory.llm.base_url, memory.llm.model and the API key), then retry it") from None
+        if lease.attempts < max_attempts:
+            raise TransientFailure(f"curator LLM {exc}") from None
         return proposal, _conservative(proposal, same_anchor, revisions, "llm_failed",
                                        {**info, "llm_error": str(exc)[:300]})
     by = f"model:{reply.model}"

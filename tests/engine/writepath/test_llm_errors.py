@@ -61,7 +61,7 @@ def test_a_provider_body_echoing_the_api_key_shows_in_no_status_log_or_checkpoin
     queued = llm_engine.store_memory(session, "Deploys", "Deploys need a second reviewer.")
     with caplog.at_level(logging.INFO, logger="keepmind"):
         outcome = llm_engine.writepath.curation.run_once(clock())
-    assert outcome.status == "retry"
+    assert outcome.status == "dead"  # a refusal is dead-lettered at once
     reasons = _reasons(llm_engine)
     assert "HTTP 401 from the provider (check the API key)" in reasons and KEY not in reasons
     assert "Incorrect API key" not in reasons  # the provider's words stay out of /status too
