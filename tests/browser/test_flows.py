@@ -158,6 +158,7 @@ def test_merging_two_anchors_moves_their_memories_under_the_merged_one(page, liv
     page.get_by_role("link", name="Bob", exact=True).click()
     page.get_by_label("Same thing as").select_option(label="Robert Smith (person)")
     page.get_by_role("button", name="Merge into it").click()
+    page.get_by_role("dialog").get_by_role("button", name="Merge", exact=True).click()  # it asks first
     page.wait_for_function("() => document.querySelector('h1').textContent === 'Robert Smith'")
     assert page.get_by_text("Also known as Bob").is_visible()
     assert page.get_by_text("Merged in “Bob”").is_visible()

@@ -133,7 +133,7 @@ def test_every_main_action_is_reachable_with_the_keyboard(page, live, store):
     tab_to(page, "Find and replace")
     tab_to(page, "Save")
     page.goto(live.url + f"/anchors/{store['anna_anchor']}")
-    for action in ("As of", "Lisbon (place)", "Rename", "Merge into it"):
+    for action in ("As of", "Lisbon (place)", "Rename", "Merge into it…"):
         tab_to(page, action)
     page.goto(live.url + "/memories?deleted=1")
     tab_to(page, "Restore Wrong fact")

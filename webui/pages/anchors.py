@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from keepmind.engine import EngineError, MemoryFilter, NotFound
+from keepmind.engine import EngineError, InvalidInput, MemoryFilter, NotFound
+from keepmind.engine.wording import counted
 
 from .. import graph_svg
 from ..context import engine
 from ..security import viewer_scope
-from .render import day_end_ms, done, page, text
+from .render import confirm, confirmed, day_end_ms, done, page, text
 
 bp = Blueprint("anchors", __name__)
 DEPTHS = (1, 2)
@@ -82,29 +83,44 @@ def anchor(anchor_id: str):
         if moved is None:
             raise
         return done(f"/anchors/{moved}")
-    as_of_text = text(request.args.get("as_of"))
-    as_of = day_end_ms(as_of_text)
+    as_of_text, as_of_error = text(request.args.get("as_of")), None
+    try:
+        as_of = day_end_ms(as_of_text)
+    except InvalidInput as exc:  # said next to the date field, on the anchor as it stands today
+        as_of, as_of_error = None, exc.message
     edges = eng.edges(scope, anchor_id)
     shown = eng.edges(scope, anchor_id, as_of=as_of) if as_of is not None else edges
-    candidates = [a for a in eng.anchors(scope, limit=500)
-                  if a.id != anchor_id and (a.audience, a.boundary) == (found.audience, found.boundary)]
     return page(
-        "anchor.html", anchor=found, as_of=as_of, as_of_text=as_of_text or "",
+        "anchor.html", http_status=400 if as_of_error else 200, anchor=found, as_of=as_of,
+        as_of_text="" if as_of_error else as_of_text or "", as_of_error=as_of_error,
         current=[e for e in shown if (e.current if as_of is None else e.holds_at(as_of))],
         retired=retired_at(edges, as_of),
         replaced=retired_by(edges),
         memories=eng.browse(scope, flt=MemoryFilter(anchor_id=anchor_id, until=as_of), limit=50),
-        history=eng.anchor_history(scope, anchor_id), candidates=candidates, error=None,
+        history=eng.anchor_history(scope, anchor_id), **merge_candidates(found), error=None,
         **graph_context(anchor_id, as_of),
     )
+
+
+def merge_candidates(found) -> dict:
+    """The anchors `found` may merge into (same audience and boundary): those of its own type first,
+    then the others apart, so a person is not merged into a pet by a slip of the list."""
+    others = [a for a in engine().anchors(viewer_scope(), limit=500)
+              if a.id != found.id and (a.audience, a.boundary) == (found.audience, found.boundary)]
+    return {"candidates": [a for a in others if a.type == found.type],
+            "other_candidates": [a for a in others if a.type != found.type]}
 
 
 @bp.get("/anchors/<anchor_id>/graph")
 def graph(anchor_id: str):
     found = engine().anchor(viewer_scope(), anchor_id)
-    as_of_text = text(request.args.get("as_of"))
-    return page("anchor_graph.html", "_graph.html", as_of_text=as_of_text or "", anchor=found,
-                **graph_context(anchor_id, day_end_ms(as_of_text)))
+    as_of_text, as_of_error = text(request.args.get("as_of")), None
+    try:
+        as_of = day_end_ms(as_of_text)
+    except InvalidInput as exc:
+        as_of, as_of_text, as_of_error = None, None, exc.message
+    return page("anchor_graph.html", "_graph.html", http_status=400 if as_of_error else 200,
+                as_of_text=as_of_text or "", as_of_error=as_of_error, anchor=found, **graph_context(anchor_id, as_of))
 
 
 @bp.post("/anchors/<anchor_id>/rename")
@@ -118,10 +134,35 @@ def rename(anchor_id: str):
 
 @bp.post("/anchors/<anchor_id>/merge")
 def merge(anchor_id: str):
-    """Merge this anchor into the chosen one (its memories, edges and name move there)."""
+    """Merge this anchor into the chosen one (its memories, edges and name move there), after a
+    confirmation naming both and their types: no page can split a merge again."""
+    eng, scope = engine(), viewer_scope()
     into = request.form.get("into", "")
     try:
-        engine().merge_anchors(viewer_scope(), anchor_id, into)
+        if not into:
+            raise InvalidInput("choose the anchor this one is the same thing as")
+        if not confirmed():
+            return _confirm_merge(eng.anchor(scope, anchor_id), eng.anchor(scope, into))
+        eng.merge_anchors(scope, anchor_id, into)
     except EngineError as exc:
         return page("form_error.html", "_form_error.html", http_status=422, message=exc.message)
     return done(f"/anchors/{into}")
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _confirm_merge(old, into):
+    moves = f"its {counted(old.memories, 'memory')} and {counted(old.edges, 'edge')} move there"
+    text = (f"“{old.name}” ({old.type}) becomes another name of “{into.name}” ({into.type}): {moves}, and "
+            f"later mentions of “{old.name}” land there. A merge cannot be undone: no page can split them again.")
+    heading = f"Merge “{old.name}” into “{into.name}”?"
+    button = "Merge"
+    if old.type != into.type:
+        heading = f"Merge {_a(old.type)} into {_a(into.type)}?"
+        text = (f"“{old.name}” is {_a(old.type)} and “{into.name}” is {_a(into.type)}: they are different kinds of "
+                f"thing. After the merge “{into.name}” stays {_a(into.type)}. " + text)
+        button = f"Merge the {old.type} into the {into.type}"
+    return confirm(heading, text, action_url=f"/anchors/{old.id}/merge", button=button,
+                   back_url=f"/anchors/{old.id}", fields=[("into", into.id)], target="#anchor-errors")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from keepmind.engine import AUDIENCES, SORTS, SOURCE_GROUPS, EngineError, MemoryFilter
+from keepmind.engine import AUDIENCES, SORTS, SOURCE_GROUPS, EngineError, InvalidInput, MemoryFilter
 
 from ..context import engine
 from ..security import viewer_scope, viewer_token
@@ -72,14 +72,24 @@ def memories():
         return deleted()
     flt, values = read_filters(request.args)
     cursor = request.args.get("cursor") or None
-    return page("memories.html", "_memory_results.html", **form_context(values),
-                **results(flt, values, cursor), cursor=cursor, message=None)
+    try:
+        found = results(flt, values, cursor)
+    except InvalidInput as exc:  # a broken page link: said in place, with the first page one click away
+        return page("memories.html", "_memory_results.html", http_status=400, **form_context(values),
+                    items=[], next_cursor=None, searched=False, anchor=None, cursor=cursor, message=None,
+                    error=exc.message)
+    return page("memories.html", "_memory_results.html", **form_context(values), **found, cursor=cursor,
+                message=None)
 
 
 def deleted():
-    found, next_cursor = engine().deleted(token=viewer_token(), cursor=request.args.get("cursor") or None)
-    return page("deleted.html", "_deleted_rows.html", tombstones=found, next_cursor=next_cursor,
-                cursor=request.args.get("cursor"))
+    cursor = request.args.get("cursor") or None
+    try:
+        found, next_cursor = engine().deleted(token=viewer_token(), cursor=cursor)
+    except InvalidInput as exc:
+        return page("deleted.html", "_deleted_rows.html", http_status=400, tombstones=[], next_cursor=None,
+                    cursor=cursor, error=exc.message)
+    return page("deleted.html", "_deleted_rows.html", tombstones=found, next_cursor=next_cursor, cursor=cursor)
 
 
 @bp.post("/memories/bulk")

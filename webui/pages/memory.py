@@ -18,16 +18,22 @@ EDIT_FIELDS = {"rewrite": (("title", "The title"), ("content", "The text")),
                "replace": (("old_text", "The text to find"), ("new_text", "The replacement"))}
 
 
-def _revision_pair(revisions: list[dict]) -> tuple[int | None, int | None]:
-    """The two revisions the diff compares: ?a=&b= when given, else the newest and the one before."""
+def _revision_pair(revisions: list[dict]) -> tuple[int | None, int | None, str | None]:
+    """The two revisions the diff compares: ?a=&b= (or ?from=&to=) when given, else the newest and
+    the one before; and what is wrong with the ones asked for (it showed another pair, silently)."""
     numbers = [r["revision"] for r in revisions]
-    try:
-        a, b = int(request.args.get("a", "")), int(request.args.get("b", ""))
-        if a in numbers and b in numbers:
-            return a, b
-    except ValueError:
-        pass
-    return (numbers[1], numbers[0]) if len(numbers) > 1 else (None, None)
+    newest = (numbers[1], numbers[0]) if len(numbers) > 1 else (None, None)
+    asked = [request.args.get(new) or request.args.get(old) or "" for new, old in (("a", "from"), ("b", "to"))]
+    if not any(v.strip() for v in asked):
+        return (*newest, None)
+    known = (f"this memory has revisions {min(numbers)} to {max(numbers)}" if len(numbers) > 1
+             else "this memory has only one revision so far")
+    for value in asked:
+        if not value.strip().isdecimal():
+            return (*newest, f"“{value.strip()}” is not a revision number: {known}")
+        if int(value) not in numbers:
+            return (*newest, f"there is no revision {int(value)}: {known}")
+    return int(asked[0]), int(asked[1]), None
 
 
 def _diff(revisions: list[dict], a: int | None, b: int | None) -> dict | None:
@@ -49,10 +55,11 @@ def memory(memory_id: str):
     if item.id != memory_id:  # an old record id: show the record that replaced it
         return done(f"/memories/{item.id}")
     revisions = eng.revisions(scope, item.id)
-    a, b = _revision_pair(revisions)
+    a, b, wrong = _revision_pair(revisions)
+    wrong = wrong if item.kind == "document" else None  # a record shows no revisions to compare
     return page(
-        "memory.html", item=item, revisions=revisions, a=a, b=b,
-        diff=_diff(revisions, a, b),
+        "memory.html", http_status=400 if wrong else 200, item=item, revisions=revisions, a=a, b=b,
+        diff=_diff(revisions, a, b), diff_error=wrong,
         provenance=eng.provenance(scope, item.id, token=token),
         events=eng.curation_events(token=token, memory_id=item.id, limit=50),
         recalls=eng.recall_history(scope, item.id, token=token),
@@ -65,7 +72,10 @@ def diff(memory_id: str):
     eng, scope = engine(), viewer_scope()
     item = eng.memory(scope, memory_id)
     revisions = eng.revisions(scope, item.id)
-    a, b = _revision_pair(revisions)
+    a, b, wrong = _revision_pair(revisions)
+    if wrong:  # the refusal in place of the diff, not another pair of revisions
+        return page("memory_diff.html", "_diff.html", http_status=400, item=item, revisions=revisions, a=None,
+                    b=None, diff=None, diff_error=wrong)
     return page("memory_diff.html", "_diff.html", item=item, revisions=revisions, a=a, b=b,
                 diff=_diff(revisions, a, b))
 

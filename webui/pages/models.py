@@ -63,7 +63,11 @@ def _started(job):
 
 
 def _failed(exc: EngineError):
-    return page("models.html", "_models_table.html", http_status=422, **_context(error=exc.message))
+    """A refusal, alone: the cards of jobs that already ended (an earlier upload's failure) are left
+    out, or they read as part of this answer; a job still running stays, it is news."""
+    context = _context(error=exc.message)
+    context["jobs"] = [job for job in context["jobs"] if job.running]
+    return page("models.html", "_models_table.html", http_status=422, **context)
 
 
 @bp.post("/models/<model_id>/download")

@@ -57,7 +57,7 @@ def _receipt_context(receipt_id: str, **extra) -> dict:
         at = None
     return {"receipt": receipt, "at": at, "stages": view["stages"], "timings": view["timings"], "labels": labels,
             "label_rows": view["labels"], "titles": titles, "session": session, "picked": None, "q": "",
-            "message": None, **extra}
+            "message": None, "pick_error": None, **extra}
 
 
 @bp.get("/receipts/<receipt_id>")
@@ -77,8 +77,11 @@ def pick(receipt_id: str):
     eng = engine()
     context = _receipt_context(receipt_id)
     q = (request.args.get("q") or "").strip()
+    if not q:  # an empty search matched nothing and said so about “”: ask for words instead
+        context.update(pick_error="Type a few words of the memory that should have been recalled, then Find.")
+        return page("receipt.html", "_receipt_feedback.html", http_status=422, **context)
     picked = []
-    if q and context["session"] is not None:
+    if context["session"] is not None:
         scope = eng.scope(context["session"]["session_id"], token=viewer_token())
         picked = eng.search_memories(scope, q, limit=PICK_LIMIT)
     context.update(picked=picked, q=q)

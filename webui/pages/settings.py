@@ -62,7 +62,10 @@ def save():
     try:
         now, later = eng.change_settings(changes)
     except EngineError as exc:
-        key = next((k for k in changes if k in exc.message), None)
+        # The engine stops at the first bad value and names it ('key'); the page puts its message
+        # under that field. The others are not checked, so the message says nothing was saved.
+        key = next((k for k in changes if repr(k) in exc.message), None) or next(
+            (k for k in changes if k in exc.message), None)
         context = _group(title, group_done=title, error=exc.message, error_key=key, submitted=submitted)
         return page("settings.html", "_settings_group.html", http_status=422, **context)
     if not is_htmx():

@@ -13,6 +13,17 @@
     event.detail.headers["X-CSRF-Token"] = csrf();
   });
 
+  // A list that refreshes itself (data-polling: the backlog) holds still while the focus is inside
+  // it: the swap replaced the focused button, the focus fell back to the page and a person tabbing
+  // to Retry lost their place every 2 s. (htmx's trigger filters would need eval, which the CSP
+  // forbids.) The poll goes on, so the list catches up once the focus leaves it.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var list = event.detail.elt;
+    if (!list || !list.hasAttribute || !list.hasAttribute("data-polling")) return;
+    var active = document.activeElement;
+    if (active && active !== list && list.contains(active)) event.preventDefault();
+  });
+
   // A confirmation swapped into the dialog slot opens as a modal dialog.
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail.target;

@@ -1,0 +1,177 @@
+"""What a walk through the pages found, fixed, on a real server: a merge of anchors asks first and
+names both anchors and their types (same-type anchors listed first, another type marked); a wrong
+setting is said under its field; a refused upload is shown alone, without an earlier job's card;
+the pause time reads like every other time; a wrong "as of" date, a broken page link and a revision
+that does not exist are said in place, with a way on; an empty "should have been recalled" search
+asks for words."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from keepmind.webui.pages.render import when
+
+HX = {"HX-Request": "true"}
+
+
+def anchor_id(eng, name: str) -> str:
+    return next(a.id for a in eng.anchors(eng.viewer(eng.get_token("local")), limit=100) if a.name == name)
+
+
+@pytest.fixture
+def anchors(server):
+    """Anna (a person), Bob (a person) and Rex (a pet), in one audience and boundary."""
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    eng.store(sid, "Anna and tea", "Anna drinks green tea.", anchor="Anna", anchor_type="person")
+    eng.store(sid, "Bob plays chess", "Bob plays chess on Sundays.", anchor="Bob", anchor_type="person")
+    eng.store(sid, "Rex the dog", "Rex is the family's dog; he likes long walks.", anchor="Rex", anchor_type="pet")
+    return {name: anchor_id(eng, name) for name in ("Anna", "Bob", "Rex")}
+
+
+def test_merging_an_anchor_asks_first_naming_both_and_that_it_cannot_be_undone(server, browser, anchors):
+    web, csrf = browser
+    r = web.post(f"/anchors/{anchors['Anna']}/merge", data={"csrf_token": csrf, "into": anchors["Bob"]}, headers=HX)
+    assert r.status_code == 200 and r.headers["HX-Retarget"] == "#dialog-slot"
+    said = " ".join(r.text.split())
+    assert "Merge “Anna” into “Bob”?" in said
+    assert "“Anna” (person) becomes another name of “Bob” (person)" in said and "cannot be undone" in said
+    assert f'name="into" value="{anchors["Bob"]}"' in r.text and 'name="confirmed" value="yes"' in r.text
+    assert web.get(f"/anchors/{anchors['Anna']}").status_code == 200  # nothing merged yet
+    r = web.post(f"/anchors/{anchors['Anna']}/merge",
+                 data={"csrf_token": csrf, "into": anchors["Bob"], "confirmed": "yes"})
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/anchors/{anchors['Bob']}")
+    assert "Also known as Anna" in web.get(f"/anchors/{anchors['Bob']}").text
+
+
+def test_merging_a_person_into_a_pet_says_they_are_different_types(server, browser, anchors):
+    web, csrf = browser
+    r = web.post(f"/anchors/{anchors['Anna']}/merge", data={"csrf_token": csrf, "into": anchors["Rex"]}, headers=HX)
+    said = " ".join(r.text.split())
+    assert "Merge a person into a pet?" in said
+    assert "“Anna” is a person and “Rex” is a pet: they are different kinds of thing" in said
+    assert "Merge the person into the pet" in said
+    assert anchor_id(server.engine, "Anna") == anchors["Anna"]  # still there
+
+
+def test_the_merge_list_offers_the_same_type_first_and_marks_another_type(server, browser, anchors):
+    web, _ = browser
+    html = web.get(f"/anchors/{anchors['Anna']}").text
+    select = re.search(r'<select id="into".*?</select>', html, re.S).group(0)
+    options = re.findall(r'<option value="anc-[^"]+">([^<]+)</option>', select)
+    assert options == ["Bob (person)", "Rex (pet, not person)"]
+    assert re.search(r'<optgroup label="Another type, not person">\s*<option value="' + anchors["Rex"], select)
+
+
+def test_a_wrong_setting_is_said_under_its_field_which_takes_the_focus(server, browser):
+    web, csrf = browser
+    r = web.post("/settings", headers=HX, data={"csrf_token": csrf, "group": "Recall",
+                                                "memory.recall.max_items": "99",
+                                                "memory.recall.receipt_retention_days": "-5"})
+    assert r.status_code == 422
+    head, form = r.text.split("<form", 1)
+    assert "role=\"alert\"" not in head  # not at the top of the group, a screen above
+    field = re.search(r'<div class="setting invalid" id="(memory\.recall\.[a-z_]+)">(.*?)</div>\s*(?=<div class="setting|'
+                      r'<div class="actions)', form, re.S)
+    assert field, "no field is marked invalid"
+    name, body = field.groups()
+    assert re.search(rf'<input id="f-{re.escape(name)}"[^>]*aria-describedby="d-{re.escape(name)} e-{re.escape(name)}"'
+                     r'[^>]*aria-invalid="true" autofocus', body)
+    error = re.search(rf'<div class="field-error" id="e-{re.escape(name)}"><p class="notice error" role="alert">(.*?)</p>', body, re.S).group(1)
+    assert name in error and "Nothing in Recall was saved." in error
+    # and by the Save button, where the person pressed it
+    actions = re.search(r'<div class="actions">(.*?)</div>', form, re.S).group(1)
+    assert f'href="#f-{name}"' in actions and "Not saved" in actions
+    assert not (server.daemon.home / "keepmind.json").exists()
+
+
+def test_a_saved_setting_says_so_by_the_save_button(server, browser):
+    web, csrf = browser
+    r = web.post("/settings", headers=HX, data={"csrf_token": csrf, "group": "Recall", "memory.recall.max_items": "4"})
+    assert r.status_code == 200
+    actions = re.search(r'<div class="actions">(.*?)</div>', r.text, re.S).group(1)
+    assert 'id="save-recall"' in actions and "Saved." in actions and "memory.recall.max_items" in actions
+
+
+def test_a_refused_upload_is_shown_without_the_earlier_jobs_failed_card(server, browser):
+    web, csrf = browser
+    eng = server.engine
+    r = web.post("/models/upload", headers=HX, data={"csrf_token": csrf, "as_id": "mine"},
+                 files=[("files", ("model.onnx", b"not an onnx graph"))])
+    assert r.status_code == 200, r.text
+    job = next(j for j in eng.jobs.list() if j.kind == "model-import")
+    assert eng.jobs.wait(job.id, 30).state == "failed"
+    assert f'id="job-{job.id}"' in web.get("/models").text  # its card is news on the page
+    r = web.post("/models/upload", headers=HX, data={"csrf_token": csrf},
+                 files=[("files", ("broken.zip", b"this is not a zip archive"))])
+    assert r.status_code == 422
+    assert re.search(r'class="notice error" role="alert">[^<]*broken\.zip', r.text), r.text[:600]
+    assert f'id="job-{job.id}"' not in r.text and "job-failed" not in r.text
+
+
+def test_the_paused_notice_gives_its_time_like_the_other_times(server, browser):
+    web, _ = browser
+    server.engine.pause()
+    since = server.engine.paused_since()
+    html = web.get("/").text
+    assert f"memory is paused (since {when(since)})" in html
+    assert not re.search(r"since \d{4}-\d\d-\d\dT", html)
+
+
+def test_a_wrong_as_of_date_is_said_on_the_anchor_page_next_to_the_date(server, browser, anchors):
+    web, _ = browser
+    r = web.get(f"/anchors/{anchors['Anna']}", params={"as_of": "notadate"})
+    assert r.status_code == 400
+    assert "<h1>Anna</h1>" in r.text and "Anna and tea" in r.text  # the anchor, as it stands today
+    form = re.search(r'<form class="asof".*?</form>', r.text, re.S).group(0)
+    assert re.search(r'<input id="as_of"[^>]*aria-invalid="true" aria-describedby="as-of-error"', form)
+    assert re.search(r'id="as-of-error" role="alert">that date is not a date: pick one', form)
+    r = web.get(f"/anchors/{anchors['Anna']}/graph", params={"as_of": "notadate"})
+    assert r.status_code == 400 and "<h1>Around Anna</h1>" in r.text and "pick one" in r.text
+
+
+@pytest.mark.parametrize("path, first", [("/memories?cursor=garbage", "/memories"),
+                                         ("/memories?deleted=1&cursor=garbage", "/memories?deleted=1")])
+def test_a_broken_page_link_says_so_with_a_link_to_the_first_page(server, browser, path, first):
+    web, _ = browser
+    r = web.get(path)
+    assert r.status_code == 400
+    alert = re.search(r'role="alert">(.*?)</p>', r.text, re.S).group(1)
+    assert "that page link is broken" in alert
+    assert re.search(rf'<a href="{re.escape(first)}"[^>]*>the first page</a>', alert), alert
+
+
+@pytest.mark.parametrize("query", ["from=1&to=9", "a=1&b=9", "a=1&b=x"])
+def test_a_diff_to_a_revision_that_does_not_exist_says_so(server, browser, query):
+    web, _ = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    doc = eng.store(sid, "Anna", "Anna lives in Lisbon.").id
+    eng.update(sid, doc, new_content="Anna lives in Porto.", source="ui")
+    r = web.get(f"/memories/{doc}/diff?{query}")
+    assert r.status_code == 400
+    alert = re.search(r'role="alert">(.*?)</p>', r.text, re.S).group(1)
+    assert ("there is no revision 9" in alert or "“x” is not a revision number" in alert)
+    assert "this memory has revisions 1 to 2" in alert
+    assert "Revision 1 → 2" not in r.text  # not another pair, silently
+    r = web.get(f"/memories/{doc}?{query}")
+    assert r.status_code == 400 and "this memory has revisions 1 to 2" in r.text
+    assert web.get(f"/memories/{doc}/diff?a=1&b=2").status_code == 200
+
+
+def test_an_empty_should_have_been_recalled_search_asks_for_words(server, browser):
+    web, _ = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work", title="Daily chat")
+    eng.store(sid, "Coffee", "The user drinks black coffee every morning.")
+    with server.client() as api:
+        receipt = api.post(f"/sessions/{sid}/recall", json={"message": "coffee shops in Berlin"}).json()["receipt"]
+    r = web.get(f"/receipts/{receipt}/pick", params={"q": "  "}, headers=HX)
+    assert r.status_code == 422
+    assert "matches “”" not in r.text
+    assert re.search(r'id="pick-error" role="alert">Type a few words of the memory', r.text)
+    assert re.search(r'<input id="pick-q"[^>]*aria-invalid="true" aria-describedby="pick-error" autofocus', r.text)
+    r = web.get(f"/receipts/{receipt}/pick", params={"q": "coffee"}, headers=HX)
+    assert r.status_code == 200 and "Coffee should have been recalled" in r.text
