@@ -118,3 +118,17 @@ def test_an_anchor_left_with_no_memory_and_no_edge_is_not_listed_unless_asked_fo
     [tomb] = [t for t in engine.deleted()[0] if "gym" in t["body"].lower()]
     engine.restore(tomb["tombstone_id"])
     assert "Gym" in listed(client)  # restored: listed again
+
+
+def test_a_team_sign_in_is_not_offered_an_audience_it_can_never_see(client, app, engine):
+    def audiences(browser) -> list[str]:
+        html = browser.get("/memories").get_data(as_text=True)
+        select = re.search(r'<select name="audience">(.*?)</select>', html, re.S).group(1)
+        return [v for v in re.findall(r'<option value="([^"]*)"', select) if v]
+
+    engine.create_token("teamview", "team", ["work"])
+    sign_in(client, engine)
+    assert audiences(client) == ["personal", "team"]
+    with app.test_client() as teamview:
+        sign_in(teamview, engine, "teamview")
+        assert audiences(teamview) == ["team"]

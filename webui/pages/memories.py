@@ -62,7 +62,9 @@ def form_context(values: dict) -> dict:
         del args["state"]
     if args.get("sort") == "newest":
         del args["sort"]
-    return {"values": values, "classes": CLASSES, "audiences": ("personal", "team"), "sources": SOURCE_LABELS,
+    token = viewer_token()  # a team sign-in is not offered a personal filter that can never match
+    audiences = tuple(a for a in ("personal", "team") if token.allows_audience(a))
+    return {"values": values, "classes": CLASSES, "audiences": audiences, "sources": SOURCE_LABELS,
             "sorts": SORT_LABELS, "query_args": args}
 
 
