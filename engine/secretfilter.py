@@ -10,8 +10,10 @@ AWS key ids, JWTs, PEM private keys) and add other providers' token shapes, URL 
 card numbers (Luhn-checked, with a known issuer prefix, so phone numbers and ids pass), a bare
 AWS secret access key, passwords on a command line (curl -u user:X, mysql -pX, sshpass -p X), and
 credentials said in plain words: "my ssh password for the server is X", "PIN: X", "the api
-token is X", "X is my wifi password", backup codes, a security answer, a seed phrase (see
-_STATED). Deliberately no generic "high entropy" rule: commit hashes, UUIDs and
+token is X", "X is my wifi password", a password of several or hyphenated words ("my laptop
+password is purple monkey dishwasher", see _said_phrase), a login said as user and password ("my
+Netflix login is bob@example.com / X", see _LOGIN), backup codes, a security answer, a seed phrase
+(see _STATED). Deliberately no generic "high entropy" rule: commit hashes, UUIDs and
 checksums are ordinary content people want remembered, and so is code that names a credential
 (`token = make_token(user, ttl)`, `user.password = hashed`: see _names_a_variable).
 """
@@ -104,6 +106,25 @@ _NAMED_AFTER = re.compile(
     r"""(?i)(?<![^\s("'`“‘])(?P<plain>[^\s"'`“”‘’]{4,64})["'`”’]?\s+(?:is|was|as)\s+(?:my|the|our|your|his|her|their)"""
     r"\s+(?:[\w\-]+\s+){0,2}?(?:(?P<password>pass(?:word|phrase|code)|pw)|(?P<pin>pin(?:\s+(?:code|number))?))"
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:for|to|on|of|at|now|and|but|so|here|there)\b)")
+# A login said as its two halves, a user name and a password: "my Netflix login is bob@example.com
+# / Summer2024!", "credentials: admin:admin", "log in with bob / hunter2". Only the password is the
+# value (as with `curl -u user:X`); the user name stays. A login said with one value ("my login is
+# bob@example.com", "my login is slow today", "login is via SSO") names a user name or says how
+# logging in goes, never a password, so it is no secret; "credentials" are the secret, so a lone
+# value after them counts when it is shaped like a password ("the wifi credentials are Tr0ub4dor!").
+_LOGIN_NOUN = (r"(?:(?:log[\s\-]?(?:in|on)s?|sign[\s\-]?(?:in|on)s?"
+               r"|user[\s_\-]?(?:names?)?\s*(?:/|and|&)\s*pass(?:words?)?)|(?P<creds>credentials|creds))\b")
+_LOGIN = re.compile(
+    rf"(?i)(?<![\w\-$/.\\%])(?:{_LOGIN_NOUN}{_QUALIFIER}{_SAYS}"  # not in a path: sys$login:vimfiles/after
+    rf"|(?:log|sign)(?:s|ged|ging|ed|ing)?[\s\-]?(?:in|on)(?:to(?:\s+[\w.\-]+){{1,3}}?)?{_QUALIFIER}\s+(?:with|using|as)\s+)"
+    r"(?:(?P<user>[\w.+\-@]{2,64})(?P<sep>[ \t]*/[ \t]*|:)(?P<plain>[^\s\"'`“”‘’]{1,80})"
+    r"|(?P<lone>[^\s\"'`“”‘’]{1,80}))")
+# where a match of _LOGIN can start, in the lowercased text
+_LOGIN_START = re.compile(r"log|sign|user|cred")
+# A pair's halves that name the fields, not their values ("login is email/password", "user:pass")
+_LOGIN_FIELDS = frozenset(
+    "user username usernames email e-mail mail name login id userid account phone number password passwords pass "
+    "pw pwd passcode pin otp code sso 2fa mfa".split())
 _CODE = r"(?=[a-z\-]{0,40}\d)[a-z0-9]+(?:-[a-z0-9]+)*(?![\w\-])"
 _RECOVERY = re.compile(
     r"(?i)(?<![\w\-])(?:recovery|backup|2fa|mfa|two[\s\-]factor|otp|one[\s\-]time|verification|authenticator)"
@@ -181,7 +202,9 @@ _MAYBE = (
 _MAYBE_WORD = re.compile(
     r"(?<![a-z0-9])(?:bearer|basic|token|api|access|secret|auth|pass|pw|signing|private|connection|credential"
     r"|account|pin|code|key|cvv|cvc|csc|security|recovery|backup|seed|wallet|mnemonic|phrase"
-    r"|curl|wget|mysql|mariadb|sshpass)")
+    r"|curl|wget|mysql|mariadb|sshpass|creds)")
+# A login pair (see _LOGIN) holds a "/" or a ":"; only then are the login words looked for.
+_MAYBE_LOGIN = re.compile(r"(?<![a-z0-9])(?:(?:log|sign)[a-z]{0,4}[\s\-]?[io]n|user)")
 # A credential word glued to a prefix (PGPASSWORD, adminPassword: see _GLUED_KEY) only makes a
 # key=value, so it is looked for only in a text with a "=" or a ":" (a few in a thousand turns):
 # searching every text for it cost about half again the word search above.
@@ -192,6 +215,7 @@ def _maybe_secret(text: str) -> bool:
     lower = text.lower()
     return (_MAYBE_WORD.search(lower) is not None
             or (("=" in text or ":" in text) and _MAYBE_GLUED.search(lower) is not None)
+            or (("/" in text or ":" in text) and _MAYBE_LOGIN.search(lower) is not None)
             or any(p.search(text) for p in _MAYBE))
 
 
@@ -289,19 +313,120 @@ _PASSWORD_STATES = frozenset(
     "simple complicated complex random unique encrypted hashed hidden private temporary optional mandatory fine "
     "okay good bad terrible great easy hard difficult memorable ready updated outdated working broken rejected "
     "accepted pending unknown known shared personal mine yours ours theirs his hers there here gone unchanged "
-    "obvious guessable predictable generated managed synced protected".split())
+    "obvious guessable predictable generated managed synced protected "
+    "sensitive insensitive expiring changing failing rotating syncing rotated coded hardcoded encoded salted "
+    "printed written kept sent set enabled disabled enforced compliant cached remembered autofilled default "
+    "based style standard".split())
 _CLAUSE_END = re.compile(r"\s*(?:[.!?;,)\n]|$)")
+# a conjunction ends a said value too ("my wifi password is sunshine and I love hiking")
+_CONJUNCTION = re.compile(r"(?i)[ \t]+(?:and|but|so|because|though|although)\b")
 
 
 def _word_password(value: str, text: str, end: int, assigned: bool) -> bool:
-    """A single word said as the whole password, ending its clause ("password: sunshine."), that
-    is no word for a password's state ("my password is expired", "... is weak, I should change it")
-    and no placeholder (`password = None`). A credential word assigned with `=` is a variable
-    (`self.password = password`, `Client(password=password)`); said ("my password is password") it
-    is the password."""
-    return (len(value) >= 4 and value.isalpha() and value.lower() not in _PASSWORD_STATES
-            and not _is_placeholder(value) and not (assigned and _CREDENTIAL_WORD.fullmatch(value))
-            and _CLAUSE_END.match(text, end) is not None)
+    """A single word said as the whole password, ending its clause ("password: sunshine.", "...
+    is sunshine and I ..."), that is no word for a password's state ("my password is expired", "...
+    is weak, I should change it") and no placeholder (`password = None`). A credential word assigned
+    with `=` is a variable (`self.password = password`, `Client(password=password)`); said ("my
+    password is password") it is the password. A conjunction ends a said value only (`passwords
+    in key=value and JSON` is code), and before one a participle or an adverb is prose ("the
+    password is handled and rotated by IT")."""
+    if not (len(value) >= 4 and value.isalpha() and value.lower() not in _PASSWORD_STATES
+            and not _is_placeholder(value) and not (assigned and _CREDENTIAL_WORD.fullmatch(value))):
+        return False
+    if _CLAUSE_END.match(text, end) is not None:
+        return True
+    return (not assigned and _CONJUNCTION.match(text, end) is not None
+            and not value.lower().endswith(("ed", "ing", "ly")))
+
+
+# A password said in several words: "my laptop password is purple monkey dishwasher", "my wifi
+# password is correct-horse-battery-staple" (each word alone could be English, so _said_password
+# and _word_password miss it). The value runs from the first word to the end of the clause, where
+# punctuation, a newline or one of _PHRASE_STOPS (a function word, a conjunction, an adverb, a
+# number word: "for the router", "and I love hiking", "last week") ends it. What is left is prose,
+# not a password, when it is one word that is no passphrase of three or more hyphenated parts, or
+# it names a length ("8 characters long"), or ends on a word for a password's state ("pretty weak",
+# "case sensitive", "Bitwarden managed"), or starts on one as a participle ("stored server side",
+# "kept server side"), or is two words with either one a state or the last ending in -ed
+# ("weak sauce", "Keychain synchronized").
+# Prose after "password is" almost always starts on a function word ("is too short", "is the same
+# as before", "is stored in the vault"). The price: a two-word password with a state word
+# ("correct horse") is missed, and a stop word inside a passphrase ends the value there (still a
+# secret when the words before it are one, but a redacted turn keeps the words after the stop).
+_PHRASE_STOPS = frozenset("""
+a an the this that these those some any every each all no another other such both either neither
+i me my mine myself you your yours he him his she her hers it its we us our ours they them their theirs
+someone something anything nothing everything everyone whatever whichever whoever
+for to on of at in into onto from with without within by via as about after before during under over above
+below beneath underneath behind beside between through across against along around near inside outside per
+than like unlike since until till toward towards upon off out up down away back
+and but or nor so because although though while whereas unless if when where whether then yet plus
+is are was were be been being am has have had do does did will would shall should can could may might must
+isn don doesn didn wasn aren won get gets got
+not never always usually often sometimes rarely ever also just only still even really very too quite pretty
+rather fairly almost mostly mainly entirely completely totally fully simply basically literally actually
+definitely probably obviously apparently honestly seriously currently recently finally already again anymore
+now soon later today tonight tomorrow yesterday ago last next week weeks month months year years day days
+daily weekly monthly yearly quarterly annually hourly randomly securely locally automatically manually
+properly correctly regularly periodically here there everywhere somewhere anywhere nowhere enough kind sort
+super way lol btw fyi thanks thank please ok okay yes
+zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+twenty thirty forty fifty hundred thousand first second third
+what which who whom whose why how
+""".split())
+# words that say how long or what kind a password is ("16 characters long", "lowercase letters")
+_PHRASE_UNITS = frozenset(
+    "characters character chars char letters letter digits digit numbers number symbols symbol words word "
+    "bits bit bytes byte lowercase uppercase numeric alphanumeric".split())
+# states said as a participle that ends in no -ed, -en or -wn ("kept server side")
+_PARTICIPLES = frozenset("kept sent set lost reset".split())
+_PHRASE_WORD = re.compile(r"[ \t]*([^\s\"'`“”‘’]+(?:['’][^\s\"'`“”‘’]+)*)")
+_PHRASE_MAX = 24
+
+
+def _said_phrase(text: str, start: int, spaced: bool) -> int:
+    """The end of a password said in words from `start` (see _PHRASE_STOPS), or -1; only a
+    hyphenated one unless `spaced`."""
+    if text.startswith(MARKER, start):
+        return -1
+    words: list[str] = []
+    pos = end = start
+    while len(words) < (_PHRASE_MAX if spaced else 1):
+        m = _PHRASE_WORD.match(text, pos)
+        if m is None:
+            break
+        token = m.group(1)
+        word = token.rstrip(_TRAILING)
+        low = word.lower()
+        if (not any(c.isalnum() for c in word) or word[0] in "([{<" or low in _PHRASE_STOPS
+                or low.replace("’", "'").partition("'")[0] in _PHRASE_STOPS):  # "(don't tell)", "I'm", "it's"
+            break
+        if _CODE_REFERENCE.fullmatch(word) or _is_placeholder(word):
+            return -1
+        words.append(word)
+        end = m.start(1) + len(word)
+        if word != token:  # punctuation after it ends the clause
+            break
+        pos = m.end()
+    if len(words) == 1:
+        parts = words[0].split("-")
+        return end if len(parts) >= 3 and all(p.isalnum() for p in parts) and _passphrase(parts) else -1
+    return end if len(words) >= 2 and _passphrase(words) else -1
+
+
+def _passphrase(words: list[str]) -> bool:
+    """Words (or a value's hyphenated parts) that are a passphrase, not prose (see _PHRASE_STOPS)."""
+    low = [w.lower() for w in words]
+    if any(_NUMBER_WORD.fullmatch(w) for w in low) or any(
+            p in _PHRASE_STOPS or p in _PHRASE_UNITS for w in low for p in w.split("-")):
+        return False  # "128-bit keys", "up-to-date", "state-of-the-art", "8 characters long"
+    first, last = low[0], low[-1]
+    if last in _PASSWORD_STATES or (first in _PASSWORD_STATES
+                                    and (first.endswith(("ed", "en", "wn")) or first in _PARTICIPLES)):
+        return False
+    if len(low) == 2 and (first in _PASSWORD_STATES or (len(last) >= 6 and last.endswith("ed"))):
+        return False
+    return not _is_placeholder(" ".join(words))
 
 
 def _said_quoted(value: str) -> bool:
@@ -334,16 +459,20 @@ def _aws_secret(value: str) -> bool:
     return upper >= 4 and lower >= 4 and any(c.isdigit() or c in "/+" for c in value)
 
 
+def _value_span_of(m: re.Match, group: str) -> tuple[str, int, int, bool]:
+    """(value, start, end, False) of an unquoted value in `group`, without the punctuation after it."""
+    start = m.start(group)
+    value = m.group(group).rstrip(_TRAILING)
+    return value, start, start + len(value), False
+
+
 def _value_span(m: re.Match) -> tuple[str, int, int, bool]:
     """(value, start, end, quoted) of a said credential: inside the quotes, or the unquoted run
     without the sentence's punctuation after it."""
     if m.groupdict().get("quoted"):
         start, end = m.span("quoted")
         return m.group("quoted")[1:-1], start + 1, end - 1, True
-    group = "name" if m.groupdict().get("name") else "plain"
-    start, end = m.span(group)
-    value = m.group(group).rstrip(_TRAILING)
-    return value, start, start + len(value), False
+    return _value_span_of(m, "name" if m.groupdict().get("name") else "plain")
 
 
 def _said_secrets(text: str) -> list[SecretHit]:
@@ -355,15 +484,26 @@ def _said_secrets(text: str) -> list[SecretHit]:
             value, start, end, quoted = _value_span(m)
             if m.group("password") is not None:
                 kind = "stated_password"
-                found = ((quoted and _said_quoted(value)) or _said_password(value, strict)
-                         or (not strict and not quoted
-                             and _word_password(value, text, end, "=" in (m.group("says") or ""))))
+                assigned = "=" in (m.groupdict().get("says") or "")
+                # several words, or hyphenated ones, after "is" or ":" (only hyphenated ones after
+                # "=", or with no "is": "the passphrase correct-horse-battery-staple")
+                spaced = not strict and not assigned
+                phrase_end = (_said_phrase(text, start, spaced) if not quoted and (
+                    "-" in value or (spaced and text[end:end + 1] in (" ", "\t"))) else -1)
+                if phrase_end > start:
+                    end, found = phrase_end, True
+                else:
+                    found = ((quoted and _said_quoted(value)) or _said_password(value, strict)
+                             or (not strict and not quoted and _word_password(value, text, end, assigned)))
             elif m.groupdict().get("pin") is not None:
                 kind, found = "stated_pin", _said_pin(m.group("pin"), value)
             else:
                 kind, found = "stated_token", _said_token(value)
             if found:
                 hits.append(SecretHit(kind, start, end))
+    lower = text.lower()
+    if "cred" in lower or (("/" in text or ":" in text) and _MAYBE_LOGIN.search(lower)):
+        hits += _said_logins(text, lower)
     for m in _RECOVERY.finditer(text):
         value, start, end, _ = _value_span(m)
         first = re.split(r"[\s,;]+", value)[0]
@@ -385,6 +525,50 @@ def _said_secrets(text: str) -> list[SecretHit]:
         if _said_quoted(value) if quoted else not _NOT_SEED_WORDS.intersection(re.split(r"[\s,]+", value)):
             hits.append(SecretHit("seed_phrase", start, end))
     return hits
+
+
+def _login_matches(text: str, lower: str):
+    """_LOGIN.finditer(text), tried only where a login word starts: an ignore-case pattern is
+    tried at every character, while a few literals in the lowercased text are skipped to (on long
+    prose about a quarter of the time)."""
+    if len(lower) != len(text):  # a character that lowercases to two: positions would shift
+        yield from _LOGIN.finditer(text)
+        return
+    pos = 0
+    for start in _LOGIN_START.finditer(lower, pos):
+        if start.start() >= pos and (m := _LOGIN.match(text, start.start())) is not None:
+            pos = m.end()
+            yield m
+
+
+def _said_logins(text: str, lower: str) -> list[SecretHit]:
+    """The password of a login said in words (see _LOGIN)."""
+    hits: list[SecretHit] = []
+    for m in _login_matches(text, lower):
+        if m.group("lone") is not None:  # one value: a password only after "credentials"
+            value, start, end, _ = _value_span_of(m, "lone")
+            if m.group("creds") is not None and value[:1] not in "/~" and _said_password(value, strict=False):
+                hits.append(SecretHit("stated_login", start, end))
+            continue
+        value, start, end, _ = _value_span(m)
+        if _login_password(m.group("user"), m.group("sep").strip(), value) and not text.startswith(MARKER, start):
+            hits.append(SecretHit("stated_login", start, end))
+    return hits
+
+
+def _login_password(user: str, sep: str, value: str) -> bool:
+    """The second half of "user / password" or "user:password" after a login word, when it is a
+    password: not a field's name ("email/password"), a state ("slow/broken"), a time (10:30am), a
+    path or an address (example.com/signin, https://...), or two names ("Google/Apple", "SSO/SAML")."""
+    if len(value) < 3 or _is_placeholder(value) or "/" in value or value[0] in "~\\":
+        return False
+    if user.isdigit() or user.lower() in _LOGIN_FIELDS or value.lower() in _LOGIN_FIELDS:
+        return False
+    if _CREDENTIAL_WORD.fullmatch(value) or value.lower() in _PASSWORD_STATES or _NUMBER_WORD.fullmatch(value):
+        return False
+    if sep == "/" and "." in user and "@" not in user:
+        return False
+    return not (user.isalpha() and value.isalpha() and user[0].isupper() and value[0].isupper())
 
 
 def luhn_valid(digits: str) -> bool:
