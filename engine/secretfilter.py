@@ -743,9 +743,30 @@ def redact_strings(values):
     return [redact_text(v) for v in values]
 
 
+# Each kind in words, for the person reading a refusal (the code stays for a program reading it).
+KIND_WORDS = {
+    "auth_header": "an Authorization header", "aws_access_key_id": "an AWS access key id",
+    "aws_secret_access_key": "an AWS secret key", "card_number": "a card number",
+    "command_line_password": "a password on a command line",
+    "credential_assignment": "a password or key set to a value",
+    "github_token": "a GitHub token", "gitlab_token": "a GitLab token", "google_api_key": "a Google API key",
+    "huggingface_token": "a Hugging Face token", "npm_token": "an npm token", "openai_style_key": "an API key",
+    "pem_private_key": "a private key", "recovery_code": "recovery codes", "security_answer": "a security answer",
+    "seed_phrase": "a seed phrase", "sendgrid_key": "a SendGrid key", "slack_token": "a Slack token",
+    "slack_webhook": "a Slack webhook", "stated_login": "a login's password", "stated_password": "a password",
+    "stated_pin": "a PIN", "stated_token": "a token", "stripe_key": "a Stripe key", "twilio_key": "a Twilio key",
+    "url_credentials": "a password in a URL", "your_api_key": "an API key",
+}
+
+
+def kinds_said(kinds) -> str:
+    """Kinds of secret in words with their codes ("a PIN: stated_pin, an API key: openai_style_key")."""
+    return ", ".join(f"{KIND_WORDS[k]}: {k}" if k in KIND_WORDS else k for k in kinds)
+
+
 def blocked_reason(kinds) -> str:
-    """What a blocked result says: the kinds found, never the value."""
-    return "secret-like content is never stored (" + ", ".join(kinds) + ")"
+    """What a blocked result says: the kinds found (in words, and by code), never the value."""
+    return f"secret-like content is never stored ({kinds_said(kinds)})"
 
 
 def refuse_secrets(what: str, *texts) -> None:
@@ -759,5 +780,5 @@ def refuse_secrets(what: str, *texts) -> None:
         if isinstance(text, str) and text:
             kinds.extend(k for k in secret_kinds(text) if k not in kinds)
     if kinds:
-        raise SecretBlocked(f"{what} holds secret-like content ({', '.join(kinds)}): Keepmind never stores "
+        raise SecretBlocked(f"{what} holds secret-like content ({kinds_said(kinds)}): Keepmind never stores "
                             "credentials; remove the value and send the rest", tuple(kinds))

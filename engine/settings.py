@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from .errors import InvalidInput, SettingsError
 from .policy import check_boundaries, check_name
 from .private import write_private
-from .secretfilter import secret_kinds
+from .secretfilter import kinds_said, secret_kinds
 
 FILE_NAME = "keepmind.json"
 
@@ -404,7 +404,7 @@ def refuse_secret_values(changes: dict) -> None:
             [json.dumps(value)] if isinstance(value, (dict, list)) else [])
         kinds = [k for t in texts for k in secret_kinds(t)]
         if kinds:
-            raise SettingsError(f"setting {name!r} holds secret-like content ({', '.join(sorted(set(kinds)))}): "
+            raise SettingsError(f"setting {name!r} holds secret-like content ({kinds_said(sorted(set(kinds)))}): "
                                 "keepmind.json never holds a secret. Put an API key in an environment variable "
                                 "and name that variable in memory.llm.api_key_env")
 

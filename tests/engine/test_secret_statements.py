@@ -12,7 +12,7 @@ import json
 import pytest
 
 from keepmind.engine import open_engine
-from keepmind.engine.secretfilter import MARKER, redact, secret_kinds
+from keepmind.engine.secretfilter import KIND_WORDS, MARKER, redact, secret_kinds
 from support.provider import ScriptedProvider, drain, llm_settings
 from support.secret_corpus import database_bytes
 
@@ -89,7 +89,8 @@ def test_a_redacted_sentence_is_no_secret_any_more(sentence, _value, _kind, _red
 def test_the_rule_write_path_never_stores_a_stated_credential(engine, personal, clock, home):
     for sentence, _, kind, _ in WALK:
         result = engine.store_memory(personal, "Accounts", sentence)
-        assert (result.action, result.reason) == ("blocked", f"secret-like content is never stored ({kind})")
+        said = f"secret-like content is never stored ({KIND_WORDS[kind]}: {kind})"
+        assert (result.action, result.reason) == ("blocked", said)
         engine.add_turn(personal, user=sentence, assistant="Noted.")
     with engine.db.snapshot() as conn:
         turns = [r[0] for r in conn.execute("SELECT user_text FROM session_turns WHERE session_id=? ORDER BY rowid",

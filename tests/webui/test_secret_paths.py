@@ -89,5 +89,5 @@ def test_a_refused_update_names_the_kind_and_not_the_value(live):
         r = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": doc, "new_content": sentence})
     result = r.json()["result"]
     assert (result["id"], result["action"]) == (doc, "blocked")
-    assert result["reason"] == "secret-like content is never stored (github_token)"
+    assert result["reason"] == "secret-like content is never stored (a GitHub token: github_token)"
     assert core not in r.text
