@@ -136,12 +136,14 @@ class Recaller:
             row = sessions.session_row(conn, session_id)
             epoch = row["compaction_epoch"]
             exclude = receipts.injected_this_epoch(conn, session_id, epoch)
+            newest_first = context is None  # the session's turns come newest first, a caller's newest last
             if context is None:
                 context = _recent_user_turns(conn, session_id)
         scope = self.engine.scope(session_id)
         if scope.inert or not message.strip():
             return RecallResult(None, [], None, [])
-        context = [redact_text(c).replace(MARKER, " ") for c in _context_list(context)]
+        context = cut_context([redact_text(c).replace(MARKER, " ") for c in _context_list(context)],
+                              newest_first=newest_first)
         trace = self.trace(scope, message, context=context, exclude=exclude)
         receipt_id = receipts.new_receipt_id()
         now = self.engine.now()
@@ -191,9 +193,35 @@ def attach(engine, *, start: bool = True) -> Recaller:
 
 
 def _recent_user_turns(conn, session_id: str, n: int = 3) -> list[str]:
+    """The session's last `n` user texts, newest first, each cut to its first MAX_MESSAGE_CHARS
+    (cut_context cuts them again once redacted; the stored text was redacted when it was stored, so
+    cutting it here cannot leave part of a secret unrecognised, and a 200,000-character turn is not
+    read and redacted whole on each of the next three recalls)."""
     return [r[0] for r in conn.execute(
-        "SELECT user_text FROM session_turns WHERE session_id=? AND user_text != ''"
-        " ORDER BY turn_index DESC LIMIT ?", (session_id, n))]
+        "SELECT substr(user_text, 1, ?) FROM session_turns WHERE session_id=? AND user_text != ''"
+        " ORDER BY turn_index DESC LIMIT ?", (MAX_MESSAGE_CHARS, session_id, n))]
+
+
+def cut_context(context: list[str], *, newest_first: bool) -> list[str]:
+    """The context recall plans with: at most MAX_MESSAGE_CHARS in all, as much as the message.
+
+    Context only lends anchor hints (names) to the plan, yet planning reads all of it: a pasted log
+    of 199,000 characters in a recent turn made every recall of the next three turns take seconds.
+    Each text keeps its start, as the message does (recall reads no further into a prompt than
+    MAX_MESSAGE_CHARS): a recent turn lends the names its own recall saw when it was the message.
+    The newest texts are served first (the turn just before this message matters most), and an
+    older one gets what they leave, or is dropped; the order of those kept is not changed. Cut after
+    redaction, so a secret the cut would split is still recognised whole.
+    """
+    left = MAX_MESSAGE_CHARS
+    kept: list[str | None] = [None] * len(context)
+    order = range(len(context)) if newest_first else range(len(context) - 1, -1, -1)
+    for i in order:
+        if left <= 0:
+            break
+        kept[i] = context[i][:left]
+        left -= len(kept[i])
+    return [c for c in kept if c is not None]
 
 
 def _context_list(context) -> list[str]:

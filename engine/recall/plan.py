@@ -90,22 +90,19 @@ def content_words(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     """Distinct stems of the content words, in order of first appearance."""
-    out: list[str] = []
-    for word in content_words(text):
-        s = stem(word)
-        if s not in out:
-            out.append(s)
-    return out
+    # dict keys keep insertion order: linear in the words (a list's `in` made a long message quadratic).
+    return list(dict.fromkeys(stem(w) for w in dict.fromkeys(content_words(text))))
 
 
 def anchor_hints(text: str) -> list[str]:
     """Capitalized words of three or more letters that are not sentence-initial filler."""
-    out: list[str] = []
-    for word in CAPITALIZED_RE.findall(text or ""):
-        low = word.lower()
-        if low not in _NOT_ANCHORS and low not in out:
-            out.append(low)
-    return out
+    return list(_anchor_hints(text))
+
+
+def _anchor_hints(text: str) -> dict[str, None]:
+    """anchor_hints as the keys of a dict (in order of first appearance), for membership tests."""
+    lows = dict.fromkeys(word.lower() for word in CAPITALIZED_RE.findall(text or ""))
+    return {low: None for low in lows if low not in _NOT_ANCHORS}
 
 
 def segments(message: str) -> list[str]:
@@ -137,24 +134,26 @@ def plan(message: str, context: list[str] | tuple[str, ...] = (), *, parts: bool
     this message, and the embedding sees only the message. `parts`: also plan each sentence of a
     message of several (segments) to be recalled for on its own.
     """
-    whole = _plan(message, context)
-    parts = tuple(_plan(s, context) for s in segments(message)) if parts else ()
+    # The recent turns' hints are worked out once, not again for every part.
+    hints: dict[str, None] = {}
+    for turn in context or ():
+        hints.update(_anchor_hints(turn))
+    whole = _plan(message, hints)
+    parts = tuple(_plan(s, hints) for s in segments(message)) if parts else ()
     return RecallPlan(whole.query, whole.terms, whole.content, whole.anchors, whole.task, parts)
 
 
-def _plan(message: str, context) -> RecallPlan:
-    words = content_words(message)
-    anchors = anchor_hints(message)
-    for turn in context or ():
-        for hint in anchor_hints(turn):
-            if hint not in anchors:
-                anchors.append(hint)
-    distinct: list[str] = []
-    for w in words:
-        if w not in distinct:
-            distinct.append(w)
+def _plan(message: str, context_hints: dict[str, None]) -> RecallPlan:
+    # Linear in the words: dicts (insertion-ordered) for the distinct words and the anchors. The
+    # message's own hints come first, then the recent turns' in their order (dict.update keeps the
+    # position of a hint already there), as the list version of this had them.
+    anchors = _anchor_hints(message)
+    anchors.update(context_hints)
+    distinct = list(dict.fromkeys(content_words(message)))
     first = [w for w in distinct if w in anchors]
-    rest = sorted((w for w in distinct if w not in anchors), key=lambda w: (-len(w), distinct.index(w)))
+    # Longest first; sorted() is stable, so words of one length keep their order in the message.
+    rest = sorted((w for w in distinct if w not in anchors), key=lambda w: -len(w))
     terms = (first + rest)[:MAX_TERMS]
-    return RecallPlan(query=message, terms=tuple(terms), content=tuple(content_stems(message)),
+    content = tuple(dict.fromkeys(stem(w) for w in distinct))  # content_stems(message), words read once
+    return RecallPlan(query=message, terms=tuple(terms), content=content,
                       anchors=tuple(anchors), task=asks_for_help(message))
