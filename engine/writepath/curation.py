@@ -171,7 +171,7 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     embedded = similarity.embed_proposal(engine, proposal)
     keep = {"vector": embedded.vector, "model_id": embedded.model_id}  # reused for the memory it creates
     with engine.db.snapshot() as conn:
-        near = similarity.tombstone_near(engine, conn, lease, embedded)
+        near = similarity.tombstone_near(engine, conn, lease, embedded, proposal.content)
         if near is not None:
             return proposal, Decision("skip", "tombstone", targets=(near[0],),
                                       detail={"tombstone_cosine": round(near[1], 4)})

@@ -21,7 +21,7 @@ from .. import search
 from ..db import rows
 from ..policy import Scope
 from .checkpoints import Lease
-from .mergeguard import CJK_RE, contains_statement
+from .mergeguard import CJK_RE, contains_statement, unsaid
 from .proposals import Proposal
 
 LEXICAL_NOMINEE_OVERLAP = 0.5
@@ -155,8 +155,12 @@ def already_said(conn: apsw.Connection, lease: Lease, content: str, now: int) ->
         cursor.close()
 
 
-def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded) -> tuple[str, float] | None:
-    """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold."""
+def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded,
+                   content: str = "") -> tuple[str, float] | None:
+    """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
+    says the same claim: one whose body lacks a number, date, name or identifier of `content` is
+    another claim ("…on 17 June 2027 at 14:30…" after "…on 3 May 2027 at 10:00…" was deleted as
+    wrong is the correction, however near its wording)."""
     if embedded.vector is None:
         return None
     found = rows(
@@ -184,6 +188,6 @@ def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedd
     with _cache_lock:
         for t in found:
             cosine = float(_tombstone_cache[(t["tombstone_id"], embedded.model_id)] @ embedded.vector)
-            if cosine >= threshold and (best is None or cosine > best[1]):
+            if cosine >= threshold and (best is None or cosine > best[1]) and not unsaid([t["body"]], content):
                 best = (t["memory_id"], cosine)
     return best

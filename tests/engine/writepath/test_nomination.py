@@ -87,6 +87,25 @@ def test_a_reworded_claim_that_was_deleted_as_wrong_stays_deleted(offline_models
 
 
 @pytest.mark.offline_model
+def test_the_correction_of_a_fact_deleted_as_wrong_is_kept_though_it_is_worded_alike(offline_models_home, clock):
+    """Delete the wrong date, store the right one: the obvious way to correct a memory."""
+    engine = _open(offline_models_home, clock, defaults())
+    try:
+        session = engine.open_session("personal", "work")
+        wrong = engine.store(session, "Dentist", "My dentist appointment is on 3 May 2027 at 10:00 with Dr. Weber.").id
+        engine.update(session, wrong, delete=True)
+        engine.store_memory(session, "Dentist", "My dentist appointment is on 17 June 2027 at 14:30 with Dr. Weber.")
+        engine.store_memory(session, "Dentist", "My dentist appointment with Dr. Weber is on 3 May 2027 at 10:00.")
+        corrected, again = drain(engine)
+        assert corrected.action == "create"
+        assert (again.action, again.reason) == ("skip", "tombstone")  # the wrong one, reworded, stays deleted
+        assert [m.body for m in engine.list_memories(session)] == [
+            "My dentist appointment is on 17 June 2027 at 14:30 with Dr. Weber."]
+    finally:
+        engine.close()
+
+
+@pytest.mark.offline_model
 def test_a_created_memory_keeps_the_vector_curation_computed_and_is_not_embedded_twice(offline_models_home, clock):
     engine = _open(offline_models_home, clock, defaults())
     try:
