@@ -70,7 +70,7 @@ class Engine(Browsing, Operations):
     writepath: WritePath
 
     def __init__(self, home: Path, db: Database, settings: Settings, clock: Clock):
-        self.home = Path(home)
+        self.home = Path(home).absolute()  # a relative --home is not read against another folder later
         self.db = db
         self.settings = settings
         self.clock = clock

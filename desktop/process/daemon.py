@@ -83,7 +83,7 @@ class Daemon:
     def __init__(self, home: Path, *, port: int | None = None, settings=None, clock=None, threads: int = 8,
                  start_workers: bool = True, llm_api_key: str | None = None,
                  idle_stop_minutes: float | None = None, on_shutdown_request: Callable[[], None] | None = None):
-        self.home = Path(home)
+        self.home = Path(home).absolute()
         self.idle_stop_minutes = idle_stop_minutes or None
         self.on_shutdown_request = on_shutdown_request  # the host's way to stop (see request_shutdown)
         self.shutdown_requested = threading.Event()

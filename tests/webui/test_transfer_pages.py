@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import httpx
 
@@ -288,3 +289,20 @@ def test_a_markdown_preview_counts_what_is_here_already_as_its_result_will(serve
     again = preview_page(web, csrf, "MEMORY.md", SIX.encode() + SIX.encode()).text  # twice over, all here now
     assert counts_of(again) == {"Memories": 0, "Already here (skipped)": 12}
     assert "Nothing new: everything in it is here already." in again and IMPORT_BUTTON not in again
+
+
+def test_an_export_downloads_when_the_server_was_started_with_a_relative_data_dir(tmp_path, clock, start_live,
+                                                                                   monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    live = start_live(Path("relative-home"), clock=clock)  # as `keepmind serve --home A` starts it
+    try:
+        live.engine.store(live.engine.open_session("personal", "work"), "Anna", "Anna lives in Lisbon.")
+        with live.client() as api:
+            url = api.post("/ui/links", json={}).json()["url"]
+        with httpx.Client(base_url=live.url, timeout=30) as web:
+            assert web.get(url).status_code == 303
+            csrf = re.search(r'name="csrf-token" content="([^"]+)"', web.get("/").text).group(1)
+            r = web.post("/transfer/export", data={"csrf_token": csrf, "format": "jsonl"})
+        assert r.status_code == 200 and b"Anna lives in Lisbon." in r.content
+    finally:
+        live.stop()
