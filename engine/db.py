@@ -45,6 +45,11 @@ def connect(path: Path, readonly: bool = False) -> apsw.Connection:
     _apply_bestpractice()
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     conn = apsw.Connection(str(path), flags=flags)
+    if not readonly and conn.readonly("main"):
+        # SQLite opens a write-protected file (or one in a write-protected folder) read-only without
+        # a word; every write would then fail later as an internal error, and status say healthy
+        conn.close()
+        raise apsw.ReadOnlyError(f"{path.name} or its folder is write-protected: it opened read-only")
     if not readonly:
         # as apsw's best practice optimizes on open, waiting at most 100 ms: statistics are an
         # optimisation, skipped when the writer holds the lock longer (a failure here was a

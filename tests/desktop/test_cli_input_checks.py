@@ -50,6 +50,31 @@ def test_a_database_overwritten_with_garbage_is_one_line_that_names_it(tmp_path)
                                         f"not a database): {RESTORE}{DOCTOR}"]
 
 
+def _without_root_powers() -> list[str]:
+    """A prefix that runs a command without root's power to write any file, so a write-protected
+    file is write-protected to it (nothing when not root)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: a write-protected file cannot be made so")
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+def test_a_write_protected_database_is_one_line_not_a_healthy_server_that_fails_every_write(tmp_path):
+    home = a_store(tmp_path / "home")
+    (home / "keepmind.db").chmod(0o400)
+    home.chmod(0o500)
+    try:
+        done = subprocess.run([*_without_root_powers(), sys.executable, "-m", "keepmind", "memories", "list",
+                               "--home", str(home)], capture_output=True, text=True, timeout=120)
+    finally:
+        home.chmod(0o700)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [f"error: {home / 'keepmind.db'} is read-only (SQLite: "
+                                        "keepmind.db or its folder is write-protected: it opened read-only): "
+                                        f"Keepmind must be able to write it{DOCTOR}"]
+
+
 def test_doctor_names_a_garbage_database_as_its_finding_without_a_traceback(tmp_path):
     home = a_store(tmp_path / "home")
     (home / "keepmind.db").write_bytes(os.urandom(4096))
