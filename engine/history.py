@@ -48,19 +48,23 @@ def diff_words(old: str, new: str) -> list[DiffPart]:
 
 def provenance(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,
                boundaries: tuple[str, ...] | None) -> dict:
-    """Where a memory came from: {"session", "turns" (each with `source`), "files", "hidden"}."""
+    """Where a memory came from: {"session", "turns" (each with `source`), "files", "hidden" (beyond
+    the caller), "elsewhere" (a session this store does not hold)}."""
     prov = item.provenance or {}
     session_id = prov.get("session_id")
     marked = {t for t in (prov.get("turns") or []) if isinstance(t, int)}
     files = [e for e in (prov.get("external") or []) if isinstance(e, dict) and e.get("kind") == "file"]
-    out = {"session": None, "turns": [], "files": files, "hidden": False, "source_turns": sorted(marked),
-           "later": []}
+    out = {"session": None, "turns": [], "files": files, "hidden": False, "elsewhere": False,
+           "source_turns": sorted(marked), "later": []}
     if not session_id:
         return out
     where, params = permitted_sql("s", ceiling, boundaries)
     session = one(conn, f"SELECT s.* FROM sessions s WHERE s.session_id=? AND {where}", (session_id, *params))
     if session is None:
-        out["hidden"] = True
+        # not in this store at all (an imported memory: an export carries no conversations), or
+        # beyond the caller: said apart, as the memory itself is one the caller sees
+        known = one(conn, "SELECT 1 FROM sessions WHERE session_id=?", (session_id,))
+        out["hidden" if known else "elsewhere"] = True
         return out
     turns = session_turns(conn, session_id)
     if len(turns) > MAX_TURNS and marked:  # a long session: the source turns with some context

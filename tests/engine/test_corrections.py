@@ -147,7 +147,12 @@ def test_provenance_shows_the_session_turns_or_the_file_and_line(engine, me, tmp
     team_doc = engine.store(engine.open_session("team", "work"), "Shared", "Shared.",
                             provenance={"session_id": sid, "turns": [1]}).id
     hidden = engine.provenance(engine.viewer(team), team_doc, token=team)
-    assert hidden["hidden"] and hidden["turns"] == []
+    assert hidden["hidden"] and not hidden["elsewhere"] and hidden["turns"] == []
+    # an imported memory names a session of the store it came from, which this one does not hold
+    moved = engine.store(sid, "Dog", "The user's dog is called Rex.",
+                         provenance={"session_id": "ses-" + "9" * 32, "turns": [3]}).id
+    elsewhere = engine.provenance(viewer, moved, token=me)
+    assert elsewhere["elsewhere"] and not elsewhere["hidden"] and elsewhere["source_turns"] == [3]
 
 
 def _anchor(anchor_id):
