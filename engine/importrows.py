@@ -29,6 +29,7 @@ from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, cont
 from .policy import AUDIENCES, MEMORY_CLASSES, check_name
 from .secretfilter import refuse_secrets
 from .writepath.checkpoints import TRIGGERS
+from .writepath.entities import EXCLUSIVE
 
 MAX_TERMS_CHARS = 10_000
 MAX_SHORT_CHARS = 200
@@ -379,4 +380,32 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
             written.append(row[TABLES[kind][1]])
     if errors:
         raise ImportRefused(errors)
+    _settle_edges(conn, [row for _, kind, row in plan if kind == "edge" and row.get("from_anchor_id") in remap])
     return written, skipped
+
+
+def _settle_edges(conn: apsw.Connection, imported: list[dict]) -> None:
+    """Edges imported onto an anchor this store already had (the same person, by name) obey the
+    graph's rules as if said here: an identical open edge is not kept twice, and of two open values
+    of a one-value relation ("lives in" Madrid here, Porto in the file) the later holds and the
+    earlier is closed when the later began."""
+    for row in imported:
+        edge = one(conn, "SELECT * FROM memory_edges WHERE edge_id=? AND valid_to IS NULL", (row["edge_id"],))
+        if edge is None:
+            continue
+        same = one(conn, "SELECT edge_id FROM memory_edges WHERE from_anchor_id=? AND relation=? AND to_anchor_id=?"
+                         " AND valid_to IS NULL AND edge_id != ?",
+                   (edge["from_anchor_id"], edge["relation"], edge["to_anchor_id"], edge["edge_id"]))
+        if same is not None:
+            conn.execute("DELETE FROM memory_edges WHERE edge_id=?", (edge["edge_id"],))
+            continue
+        if edge["relation"] not in EXCLUSIVE:
+            continue
+        for other in conn.execute(
+                "SELECT edge_id, valid_from FROM memory_edges WHERE from_anchor_id=? AND relation=? AND"
+                " to_anchor_id != ? AND valid_to IS NULL AND edge_id != ?",
+                (edge["from_anchor_id"], edge["relation"], edge["to_anchor_id"], edge["edge_id"])).fetchall():
+            older, newer = sorted([(other[1], other[0]), (edge["valid_from"], edge["edge_id"])])
+            conn.execute("UPDATE memory_edges SET valid_to=? WHERE edge_id=?", (newer[0], older[1]))
+            if older[1] == edge["edge_id"]:
+                break

@@ -147,3 +147,35 @@ def test_a_merged_and_renamed_graph_survives_export_and_import(tmp_path, make_en
     (anna,) = [a for a in dst.anchors(dscope) if a.name == "Anna"]
     assert anna.memories == 2
     assert [a.name for a in dst.anchors(dscope, query="annie")] == ["Anna"]  # the old name is an alias
+
+
+def _graph(engine) -> set[tuple]:
+    with engine.db.snapshot() as conn:
+        return {tuple(r) for r in conn.execute(
+            "SELECT s.canonical_name, e.relation, t.canonical_name, e.valid_to IS NULL FROM memory_edges e"
+            " JOIN memory_anchors s ON s.anchor_id = e.from_anchor_id"
+            " JOIN memory_anchors t ON t.anchor_id = e.to_anchor_id").fetchall()}
+
+
+def test_edges_imported_onto_a_person_already_known_keep_one_current_value(tmp_path, clock):
+    """Madrid said here, Lisbon then Porto in the file: one place Anna lives in now, one sister edge."""
+    def say(engine, text, place):
+        engine.store(engine.open_session("personal", "default"), "", text, anchor="Anna", anchor_type="person",
+                     relations=[Relation("sister", "Anna", "person", exclusive=False, source="User",
+                                         source_type="person"),
+                                Relation("lives_in", place, "place", source="Anna", source_type="person")])
+
+    src = open_engine(tmp_path / "a", settings=defaults(), clock=clock, start_workers=False)
+    say(src, "My sister Anna lives in Lisbon.", "Lisbon")
+    clock.advance(86_400_000)
+    say(src, "Anna moved to Porto.", "Porto")
+    transfer.export(src, tmp_path / "a.jsonl")
+    src.close()
+    clock.advance(-10 * 86_400_000)  # said here before the move the file records
+    dst = open_engine(tmp_path / "d", settings=defaults(), clock=clock, start_workers=False)
+    say(dst, "My sister Anna lives in Madrid.", "Madrid")
+    transfer.import_path(dst, tmp_path / "a.jsonl")
+    graph = _graph(dst)
+    dst.close()
+    assert {e for e in graph if e[1] == "lives_in" and e[3]} == {("Anna", "lives_in", "Porto", 1)}
+    assert [e for e in graph if e[1] == "sister"] == [("User", "sister", "Anna", 1)]
