@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 import apsw
 import apsw.bestpractice
 
-from .errors import EngineClosed
+from .errors import EngineClosed, StorageFailed
 
 log = logging.getLogger("keepmind.db")
 _bestpractice_lock = threading.Lock()
@@ -136,6 +136,7 @@ class Database:
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
+        self.write_failure: str | None = None  # why the last write failed on the disk, until one succeeds
         self._thread = threading.Thread(target=self._run, name="keepmind-writer", daemon=True)
         self._thread.start()
 
@@ -169,9 +170,16 @@ class Database:
                 continue
             try:
                 result = _immediate(conn, fn, args, kwargs)
+            except (apsw.FullError, apsw.IOError) as exc:
+                # the disk, not the request: said in words (nothing of it was kept), and held for
+                # status until a write succeeds again
+                self.write_failure = (f"writes to {self.path.name} are failing: the disk is full or the file "
+                                      f"may not grow ({exc}); free some space")
+                future.set_exception(StorageFailed(f"{self.write_failure}: nothing of this request was kept"))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 future.set_exception(exc)
             else:
+                self.write_failure = None
                 future.set_result(result)
             if conn.total_changes() >= 2 * optimized_at:
                 optimized_at = conn.total_changes()

@@ -513,6 +513,8 @@ class Engine(Browsing, Operations):
             self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM _migrations").fetchall())
         except Exception as exc:  # noqa: BLE001
             reasons.append(f"sqlite: {exc}")
+        if self.db.write_failure:
+            reasons.append(self.db.write_failure)
         for hook in self._status_hooks:
             reasons.extend(hook())
         return {"status": "degraded" if reasons else "healthy", "reasons": reasons}

@@ -49,3 +49,9 @@ class EngineClosed(EngineError):
     """The engine was closed; nothing more can be written."""
 
     status = 503
+
+
+class StorageFailed(EngineError):
+    """The database could not be written: the disk is full, the file may not grow, or an I/O error."""
+
+    status = 507

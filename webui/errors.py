@@ -60,7 +60,7 @@ def envelope(message: str, status: int):
 HEADINGS = {400: "That cannot be done", 401: "Sign in first", 403: "Not with this sign-in", 404: "Not found",
             405: "Not this way", 409: "Not now", 413: "Too large", 415: "Not a kind of file this takes",
             422: "That cannot be done", 429: "Too many at once", 500: "Something went wrong",
-            503: "Not ready yet"}
+            503: "Not ready yet", 507: "Out of room"}
 
 
 def page(message: str, status: int):

@@ -171,3 +171,22 @@ def test_store_memory_says_when_a_memory_is_longer_than_recall_ever_injects(engi
     report = engine.store_memory(sid, "Report", "The build step compiles every module. " * 70)  # ~2,700
     assert report.action == "queued" and "longer than recall injects (2,000 characters" in report.reason
     assert "get_memories read it whole" in report.reason
+
+
+def test_a_full_disk_is_said_in_words_and_in_status_until_a_write_succeeds(engine):
+    from keepmind.engine.errors import StorageFailed
+
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "Tea", "The user drinks green tea.")
+    pages = engine.db.write(lambda conn: conn.execute("PRAGMA page_count").fetchone()[0])
+    engine.db.write(lambda conn: conn.execute(f"PRAGMA max_page_count={pages}").fetchall())  # SQLite: full
+    with pytest.raises(StorageFailed) as full:
+        for n in range(50):
+            engine.store(sid, f"Fact {n}", f"Fact number {n} about the garden. " * 200)
+    assert full.value.status == 507 and "the disk is full" in full.value.message
+    assert "nothing of this request was kept" in full.value.message
+    status = engine.status()
+    assert status["status"] == "degraded" and any("writes to keepmind.db are failing" in r for r in status["reasons"])
+    engine.db.write(lambda conn: conn.execute("PRAGMA max_page_count=1073741823").fetchall())  # space again
+    engine.store(sid, "Coffee", "The user drinks no coffee.")
+    assert engine.status()["status"] == "healthy"
