@@ -171,7 +171,9 @@ class Observer:
 
     # -- one run -----------------------------------------------------------------------------
 
-    def collect(self, session_id: str, trigger: str, now: int) -> Transcript | None:
+    def collect(self, session_id: str, trigger: str, now: int, *, window: bool = True) -> Transcript | None:
+        """The turns not yet distilled. With `window` (a model reads them) as many of the oldest as
+        fit MAX_TRANSCRIPT_CHARS; without (the rules read them), all of them."""
         with self.engine.db.snapshot() as conn:
             session = session_store.session_row(conn, session_id)
             distilled, _, _ = _progress(conn, session_id)
@@ -194,7 +196,8 @@ class Observer:
         # The oldest turns not yet distilled, as many as fit: the run covers exactly those, and the
         # rest are the next run's (a session is due while turns remain). Cutting the oldest away
         # instead would mark them distilled unread: a fact said before five long code replies lost.
-        lines, window, size = [], [], 0
+        whole = not window
+        lines, taken, size = [], [], 0
         for t in turns:
             part = [f"[turn {t['turn_index']}]"]
             if t["user_text"]:
@@ -204,17 +207,19 @@ class Observer:
             part += [f"[tool] {name}" for name in json.loads(t["tools_json"])]
             part += [f"[loaded-skill] {name}" for name in json.loads(t["skills_json"])]
             line = "\n".join(part)
-            if window and size + len(line) + 1 > MAX_TRANSCRIPT_CHARS:
+            if taken and size + len(line) + 1 > MAX_TRANSCRIPT_CHARS:
+                if whole:  # the rules read every turn; the text is only what a model would be sent
+                    taken += [u for u in turns if u["turn_index"] > taken[-1]["turn_index"]]
                 break
-            if not window and len(line) > MAX_TRANSCRIPT_CHARS:
+            if not taken and len(line) > MAX_TRANSCRIPT_CHARS:
                 line = line[:MAX_TRANSCRIPT_CHARS]  # one turn alone too long: its start, the user's words first
             lines.append(line)
-            window.append(t)
+            taken.append(t)
             size += len(line) + 1
         text = "\n".join([*recalled_lines, *lines])
         return Transcript(session_id, session["audience"], session["boundary"], trigger, distilled,
-                          window[-1]["turn_index"], text,
-                          tuple((t["turn_index"], t["user_text"]) for t in window if t["user_text"]),
+                          taken[-1]["turn_index"], text,
+                          tuple((t["turn_index"], t["user_text"]) for t in taken if t["user_text"]),
                           tuple(recalled), tuple(existing[-20:]), turns[-1]["turn_index"])
 
     def propose(self, transcript: Transcript, use_llm: bool) -> tuple[list[Proposal], dict, str, str | None]:
@@ -261,12 +266,12 @@ class Observer:
                 self._running.discard(session_id)
 
     def _distill(self, session_id: str, now: int, trigger: str) -> RunResult | None:
-        transcript = self.collect(session_id, trigger, now)
-        if transcript is None:
-            return None
         with self.engine.db.snapshot() as conn:
             _, _, failures = _progress(conn, session_id)
         use_llm = self.llm is not None and failures < LLM_FAILURES_BEFORE_RULES
+        transcript = self.collect(session_id, trigger, now, window=use_llm)
+        if transcript is None:
+            return None
         run_id = uuid.uuid4().hex
         try:
             proposals, rejections, decided_by, sha = self.propose(transcript, use_llm)

@@ -413,3 +413,14 @@ def test_a_models_proposals_name_the_turn_they_came_from_and_are_queued_in_turn_
         queued = [json.loads(r["payload_json"])["provenance"]["turns"] for r in rows(
             conn, "SELECT payload_json FROM memory_checkpoints ORDER BY created_at, rowid")]
     assert queued == [[1], [3]]  # the newest said lands last
+
+
+def test_without_an_llm_one_run_reads_every_turn_however_long_the_session(engine, personal, clock):
+    """Windows are for what a model is sent; the rules read every turn of the run."""
+    engine.add_turn(personal, user="My home airport is OAK.", assistant="def f():\n    pass\n" * 2000)
+    engine.add_turn(personal, user="I'm a Delta SkyMiles Gold member.", assistant="def g():\n    pass\n" * 2000)
+    clock.advance(90_000)
+    [run] = engine.writepath.scheduler.run_once(clock())
+    assert run.decided_by == "rule" and len(run.checkpoint_ids) == 2
+    with engine.db.snapshot() as conn:
+        assert [r["through_turn"] for r in rows(conn, "SELECT through_turn FROM observer_runs")] == [2]
