@@ -69,7 +69,9 @@ def test_a_failing_checkpoint_dead_letters_and_a_retry_succeeds_while_the_list_u
         eng = live.engine
         sid = eng.open_session("personal", "work", title="Laptop chat")
         eng.store(sid, "Laptop", "User's laptop is a ThinkPad X1 Carbon.", anchor="Laptop")
-        provider.script(CURATOR, *[("status", 401, "invalid api key")] * 2)
+        # overloaded first (tried again after a back-off), then refused (dead at once: asked again,
+        # it would answer the same)
+        provider.script(CURATOR, ("status", 503, "overloaded"), ("status", 401, "invalid api key"))
         sign_in(page, live)
         with live.client() as api:
             queued = api.post(f"/sessions/{sid}/tools/store_memory",
@@ -80,7 +82,7 @@ def test_a_failing_checkpoint_dead_letters_and_a_retry_succeeds_while_the_list_u
         row = page.locator(f"#cp-{checkpoint}")
         failed = page.locator("section[aria-labelledby='sec-failed']")
         failed.wait_for(timeout=20_000)  # work in flight: the list follows it by itself
-        assert "HTTP 401" in row.inner_text() and "next try" in row.inner_text()
+        assert "HTTP 503" in row.inner_text() and "next try" in row.inner_text()
         dead = page.locator("section[aria-labelledby='sec-dead']")
         dead.wait_for(timeout=30_000)  # after the backoff, the second attempt gives up
         assert "HTTP 401" in dead.inner_text() and "then retry" in dead.inner_text()
