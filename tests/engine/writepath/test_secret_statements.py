@@ -11,9 +11,8 @@ import json
 
 import pytest
 
-from keepmind.engine import open_engine
 from keepmind.engine.secretfilter import KIND_WORDS, MARKER, redact, secret_kinds
-from support.provider import ScriptedProvider, drain, llm_settings
+from support.provider import drain
 from support.secret_corpus import database_bytes
 
 OBSERVER = "You distil a conversation"
@@ -103,21 +102,6 @@ def test_the_rule_write_path_never_stores_a_stated_credential(engine, personal, 
     engine.close()
     raw = database_bytes(home)
     assert [v for v in VALUES if v.encode() in raw] == []
-
-
-@pytest.fixture
-def provider():
-    p = ScriptedProvider().start()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
-def llm_engine(home, clock, provider):
-    eng = open_engine(home, settings=llm_settings(provider), clock=clock, start_workers=False,
-                      llm_api_key="test-key-not-secret")
-    yield eng
-    eng.close()
 
 
 def test_the_llm_write_path_never_stores_a_stated_credential(llm_engine, provider, clock, home):
