@@ -42,7 +42,12 @@ class MemoryDisabled(EngineError):
 
 
 class SettingsError(EngineError):
-    """keepmind.json holds a key or value that cannot be used."""
+    """keepmind.json holds a key or value that cannot be used; `problems` says, per key, what is
+    wrong with each bad value (every one of them, not only the first)."""
+
+    def __init__(self, message: str, problems: dict[str, str] | None = None):
+        super().__init__(message)
+        self.problems = dict(problems or {})
 
 
 class EngineClosed(EngineError):

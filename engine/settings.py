@@ -323,6 +323,7 @@ def validate(raw: dict) -> Settings:
         raise SettingsError("keepmind.json must hold a JSON object of settings")
     values = {k.name: k.default for k in KEYS}
     warnings = []
+    problems: dict[str, str] = {}
     for name, value in _flatten(raw).items():
         key = KEY_INDEX.get(name)
         if key is None:
@@ -331,7 +332,10 @@ def validate(raw: dict) -> Settings:
         try:
             values[name] = key.check(value)
         except ValueError as exc:
-            raise SettingsError(f"setting {name!r} is {value!r}; allowed: {exc}") from None
+            problems[name] = f"setting {name!r} is {value!r}; allowed: {exc}"
+    if problems:
+        # every bad value is said, so one pass of fixes is enough
+        raise SettingsError("; and ".join(problems.values()), problems)
     return Settings(values, tuple(warnings))
 
 

@@ -55,6 +55,15 @@ def test_bad_values_name_the_key_and_allowed_values(raw, key, allowed):
     assert key in info.value.message and allowed in info.value.message
 
 
+def test_every_bad_value_is_said_at_once_not_only_the_first():
+    with pytest.raises(SettingsError) as info:
+        st.validate({"memory.enabled": "yes", "memory.recall.max_items": 0, "memory.recall.top_k": 5})
+    assert sorted(info.value.problems) == ["memory.enabled", "memory.recall.max_items"]
+    assert "true or false" in info.value.problems["memory.enabled"]
+    assert "from 1 to 10" in info.value.problems["memory.recall.max_items"]
+    assert all(said in info.value.message for said in info.value.problems.values())
+
+
 def test_unknown_keys_are_warned_about_not_ignored_silently():
     result = st.validate({"memory.enabeld": False, "memory.recall.max_items": 2})
     assert result["memory.enabled"] is True and result["memory.recall.max_items"] == 2

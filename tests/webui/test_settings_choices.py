@@ -47,3 +47,19 @@ def test_not_a_number_is_refused_like_infinity_and_nothing_is_written(client, en
         assert r.status_code == 422 and "a number from 0.0 to 1.0" in r.get_data(as_text=True), said
     assert not engine.settings_path.exists() or "vector_weight" not in engine.settings_path.read_text()
     assert engine.settings["memory.recall.vector_weight"] == defaults()["memory.recall.vector_weight"]
+
+
+def test_every_bad_value_of_a_save_is_said_under_its_own_field_and_only_the_first_takes_the_focus(client, engine):
+    token = sign_in(client, engine)
+    r = client.post("/settings", data={"csrf_token": token, "group": "Recall", "memory.recall.vector_weight": "2",
+                                       "memory.recall.max_items": "-1"}, headers={"HX-Request": "true"})
+    page = r.get_data(as_text=True)
+    assert r.status_code == 422
+    marked = re.findall(r'id="f-([\w.]+)"[^>]*aria-invalid="true"', page)
+    assert sorted(marked) == ["memory.recall.max_items", "memory.recall.vector_weight"]
+    assert page.count(" autofocus") == 1
+    for name in marked:
+        said = re.search(r'<div class="field-error" id="e-' + re.escape(name) + r'">(.*?)</div>', page, re.S).group(1)
+        assert name in said and all(other not in said for other in marked if other != name)
+    assert "Not saved: see" in page and page.count('href="#f-memory.recall.') == 2
+    assert not engine.settings_path.exists() or "max_items" not in engine.settings_path.read_text()

@@ -33,7 +33,7 @@ def _context(**extra) -> dict:
     groups = eng.setting_views()
     return {"groups": groups, "slug": slug, "file_problem": eng.settings_problem(), "llm_key": eng.llm_key(),
             "path": str(eng.settings_path), "result": None, "group_done": None, "submitted": {}, "error": None,
-            "error_key": None, "test": None, **extra}
+            "field_errors": {}, "first_bad": None, "test": None, **extra}
 
 
 def _group(title: str, **extra):
@@ -62,11 +62,14 @@ def save():
     try:
         now, later = eng.change_settings(changes)
     except EngineError as exc:
-        # The engine stops at the first bad value and names it ('key'); the page puts its message
-        # under that field. The others are not checked, so the message says nothing was saved.
-        key = next((k for k in changes if repr(k) in exc.message), None) or next(
-            (k for k in changes if k in exc.message), None)
-        context = _group(title, group_done=title, error=exc.message, error_key=key, submitted=submitted)
+        # Each bad value's message stands under its field (the first takes the focus); an error
+        # naming no field of the form (the file itself is broken) stands by the button.
+        field_errors = {k: m for k, m in getattr(exc, "problems", {}).items() if k in changes}
+        if not field_errors:
+            key = next((k for k in changes if repr(k) in exc.message), None)
+            field_errors = {key: exc.message} if key else {}
+        context = _group(title, group_done=title, error=exc.message, field_errors=field_errors,
+                         first_bad=next(iter(field_errors), None), submitted=submitted)
         return page("settings.html", "_settings_group.html", http_status=422, **context)
     if not is_htmx():
         return done(f"/settings#group-{slug(title)}")
