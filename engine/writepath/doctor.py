@@ -11,6 +11,7 @@ import re
 from ..checks import Check
 from ..clock import DAY_MS
 from ..db import one, rows, scalar
+from .llm import http_remedy
 
 BACKLOG_WARN = 25
 
@@ -90,13 +91,8 @@ def check_llm(engine):
 
 
 def _remedy(error: str) -> str:
-    """What to check for the last failure: a refusal is a setting, a timeout the server or its wait."""
+    """What to check for the last failure: the provider's answer says it (llm.http_remedy), and
+    without one (no reply at all) the server or its wait."""
     if http := re.search(r"HTTP (\d{3})", error or ""):
-        code = int(http.group(1))
-        if code in (401, 403):
-            return "check the API key (memory.llm.api_key_env names its variable)"
-        if code == 404:
-            return "check memory.llm.model and memory.llm.base_url"
-        if 400 <= code < 500 and code not in (408, 429):
-            return "check memory.llm.model, memory.llm.base_url and the API key"
+        return http_remedy(int(http.group(1)))
     return "check the server and memory.llm.timeout_seconds"

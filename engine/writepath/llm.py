@@ -224,18 +224,26 @@ def reply_content(message) -> str:
     raise TypeError(f"message content is {type(content).__name__} without text parts")
 
 
-_HTTP_REMEDY = {401: "check the API key", 403: "check the API key",
-                404: "check memory.llm.base_url and memory.llm.model",
-                408: "the provider timed out", 429: "the provider is rate-limiting: it is retried later"}
+_HTTP_REMEDY = {401: "check the API key: memory.llm.api_key_env names its variable",
+                403: "check the API key: memory.llm.api_key_env names its variable",
+                404: "check memory.llm.model and memory.llm.base_url",
+                408: "the provider timed out: check the server and memory.llm.timeout_seconds",
+                429: "the provider is rate-limiting: it is retried later"}
+
+
+def http_remedy(status_code: int) -> str:
+    """What to check after the provider answered `status_code`: one table for status and doctor."""
+    if status_code in _HTTP_REMEDY:
+        return _HTTP_REMEDY[status_code]
+    if status_code >= 500:
+        return "the provider's server failed: check the server and memory.llm.timeout_seconds"
+    return "the provider refused the request: check memory.llm.model, memory.llm.base_url and the API key"
 
 
 def failure_words(purpose: str, kind: str, status_code: int | None, timeout_s: float) -> str:
     """A failure said for anyone to read: what went wrong and what to check, no quoted text."""
     if kind == "http" and status_code is not None:
-        remedy = _HTTP_REMEDY.get(status_code)
-        if remedy is None:
-            remedy = "the provider's server failed" if status_code >= 500 else "the provider refused the request"
-        return f"HTTP {status_code} from the provider ({remedy})"
+        return f"HTTP {status_code} from the provider ({http_remedy(status_code)})"
     if kind == "timeout":
         return f"no reply within {timeout_s:.0f} s (check the server and memory.llm.timeout_seconds)"
     if kind == "connect":

@@ -63,7 +63,7 @@ def test_a_provider_body_echoing_the_api_key_shows_in_no_status_log_or_checkpoin
         outcome = llm_engine.writepath.curation.run_once(clock())
     assert outcome.status == "dead"  # a refusal is dead-lettered at once
     reasons = _reasons(llm_engine)
-    assert "HTTP 401 from the provider (check the API key)" in reasons and KEY not in reasons
+    assert "HTTP 401 from the provider (check the API key: memory.llm.api_key_env names its variable)" in reasons and KEY not in reasons
     assert "Incorrect API key" not in reasons  # the provider's words stay out of /status too
     assert KEY not in llm_engine.writepath.llm.health().last_error
     assert "HTTP 401" in _logged(caplog) and KEY not in _logged(caplog)
@@ -77,7 +77,7 @@ def test_the_api_key_in_an_error_body_never_reaches_the_error_a_caller_gets(clie
     assert err.value.message.startswith("HTTP 401") and err.value.lasting  # still read as a refusal
     assert KEY not in str(err.value) and "[secret removed]" in str(err.value)
     assert client.status_reasons() == ["curation LLM failing (1 in a row, last in curation's call): "
-                                       "HTTP 401 from the provider (check the API key)"]
+                                       "HTTP 401 from the provider (check the API key: memory.llm.api_key_env names its variable)"]
 
 
 def test_a_reply_in_text_parts_is_joined(client, provider):
@@ -140,3 +140,15 @@ def test_a_null_message_is_a_failed_observer_run_that_backs_off_not_a_call_a_sec
     assert "last in the observer's call" in _reasons(llm_engine)
     with llm_engine.db.snapshot() as conn:
         assert [r["status"] for r in rows(conn, "SELECT status FROM observer_runs")] == ["failed"]
+
+
+def test_status_and_doctor_say_one_remedy_for_each_answer_of_the_provider():
+    from keepmind.engine.writepath.doctor import _remedy
+    from keepmind.engine.writepath.llm import failure_words
+
+    for code in (401, 403, 404, 408, 422, 429, 500, 502):
+        words = failure_words("curation", "http", code, 60)
+        assert words.endswith(f"({_remedy(f'HTTP {code}: the body')})"), code
+    assert "memory.llm.model" in _remedy("HTTP 404") and "timeout_seconds" not in _remedy("HTTP 404")
+    assert "api_key_env" in _remedy("HTTP 401") and "refused" in _remedy("HTTP 400")
+    assert _remedy("connection refused") == "check the server and memory.llm.timeout_seconds"
