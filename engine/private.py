@@ -25,11 +25,15 @@ CHECKED = sys.platform != "win32"
 
 
 def make_private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) and make it 0700 (the parents are left as they are)."""
+    """Create `path` (and missing parents) 0700 (the parents are left as they are). A dir that
+    exists loses what others may do, never gains what its owner may not: a data dir made 0500 by
+    hand stays 0500."""
     path = Path(path)
+    existed = path.is_dir()
     path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     if CHECKED:
-        os.chmod(path, DIR_MODE)
+        # always a chmod: on a read-only disk, or a dir not the user's, it fails here and says so
+        os.chmod(path, DIR_MODE if not existed else _owner_only(os.stat(path).st_mode))
     return path
 
 
@@ -86,6 +90,11 @@ def _wider(mode: int) -> bool:
     return bool(stat.S_IMODE(mode) & 0o077)
 
 
+def _owner_only(mode: int) -> int:
+    """`mode` without the group's and others' bits: the owner's stay as they were."""
+    return stat.S_IMODE(mode) & 0o700
+
+
 def _walk(home: Path):
     """(path, lstat) of the dir and of every dir and file under it, never through a symlink."""
     home = Path(home)
@@ -109,14 +118,15 @@ def exposed(home: Path) -> list[str]:
 
 
 def repair(home: Path) -> list[str]:
-    """Make the dir and every dir 0700 and every file 0600; returns what was wider (and fixed)."""
+    """Take from the dir and everything in it what the group and others may do (a 0644 file
+    becomes 0600, a 0755 dir 0700; the owner's bits stay as they are); returns what was wider."""
     if not CHECKED or not Path(home).is_dir():
         return []
     fixed = []
     for path, info in _walk(home):
         if _wider(info.st_mode):
             try:
-                os.chmod(path, DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE)
+                os.chmod(path, _owner_only(info.st_mode))
             except OSError:
                 continue  # not ours: doctor names it
             fixed.append(_name(home, path))

@@ -19,6 +19,7 @@ from support.files import healthy_client
 
 HOOK = Path(__file__).resolve().parents[2] / "packaging" / "agents" / "claude-code" / "keepmind_hook.py"
 QUIET = {"memory.embeddings.auto_download": False, "memory.embeddings.enabled": False}
+SERVED = {**QUIET, "server.port": 0}  # a free port: a Keepmind of the user (or another test) may hold 8765
 
 
 def modes(home: Path) -> dict[str, str]:
@@ -38,7 +39,7 @@ def served(tmp_path):
     """`keepmind serve` started the way the MCP adapter starts it (logging to logs/serve.log)."""
     home = tmp_path / "home"
     home.mkdir(mode=0o755)
-    (home / "keepmind.json").write_text(json.dumps(QUIET))
+    (home / "keepmind.json").write_text(json.dumps(SERVED))
     process = start_background(home).process
     client = healthy_client(home, process)
     assert client is not None, (home / "logs" / "serve.log").read_text()
@@ -94,6 +95,27 @@ def test_a_wide_data_dir_is_repaired_at_start_and_doctor_says_it_was(tmp_path, c
     assert cli(["doctor", "--home", str(home), "--json"]) in (0, 1)
     [check] = [c for c in json.loads(capsys.readouterr().out) if c["name"] == "Data dir permissions"]
     assert check["level"] == "pass" and "owner-only" in check["message"]
+
+
+def test_reading_a_data_dir_takes_only_what_others_may_do_never_gives_its_owner_more(tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(json.dumps(QUIET))
+    engine = open_engine(home, start_workers=False)
+    engine.store(engine.open_session("personal", "work"), "Milk", "The user drinks oat milk.")
+    engine.close()
+    (home / "keepmind.json").chmod(0o444)  # made read-only by hand, readable by all
+    home.chmod(0o555)
+    try:
+        for command in (["status"], ["stats"]):
+            cli([*command, "--home", str(home)])
+        capsys.readouterr()
+        assert oct(stat.S_IMODE(home.stat().st_mode)) == "0o500"  # was set to 0o700: writable again
+    finally:
+        home.chmod(0o700)
+    engine = open_engine(home, start_workers=False)  # the start-up repair narrows the same way
+    engine.close()
+    assert oct(stat.S_IMODE((home / "keepmind.json").stat().st_mode)) == "0o400"
 
 
 def test_doctor_names_a_file_made_readable_while_keepmind_runs_and_the_remedy(live):
