@@ -133,6 +133,21 @@ def _embed_here(engine, memory_ids: list[str] | None = None) -> str:
             + (f" ({repaired.failed} failed: `keepmind memory backfill-embeddings`)" if repaired.failed else ""))
 
 
+def _embed_left(engine) -> str:
+    """Nothing new was kept: embed what an earlier import left without a vector (it was stopped
+    before it embedded, and its rows are now skipped as present); says nothing when none lacks one
+    or no model is here to embed them."""
+    if engine.models.embedder() is None and _embedder_here(engine) is not None:
+        return ""
+    repaired = engine.models.repair_gaps()
+    if not repaired.embedded:
+        return ""
+    done = counted(repaired.embedded, "memory")
+    return (f"embedded {done} that had no vector yet (an earlier import stopped before embedding them) with "
+            f"{repaired.model_id}"
+            + (f" ({repaired.failed} failed: `keepmind memory backfill-embeddings`)" if repaired.failed else ""))
+
+
 def _summary(report: dict, outcome: dict) -> list[str]:
     counts = outcome["counts"]
     lines = [f"  kept {counts['kept']} as new memories"]
@@ -194,6 +209,8 @@ def _import(args) -> int:
         if report["format"] == "jsonl":
             embedded = ("" if not report["imported"] else f"the Keepmind at {url} embeds them within seconds"
                         if url else _embed_here(engine))
+            if not url and not report["imported"]:
+                embedded = _embed_left(engine)
             out = {**report, "embeddings": embedded}
             also = carried_said(report["deleted"], report["earlier"])
             lines = [f"imported {counted(report['imported'], 'memory')} from {args.path}"
@@ -207,7 +224,7 @@ def _import(args) -> int:
             else:
                 _embedder_here(engine)  # first: curation compares by meaning, and embeds what it keeps
                 outcome = _curated_here(engine, where)
-                embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else ""
+                embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else _embed_left(engine)
             out = {**report, "scope": {"audience": audience, "boundary": boundary}, "outcome": outcome,
                    "embeddings": embedded}
             lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "

@@ -143,3 +143,34 @@ def test_a_running_keepmind_curates_and_embeds_imports_within_seconds_and_agents
         serve.communicate(timeout=60)
     assert read_server_json(home) is None
     assert embedded_after < 10
+
+
+def _forget_vectors(home: Path) -> None:
+    """What an import stopped after writing its memories and before embedding them leaves."""
+    with sqlite3.connect(home / "keepmind.db") as db:
+        db.execute("DELETE FROM memory_embeddings")
+
+
+@pytest.mark.offline_model
+def test_importing_again_after_an_import_stopped_before_embedding_embeds_what_it_left(
+        offline_models_home, tmp_path, capsys):
+    home = offline_models_home
+    (home / "keepmind.json").write_text(json.dumps({**QUIET, "mcp": {"boundary": "work"}}))
+    first = import_json(capsys, str(DATA / "openclaw-en"), "--home", str(home))
+    kept = first["outcome"]["counts"]["kept"]
+    _forget_vectors(home)
+    again = import_json(capsys, str(DATA / "openclaw-en"), "--home", str(home))
+    assert again["outcome"]["counts"]["kept"] == 0
+    assert again["embeddings"] == (f"embedded {kept} memories that had no vector yet (an earlier import stopped "
+                                   "before embedding them) with all-minilm-l6-v2")
+    assert {m["id"] for m in stored(home)} <= vectors(home)
+    # a JSON Lines file said again (every row skipped as present) does the same
+    export = tmp_path / "export.jsonl"
+    assert cli(["export", "--home", str(home), "-o", str(export)]) == 0
+    capsys.readouterr()
+    _forget_vectors(home)
+    rows = import_json(capsys, str(export), "--home", str(home))
+    assert rows["imported"] == 0 and rows["skipped"] >= kept and "that had no vector yet" in rows["embeddings"]
+    assert {m["id"] for m in stored(home)} <= vectors(home)
+    quiet = import_json(capsys, str(export), "--home", str(home))
+    assert quiet["embeddings"] == ""  # nothing lacked a vector: nothing is said
