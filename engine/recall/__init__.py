@@ -21,6 +21,9 @@ from .pipeline import DegradationLog, RecallConfig, RecallTrace, run
 from .terms import TermStats, load_snapshot, save_snapshot
 
 MAX_MESSAGE_CHARS = 20_000
+# How far past MAX_MESSAGE_CHARS a message is read for secrets before it is cut: a key or a
+# private key the cut would split is recognised whole (a PEM block of a 4096-bit RSA key is ~3,300).
+REDACT_BEYOND = 4_096
 log = logging.getLogger("keepmind.recall")
 
 
@@ -123,11 +126,9 @@ class Recaller:
         """The memories that bear on `message` for this session, as a block (or none)."""
         if not isinstance(message, str):
             raise InvalidInput("message must be a string")
-        if len(message) > MAX_MESSAGE_CHARS:
-            message = message[:MAX_MESSAGE_CHARS]
         # A secret in the message is neither searched for nor kept: the receipt stores the
         # message with the value replaced by the marker, and the pipeline sees a gap there.
-        stored = redact_text(message)
+        stored = cut_redacted(message)
         message = stored.replace(MARKER, " ")
         if not self.engine.enabled:
             return RecallResult(None, [], None, ["memory_disabled"])
@@ -200,6 +201,20 @@ def _recent_user_turns(conn, session_id: str, n: int = 3) -> list[str]:
     return [r[0] for r in conn.execute(
         "SELECT substr(user_text, 1, ?) FROM session_turns WHERE session_id=? AND user_text != ''"
         " ORDER BY turn_index DESC LIMIT ?", (MAX_MESSAGE_CHARS, session_id, n))]
+
+
+def cut_redacted(message: str) -> str:
+    """`message` redacted, then cut to MAX_MESSAGE_CHARS: redacted first (and a little further
+    than the cut), so a secret across the cut is not kept in part; a marker the cut would split
+    is left out whole."""
+    stored = redact_text(message[:MAX_MESSAGE_CHARS + REDACT_BEYOND])
+    if len(stored) <= MAX_MESSAGE_CHARS:
+        return stored
+    cut = stored[:MAX_MESSAGE_CHARS]
+    split = stored.find(MARKER, MAX_MESSAGE_CHARS - len(MARKER) + 1)  # a marker the cut falls inside
+    if split != -1 and split < MAX_MESSAGE_CHARS:
+        cut = stored[:split]
+    return cut
 
 
 def cut_context(context: list[str], *, newest_first: bool) -> list[str]:

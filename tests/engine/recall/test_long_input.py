@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from keepmind.engine.recall import MAX_MESSAGE_CHARS, cut_context
+from keepmind.engine.recall import MAX_MESSAGE_CHARS, cut_context, cut_redacted
 from keepmind.engine.recall.plan import (
     _NOT_ANCHORS,
     CAPITALIZED_RE,
@@ -25,7 +25,7 @@ from keepmind.engine.recall.plan import (
     segments,
 )
 from keepmind.engine.recall.stem import stem
-from keepmind.engine.secretfilter import redact_text
+from keepmind.engine.secretfilter import MARKER, redact_text
 
 # -- the algorithm before the fix, kept here as the reference the new one must agree with ----------
 
@@ -202,6 +202,22 @@ def test_a_secret_the_cut_would_split_is_still_redacted(engine):
     assert redact_text(context[:MAX_MESSAGE_CHARS]).endswith(key[:9])  # cut first, the rest is not seen
     got = _recall_plan(engine, sid, QUESTION, context=context)
     assert got["anchors"] and not any(a.startswith("akia") for a in got["anchors"])
+
+
+def test_a_secret_across_the_cut_of_the_message_is_kept_in_no_part(engine):
+    # The message too is redacted before it is cut: the receipt stored the key's first nine characters.
+    sid = engine.open_session("personal", "work")
+    key = "AKIA" + "QZ7PL3MX" * 2
+    message = "where is my kayak " * 1200
+    message = message[:MAX_MESSAGE_CHARS - 10] + " " + key + " tail"
+    assert redact_text(message[:MAX_MESSAGE_CHARS]).endswith(key[:9])  # cut first, the rest is not seen
+    receipt = engine.explain(engine.recall(sid, message).receipt_id)
+    assert key[:9] not in receipt["query"] and len(receipt["query"]) <= MAX_MESSAGE_CHARS
+    assert receipt["query"].startswith("where is my kayak")
+    # a key wholly inside the cut is the marker, as before; the cut never leaves a piece of the marker
+    inside = message[:MAX_MESSAGE_CHARS - 40] + " " + key + " tail"
+    assert cut_redacted(inside).endswith(MARKER + " tail") and key not in cut_redacted(inside)
+    assert not cut_redacted(message).endswith(MARKER[:5]) and MARKER[:3] not in cut_redacted(message)[-20:]
 
 
 @pytest.mark.offline_model
