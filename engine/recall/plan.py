@@ -14,6 +14,9 @@ from ..stance import asks_for_help
 from .stem import stem
 
 MAX_TERMS = 12
+# Anchor hints a plan keeps (the message's first, then the recent turns'): a pasted list of names
+# gave a receipt 1,600 of them. The terms are ordered by every hint, kept or not.
+MAX_ANCHORS = 24
 MAX_SEGMENTS = 4      # sentences of a message recalled for on their own (a long prompt: the first ones)
 MIN_SEGMENT_WORDS = 2  # content words a sentence needs to be a segment; shorter ones join the next
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
@@ -156,4 +159,4 @@ def _plan(message: str, context_hints: dict[str, None]) -> RecallPlan:
     terms = (first + rest)[:MAX_TERMS]
     content = tuple(dict.fromkeys(stem(w) for w in distinct))  # content_stems(message), words read once
     return RecallPlan(query=message, terms=tuple(terms), content=content,
-                      anchors=tuple(anchors), task=asks_for_help(message))
+                      anchors=tuple(anchors)[:MAX_ANCHORS], task=asks_for_help(message))

@@ -16,6 +16,7 @@ from keepmind.engine.recall import MAX_MESSAGE_CHARS, cut_context, cut_redacted
 from keepmind.engine.recall.plan import (
     _NOT_ANCHORS,
     CAPITALIZED_RE,
+    MAX_ANCHORS,
     MAX_TERMS,
     anchor_hints,
     asks_for_help,
@@ -62,7 +63,7 @@ def _old_one(message, context):
     first = [w for w in distinct if w in anchors]
     rest = sorted((w for w in distinct if w not in anchors), key=lambda w: (-len(w), distinct.index(w)))
     return {"query": message, "terms": tuple((first + rest)[:MAX_TERMS]),
-            "content": tuple(_old_content_stems(message)), "anchors": tuple(anchors),
+            "content": tuple(_old_content_stems(message)), "anchors": tuple(anchors)[:MAX_ANCHORS],
             "task": asks_for_help(message)}
 
 
@@ -156,9 +157,9 @@ def test_a_long_context_is_planned_as_its_first_max_message_chars(engine):
     got = _recall_plan(engine, sid, QUESTION, context=PASTE)
     cut = plan(QUESTION, [PASTE[:MAX_MESSAGE_CHARS]])
     assert got == {"terms": list(cut.terms), "anchors": list(cut.anchors), "content": list(cut.content)}
-    # ...and the cut is applied: the whole paste names far more than its first 20,000 characters.
-    assert len(anchor_hints(PASTE)) > 5 * len(got["anchors"])
-    assert set(got["anchors"]) == set(anchor_hints(PASTE[:MAX_MESSAGE_CHARS]))
+    # ...and at most MAX_ANCHORS of the paste's names are kept (a receipt had 1,600), in their order
+    assert len(anchor_hints(PASTE[:MAX_MESSAGE_CHARS])) > 5 * MAX_ANCHORS
+    assert got["anchors"] == anchor_hints(QUESTION + " " + PASTE[:MAX_MESSAGE_CHARS])[:MAX_ANCHORS]
 
 
 def test_a_long_recent_turn_is_cut_and_the_turns_share_one_cap(engine):
