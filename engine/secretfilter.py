@@ -92,7 +92,8 @@ _PIN_NOUN = (r"pins?(?:\s+(?:code|number)s?)?|cvv2?|cvc2?|csc|(?:card\s+)?securi
 _TOKEN_NOUN = (r"tokens?|secret\s+access\s+keys?|(?:api|secret|access|signing|encryption|master|client|account)"
                r"[\s_\-]?keys?|(?:client|api)\s+secrets?|secrets?")
 _QUALIFIER = r"(?:\s+(?:for|to|on|of|at|in|from|with)(?:\s+[\w'’@/\-]+(?:\.[\w'’@/\-]+)*){1,4}?)?"
-_SAYS = (r"(?P<says>\s*(?::|=>?)\s*|\s+(?:is|was|are|were)(?:\s+(?:now|still|set\s+to|changed\s+to))?(?:\s*:\s*|\s+)"
+_SAYS = (r"(?P<says>\s*(?::|=>?)\s*"
+         r"|\s+(?:is|was|are|were)(?:\s+(?:now|still|currently|set\s+to|changed\s+to))?(?:\s*:\s*|\s+)"
          r"|\s+(?:set|changed)\s+to\s+)")
 _QUOTED = r"""(?P<quoted>"[^"\n]{1,80}"|'[^'\n]{1,80}?'(?!\w)|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,80}?’(?!\w))"""
 _PLAIN = r"""(?P<plain>[^\s"'`“”‘’]{1,80})"""

@@ -63,6 +63,7 @@ SAID = [
     ("stated_password", "the wifi password is '{v}'", lambda: " ".join(words(4, RNG))),
     ("stated_password", "the wifi password is \u201c{v}\u201d", lambda: " ".join(words(4, RNG))),
     ("stated_password", "my pw is {v}", word_with_digits),
+    ("stated_password", "my password is currently {v}", word_with_digits),
     ("stated_password", "The router password was changed to {v} last week.", lambda: chosen_password(RNG)),
     ("stated_password", "fyi my password is {v} for the router", mixed_case_letters),
     # a password said in several words, or hyphenated ones, whatever each word looks like alone
@@ -184,6 +185,7 @@ def test_a_word_for_a_passwords_state_is_prose(text):
     "The master password is never sent to the server.", "The wifi password is written on the fridge.",
     "The password is expiring soon.", "My password is Bitwarden-managed and long.",
     "The password is hard coded in the old app.", "My password is still the default one.",
+    "My password is currently being reset.", "The password is currently stored in plain text.",
 ])
 def test_several_words_after_password_is_that_are_prose_are_not_a_secret(text):
     assert secret_kinds(text) == []
