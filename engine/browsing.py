@@ -250,11 +250,19 @@ class Browsing:
         self.notify_written([])
         return merged
 
+    def undo_merge(self, scope: Scope, merge_id: str) -> dict:
+        """Undo the last merge into an anchor (graph_edit.unmerge): the merged-away anchor stands again."""
+        undone = self.write(graph_edit.unmerge, scope, merge_id, self.now())
+        self.notify_written([])
+        return undone
+
     def anchor_history(self, scope: Scope, anchor_id: str) -> dict:
-        """An anchor's former names (aliases) and the merges that folded others into it."""
+        """An anchor's former names (aliases) and the merges that folded others into it, each with
+        why it cannot be undone now (`undo_blocked`, None when it can)."""
         with self.db.snapshot() as conn:
             graph.anchor(conn, scope, anchor_id, self.now())
-            return {"aliases": graph_edit.aliases(conn, anchor_id), "merges": graph_edit.merges(conn, anchor_id)}
+            merges = [{**m, "undo_blocked": graph_edit.undoable(conn, m)} for m in graph_edit.merges(conn, anchor_id)]
+            return {"aliases": graph_edit.aliases(conn, anchor_id), "merges": merges}
 
     def merged_into(self, scope: Scope, anchor_id: str) -> str | None:
         """The anchor a merged-away anchor became, if this scope may see it."""

@@ -606,6 +606,22 @@ def _m011_curation_events_session(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS curation_events_session ON curation_events (session_id, action)")
 
 
+def _m012_anchor_merge_moves(conn: apsw.Connection) -> None:
+    # What each merge moved, item by item, so that the last merge into an anchor can be undone
+    # (graph_edit.unmerge). Not exported: a merge carried by an import cannot be undone.
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS anchor_merge_moves (
+            merge_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('document', 'record', 'edge_from', 'edge_to', 'edge_closed',
+                                               'alias', 'alias_added', 'alias_replaced')),
+            item_id TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS anchor_merge_moves_merge ON anchor_merge_moves (merge_id)")
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -618,6 +634,7 @@ MIGRATIONS: list[Migration] = [
     ("009_boundaries_in_nfc", _m009_boundaries_in_nfc),
     ("010_token_names_of_live_tokens", _m010_token_names_of_live_tokens),
     ("011_curation_events_session", _m011_curation_events_session),
+    ("012_anchor_merge_moves", _m012_anchor_merge_moves),
 ]
 
 

@@ -52,7 +52,7 @@ def test_a_merge_asks_first_and_a_merge_across_types_says_so(page, live):
     dialog = page.get_by_role("dialog")
     dialog.wait_for()
     assert dialog.get_by_role("heading").inner_text() == "Merge a person into a pet?"
-    assert "cannot be undone" in dialog.inner_text()
+    assert "its page can undo this merge" in dialog.inner_text()
     assert page.evaluate(FOCUSED_NAME) == "Cancel"  # the safe answer has the focus
     shot(page, "merge-across-types")
     page.keyboard.press("Enter")

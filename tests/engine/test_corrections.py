@@ -115,6 +115,64 @@ def test_rename_and_merge_keep_the_old_names_as_aliases(engine, me, clock):
     assert [x.name for x in engine.anchors(viewer, query="bobby")] == ["Robert Smith"]
 
 
+def _graph(engine, viewer) -> dict:
+    """What a merge may change, as a person sees it: each anchor's memories, edges and aliases."""
+    out = {}
+    for a in engine.anchors(viewer):
+        out[a.name] = ({i.id for i in engine.browse(viewer, flt=_anchor(a.id)).items},
+                       sorted((e.relation, e.from_name, e.to_name, e.current) for e in engine.edges(viewer, a.id)),
+                       engine.anchor_history(viewer, a.id)["aliases"])
+    return out
+
+
+def test_the_last_merge_into_an_anchor_can_be_undone_and_everything_goes_back(engine, me, clock):
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "Bob", "Bob likes tea.", anchor="Bob", anchor_type="person",
+                 relations=[Relation("works_at", "Acme", "org"), Relation("knows", "Robert Smith", "person")])
+    engine.store(sid, "Robert", "Robert Smith plays chess.", anchor="Robert Smith", anchor_type="person")
+    viewer = engine.viewer(me)
+    names = {x.name: x.id for x in engine.anchors(viewer)}
+    engine.rename_anchor(viewer, names["Bob"], "Bobby")  # an alias ("Bob") that moves with the merge
+    before = _graph(engine, viewer)
+    clock.advance(DAY_MS)
+    merged = engine.merge_anchors(viewer, names["Bob"], names["Robert Smith"])
+    assert _graph(engine, viewer) != before
+    [m] = engine.anchor_history(viewer, names["Robert Smith"])["merges"]
+    assert m["undo_blocked"] is None
+    clock.advance(DAY_MS)
+    undone = engine.undo_merge(viewer, merged["merge_id"])
+    assert (undone["from_name"], undone["memories_back"], undone["edges_back"]) == ("Bobby", 1, 2)
+    assert _graph(engine, viewer) == before  # the knows edge the merge had closed as a loop holds again
+    assert engine.anchor(viewer, names["Bob"]).name == "Bobby" and engine.merged_into(viewer, names["Bob"]) is None
+    assert engine.anchor_history(viewer, names["Robert Smith"])["merges"] == []
+    later = engine.store(sid, "Bob again", "Bob moved to Leeds.", anchor="bob").id  # the alias is Bobby's again
+    assert engine.memory(viewer, later).anchor_id == names["Bob"]
+    with pytest.raises(NotFound, match="undone already"):
+        engine.undo_merge(viewer, merged["merge_id"])
+
+
+def test_only_the_last_merge_into_a_standing_anchor_can_be_undone(engine, me):
+    sid = engine.open_session("personal", "work")
+    for name in ("Ann", "Anna", "Anne", "Annie"):
+        engine.store(sid, name, f"{name} called.", anchor=name, anchor_type="person")
+    viewer = engine.viewer(me)
+    names = {x.name: x.id for x in engine.anchors(viewer)}
+    first = engine.merge_anchors(viewer, names["Ann"], names["Anna"])
+    engine.merge_anchors(viewer, names["Anne"], names["Anna"])
+    with pytest.raises(InvalidInput, match="“Anne” was merged into “Anna” since: undo that merge first"):
+        engine.undo_merge(viewer, first["merge_id"])
+    blocked = {m["from_name"]: m["undo_blocked"] for m in engine.anchor_history(viewer, names["Anna"])["merges"]}
+    assert blocked["Anne"] is None and "undo that merge first" in blocked["Ann"]
+    last = engine.merge_anchors(viewer, names["Anna"], names["Annie"])
+    with pytest.raises(InvalidInput, match="“Anna” was merged into “Annie” since"):
+        engine.undo_merge(viewer, first["merge_id"])
+    engine.undo_merge(viewer, last["merge_id"])
+    team = engine.viewer(engine.create_token("team-only", "team").token)
+    [latest] = [m for m in engine.anchor_history(viewer, names["Anna"])["merges"] if m["from_name"] == "Anne"]
+    with pytest.raises(NotFound):  # a scope that cannot see the anchor cannot undo its merge
+        engine.undo_merge(team, latest["merge_id"])
+
+
 def test_merging_across_audiences_is_refused(engine, me):
     engine.store(engine.open_session("personal", "work"), "P", "Personal.", anchor="Alpha")
     engine.store(engine.open_session("team", "work"), "T", "Team.", anchor="Beta")

@@ -147,6 +147,10 @@ def test_a_merged_and_renamed_graph_survives_export_and_import(tmp_path, make_en
     (anna,) = [a for a in dst.anchors(dscope) if a.name == "Anna"]
     assert anna.memories == 2
     assert [a.name for a in dst.anchors(dscope, query="annie")] == ["Anna"]  # the old name is an alias
+    [merge] = dst.anchor_history(dscope, anna.id)["merges"]  # what it moved is not in the file
+    assert "came with an import" in merge["undo_blocked"]
+    [mine] = src.anchor_history(scope, by_name["Anna"])["merges"]
+    assert mine["undo_blocked"] is None
 
 
 def _graph(engine) -> set[tuple]:

@@ -31,19 +31,30 @@ def anchors(server):
     return {name: anchor_id(eng, name) for name in ("Anna", "Bob", "Rex")}
 
 
-def test_merging_an_anchor_asks_first_naming_both_and_that_it_cannot_be_undone(server, browser, anchors):
+def test_merging_an_anchor_asks_first_naming_both_and_how_it_is_undone(server, browser, anchors):
     web, csrf = browser
     r = web.post(f"/anchors/{anchors['Anna']}/merge", data={"csrf_token": csrf, "into": anchors["Bob"]}, headers=HX)
     assert r.status_code == 200 and r.headers["HX-Retarget"] == "#dialog-slot"
     said = " ".join(r.text.split())
     assert "Merge “Anna” into “Bob”?" in said
-    assert "“Anna” (person) becomes another name of “Bob” (person)" in said and "cannot be undone" in said
+    assert "“Anna” (person) becomes another name of “Bob” (person)" in said
+    assert "Until another anchor is merged into “Bob”, its page can undo this merge." in said
     assert f'name="into" value="{anchors["Bob"]}"' in r.text and 'name="confirmed" value="yes"' in r.text
     assert web.get(f"/anchors/{anchors['Anna']}").status_code == 200  # nothing merged yet
     r = web.post(f"/anchors/{anchors['Anna']}/merge",
                  data={"csrf_token": csrf, "into": anchors["Bob"], "confirmed": "yes"})
     assert r.status_code == 303 and r.headers["Location"].endswith(f"/anchors/{anchors['Bob']}")
-    assert "Also known as Anna" in web.get(f"/anchors/{anchors['Bob']}").text
+    bob = web.get(f"/anchors/{anchors['Bob']}").text
+    assert "Also known as Anna" in bob
+    # Undo: the merge's own button on Bob's page; Anna stands again and her page opens
+    undo = re.search(r'action="(/anchors/[^"]+/merges/[^"]+/undo)"', bob).group(1)
+    r = web.post(undo, data={"csrf_token": csrf})
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/anchors/{anchors['Anna']}")
+    anna = web.get(f"/anchors/{anchors['Anna']}")
+    assert anna.status_code == 200 and "Anna and tea" in anna.text
+    assert "Also known as Anna" not in web.get(f"/anchors/{anchors['Bob']}").text
+    r = web.post(undo, data={"csrf_token": csrf}, headers=HX)  # twice: said in place
+    assert r.status_code == 422 and "undone already" in r.text
 
 
 def test_merging_a_person_into_a_pet_says_they_are_different_types(server, browser, anchors):

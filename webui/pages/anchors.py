@@ -135,7 +135,7 @@ def rename(anchor_id: str):
 @bp.post("/anchors/<anchor_id>/merge")
 def merge(anchor_id: str):
     """Merge this anchor into the chosen one (its memories, edges and name move there), after a
-    confirmation naming both and their types: no page can split a merge again."""
+    confirmation naming both and their types; the chosen one's page can undo it (undo_merge)."""
     eng, scope = engine(), viewer_scope()
     into = request.form.get("into", "")
     try:
@@ -149,6 +149,16 @@ def merge(anchor_id: str):
     return done(f"/anchors/{into}")
 
 
+@bp.post("/anchors/<anchor_id>/merges/<merge_id>/undo")
+def undo_merge(anchor_id: str, merge_id: str):
+    """Undo the last merge into this anchor: the merged-away anchor stands again (its page opens)."""
+    try:
+        undone = engine().undo_merge(viewer_scope(), merge_id)
+    except EngineError as exc:
+        return page("form_error.html", "_form_error.html", http_status=422, message=exc.message)
+    return done(f"/anchors/{undone['from_anchor_id']}")
+
+
 def _a(word: str) -> str:
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
@@ -156,7 +166,8 @@ def _a(word: str) -> str:
 def _confirm_merge(old, into):
     moves = f"its {counted(old.memories, 'memory')} and {counted(old.edges, 'edge')} move there"
     text = (f"“{old.name}” ({old.type}) becomes another name of “{into.name}” ({into.type}): {moves}, and "
-            f"later mentions of “{old.name}” land there. A merge cannot be undone: no page can split them again.")
+            f"later mentions of “{old.name}” land there. Until another anchor is merged into “{into.name}”, its "
+            "page can undo this merge.")
     heading = f"Merge “{old.name}” into “{into.name}”?"
     button = "Merge"
     if old.type != into.type:
