@@ -13,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
-from keepmind.engine import SETTINGS_NAME, EngineError
+from keepmind.engine import DB_NAME, SETTINGS_NAME, EngineError
 from keepmind.engine.settings import Settings
 from keepmind.engine.settings import load as load_settings
 
@@ -37,13 +37,36 @@ def resolve_home(arg: str | os.PathLike | None = None) -> Path:
     return default_home()
 
 
+# What Keepmind itself puts in a data dir before its database exists (a folder of only these, or
+# of files whose names start with "keepmind.", or hidden ones like .DS_Store, may become one).
+OWN_NAMES = frozenset({SETTINGS_NAME, "models", "logs", "hooks", "token", "server.json", "imports", "exports",
+                       "uploads", "agent-connection.txt"})
+
+
+def _not_keepminds(home: Path) -> list[str]:
+    """What a folder without a database holds that Keepmind never writes (sorted names)."""
+    try:
+        names = [p.name for p in home.iterdir()]
+    except OSError:
+        return []  # unreadable: opening it says why
+    return sorted(n for n in names if n not in OWN_NAMES and not n.startswith(("keepmind.", ".")))
+
+
 def checked_home(home: Path, *, create: bool = False) -> Path:
     """`home` if it is a data dir. Commands that only read refuse a missing one, naming it and the
-    default; commands that start Keepmind (`create`) make it, and say so the first time."""
+    default; commands that start Keepmind (`create`) make it, and say so the first time. A folder
+    that holds other files and no database is refused by every command: Keepmind makes its data
+    dir owner-only, file by file, and would do that to a home folder named by a slip of --home."""
     if home.exists() and not home.is_dir():
         raise NoDataDir(f"{home} is a file, not a data dir: --home (or KEEPMIND_HOME) names the folder "
                         "Keepmind keeps its data in")
     if home.is_dir():
+        if not (home / DB_NAME).exists() and (foreign := _not_keepminds(home)):
+            named = foreign[:3] + ([f"{len(foreign) - 3} more"] if len(foreign) > 3 else [])
+            shown = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+            raise NoDataDir(f"{home} is not a Keepmind data dir: it holds {shown}, and no {DB_NAME}. Keepmind "
+                            "keeps its data in a folder of its own (and makes everything in it owner-only): "
+                            "check --home and KEEPMIND_HOME, or name a new or empty folder")
         return home
     if not create:
         raise NoDataDir(f"there is no Keepmind data dir at {home}: check --home and KEEPMIND_HOME (the "

@@ -90,6 +90,14 @@ def _wider(mode: int) -> bool:
     return bool(stat.S_IMODE(mode) & 0o077)
 
 
+def wide_dir(path: Path) -> bool:
+    """Is `path` a dir others may read or write (make_private_dir narrows it: repair is too late to see it)?"""
+    try:
+        return CHECKED and Path(path).is_dir() and _wider(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _owner_only(mode: int) -> int:
     """`mode` without the group's and others' bits: the owner's stay as they were."""
     return stat.S_IMODE(mode) & 0o700
@@ -147,10 +155,17 @@ def check_privacy(engine) -> Check:
         return Check(name, "warning", f"other users can read {_listed(now)} in {engine.home}: run "
                      f"`chmod -R go-rwx {engine.home}` (or restart Keepmind, which repairs the modes)")
     if engine.repaired_modes:
-        return Check(name, "warning", f"{_listed(engine.repaired_modes)} in {engine.home} were readable by other "
+        # News for a while after the start (the tray turns amber and says it once), then a note: it
+        # was fixed, and an icon amber all day for it would hide what needs a look now.
+        fresh = engine.now() - engine.started_at < REPAIR_NEWS_MS
+        return Check(name, "warning" if fresh else "pass",
+                     f"{_listed(engine.repaired_modes)} in {engine.home} were readable by other "
                      "users; Keepmind made them owner-only when it started. If that keeps happening, look for "
                      "what widens them (a umask of 000, a sync or backup tool)")
     return Check(name, "pass", f"{engine.home} and its files are owner-only (0700/0600)")
+
+
+REPAIR_NEWS_MS = 15 * 60_000  # how long after the start modes repaired then are a warning
 
 
 def _listed(names: list[str]) -> str:

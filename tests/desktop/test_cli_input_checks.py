@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -340,3 +341,29 @@ def test_print_config_carries_a_data_dir_set_only_by_keepmind_home(tmp_path, cap
     args = json.loads(capsys.readouterr().out)["mcpServers"]["keepmind"]["args"]
     assert args[args.index("mcp"):] == ["mcp", "--home", str((tmp_path / "relative-home").resolve())]
     assert not any((tmp_path / "from-env").iterdir()) and not any((tmp_path / "relative-home").iterdir())
+
+
+def test_a_folder_of_other_files_is_never_taken_for_a_data_dir_nor_made_owner_only(tmp_path, capsys):
+    """`--home ~` by a slip: every command refused it but made everything under it 0700 and 0600."""
+    folder = tmp_path / "notes"
+    (folder / "sub" / "deep").mkdir(parents=True)
+    (folder / "README.txt").write_text("mine")
+    for path, mode in ((folder, 0o755), (folder / "sub", 0o755), (folder / "README.txt", 0o644)):
+        path.chmod(mode)
+    before = {p: stat.S_IMODE(p.stat().st_mode) for p in (folder, *folder.rglob("*"))}
+    for argv in (["stats"], ["status"], ["doctor"], ["memories", "list"], ["pause"],
+                 ["import", str(folder / "README.txt")]):
+        assert main([*argv, "--home", str(folder)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.splitlines()[0] == (f"error: {folder} is not a Keepmind data dir: it holds README.txt and sub, and "
+                                       "no keepmind.db. Keepmind keeps its data in a folder of its own (and makes "
+                                       "everything in it owner-only): check --home and KEEPMIND_HOME, or name a new "
+                                       "or empty folder"), argv
+    assert {p: stat.S_IMODE(p.stat().st_mode) for p in (folder, *folder.rglob("*"))} == before
+    assert not (folder / "keepmind.db").exists()
+    # a folder holding only what Keepmind writes before its database (settings, models) is one
+    seeded = tmp_path / "seeded"
+    (seeded / "models").mkdir(parents=True)
+    (seeded / "keepmind.json").write_text("{}")
+    (seeded / ".DS_Store").write_text("")
+    assert main(["stats", "--home", str(seeded)]) == 0 and (seeded / "keepmind.db").exists()

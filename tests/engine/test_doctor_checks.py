@@ -203,3 +203,25 @@ def test_a_gate_over_its_latency_budget_says_to_raise_the_budget(make_engine):
     check = check_gate(eng)
     assert check.level == "warning" and "over its 120 ms budget in 6 of the last 16 recalls" in check.message
     assert "raise memory.recall.gate_budget_ms" in check.message
+
+
+def test_modes_repaired_at_start_are_a_warning_for_a_while_then_a_note(home, clock):
+    """The tray stayed amber all day for a file Keepmind had made owner-only at its start."""
+    from keepmind.engine.private import REPAIR_NEWS_MS, check_privacy
+
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    (home / "keepmind.json").write_text("{}")
+    (home / "keepmind.json").chmod(0o644)  # as an editor saves it
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as eng:
+        assert eng.repaired_modes == ["keepmind.json"]
+        first = check_privacy(eng)
+        assert first.level == "warning" and "keepmind.json" in first.message and "made them owner-only" in first.message
+        clock.advance(REPAIR_NEWS_MS)
+        later = check_privacy(eng)
+        assert later.level == "pass" and later.message == first.message  # still said, no longer a warning
+        (home / "keepmind.json").chmod(0o644)  # widened again while it runs: a warning again at once
+        assert check_privacy(eng).level == "warning"
+    home.chmod(0o755)  # the dir's own mode is said too (it was narrowed silently)
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as eng:
+        assert eng.repaired_modes[0] == "the data dir" and "the data dir" in check_privacy(eng).message
