@@ -96,8 +96,8 @@ def rule_verdict(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Dec
     content = proposal.content.strip()
     if not content:
         return Decision("drop", "empty")
-    if normalize_text(content) in EPHEMERAL:
-        return Decision("drop", "ephemeral")
+    if normalize_text(content) in EPHEMERAL or sum(c.isalnum() for c in content) < 2:
+        return Decision("drop", "ephemeral")  # "ok", "thanks", or a stray "x": nothing to remember
     kinds = secret_kinds("\n".join((proposal.title, content, *proposal.aliases, *proposal.facets)))
     if kinds or MARKER in content or MARKER in proposal.title:
         return Decision("blocked", "secret", detail={"kinds": kinds or ["redacted_upstream"]})

@@ -39,6 +39,9 @@ def store_memory(db, scope, now: int, title, content, tags=None) -> StoreResult:
     """Queue an explicit memory (priority 100): a durable fact whose living document is its title."""
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS, required=False)
     content = clean_text(content, "content", limit=MAX_BODY_CHARS)
+    if sum(c.isalnum() for c in content) < 2:  # a stray "x" or "?" was kept, and came up in searches
+        raise InvalidInput(f"content {content!r} says nothing to remember: store the fact in words "
+                           "(\"The user prefers window seats.\")")
     tags = clean_terms(tags, "tags")
     # The people, places and organisations it names feed the graph as the observer's do ("My
     # sister Anna lives in Lisbon.": Anna, sister of the user, lives in Lisbon; a later "Anna moved

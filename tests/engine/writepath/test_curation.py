@@ -1,8 +1,11 @@
 """Curation decisions: rules, nominees, the curator LLM, the merge guard, living documents, the graph."""
 
 
+import pytest
+
 from keepmind.engine.clock import DAY_MS
 from keepmind.engine.db import rows, scalar
+from keepmind.engine.errors import InvalidInput
 from keepmind.engine.writepath import checkpoints
 from keepmind.engine.writepath.events import events_for
 from keepmind.engine.writepath.llm import sha256_text
@@ -52,6 +55,18 @@ def test_empty_ephemeral_and_duplicate_are_dropped_with_reasons(engine, personal
     with engine.db.snapshot() as conn:
         assert scalar(conn, "SELECT COUNT(*) FROM memory_documents") == 1
         assert scalar(conn, "SELECT COUNT(*) FROM curation_events") == 4
+
+
+def test_a_stray_character_is_never_kept(engine, personal):
+    """A newcomer's store_memory("x") became a memory titled "x" that came up in searches."""
+    for said in ("x", " ? ", "7"):
+        with pytest.raises(InvalidInput, match="says nothing to remember"):
+            engine.store_memory(personal, "", said)
+    stray = _queue(engine, personal, Proposal("durable_fact", "x", "x", confidence=0.9))  # an import's unit
+    kept = engine.store_memory(personal, "", "Go 1.22")
+    outcomes = {o.checkpoint_id: o for o in drain(engine)}
+    assert (outcomes[stray].action, outcomes[stray].reason) == ("drop", "ephemeral")
+    assert outcomes[kept.checkpoint_id].action == "create"
 
 
 def test_tombstoned_fact_proposed_again_is_skipped_with_reason_tombstone(engine, personal, clock):
