@@ -27,7 +27,8 @@ def register(group) -> None:
     p.add_argument("receipt_id", nargs="?", help="a receipt id (rcp-...), from recall's answer")
     p.add_argument("--last", nargs="?", type=positive_int, const=1, default=None, metavar="N",
                    help="the newest N recalls (default 1), the Claude Code hook's included")
-    p.add_argument("--json", action="store_true", help="print JSON (with --last: one object per line)")
+    p.add_argument("--json", action="store_true", help="print the receipt as JSON, whole (with --last: one object "
+                                                       "per line)")
     p.set_defaults(func=cmd_explain)
 
 
@@ -90,7 +91,8 @@ def why_nothing(receipt: dict) -> list[str]:
 
 
 def describe(entry: dict, receipt: dict | None) -> list[str]:
-    head = f"{iso(entry['at'])}  {one_line(entry.get('channel') or '?')}"
+    at = iso(entry["at"]) if isinstance(entry.get("at"), int) else (receipt or {}).get("created_at", "?")
+    head = f"{at}  {one_line(entry.get('channel') or 'no channel named')}"
     if entry.get("claude_session"):
         head += f" (Claude Code session {one_line(entry['claude_session'])})"
     if receipt is None:
@@ -112,7 +114,13 @@ def cmd_explain(args) -> int:
         raise EngineError("give a receipt id (recall's answer names it), or --last for the newest recalls")
     with open_engine(home, start_workers=False) as engine:
         if args.receipt_id is not None:
-            print(json_for_terminal(engine.explain(args.receipt_id), indent=2))
+            receipt = engine.explain(args.receipt_id)
+            if args.json:
+                print(json_for_terminal(receipt, indent=2))
+                return 0
+            listed = engine.receipts(session_id=receipt.get("session_id"), limit=500)
+            row = next((r for r in listed if r["receipt_id"] == args.receipt_id), {})
+            print("\n".join(describe({"at": row.get("created_at"), "channel": row.get("channel")}, receipt)))
             return 0
         entries = latest(engine, home, args.last)
         if not entries:

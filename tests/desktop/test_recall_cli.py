@@ -98,9 +98,13 @@ def test_recall_explain_prints_the_receipt(engine, home, capsys):
     engine.store(sid, "Coffee", "The user drinks flat whites.")
     receipt = engine.recall(sid, "what coffee do I drink?").receipt_id
     engine.explain(receipt)  # written before the command reads it
-    assert main(["recall", "explain", "--home", str(home), receipt]) == 0
+    assert main(["recall", "explain", "--home", str(home), receipt, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["receipt"] == receipt and shown["mode"] == "lexical"
+    assert main(["recall", "explain", "--home", str(home), receipt]) == 0  # read as --last reads one
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].endswith(f"no channel named  {receipt}") and said[1] == "  message: 'what coffee do I drink?'"
+    assert said[2].startswith("  injected 1 of 1 considered (lexical, ") and "Coffee" in said[3]
 
 
 def test_bench_recall_measures_a_quantized_index_against_the_exact_scan(tmp_path, offline_models_home, capsys,
