@@ -16,7 +16,10 @@ def test_open_print_gives_a_link_that_signs_in_once(live, capsys):
         first = browser.get(url)
         assert first.status_code == 303 and first.headers["location"] == "/"
         assert "km_session" in first.headers["set-cookie"]
-        assert browser.get(url).status_code == 403  # used already
+        again = browser.get(url)  # reloaded in the browser it signed in: on to the pages
+        assert again.status_code == 303 and again.headers["location"] == "/"
+    with httpx.Client() as other:
+        assert other.get(url).status_code == 403  # used already
 
 
 def test_open_as_another_token_acts_with_its_ceiling(live, capsys):

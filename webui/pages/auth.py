@@ -77,6 +77,9 @@ def login_with_token():
 @public
 def sign_in_link():
     token_id = signins().redeem(request.args.get("code"))
+    if token_id is None and g.viewer_token is not None:
+        # the link said again in a browser it signed in already (a reload, a bookmark): on it goes
+        return redirect(_safe_next(request.args.get("next")), 303)
     if token_id is None:
         return _login_page("This sign-in link was used already, has expired (links last 60 seconds) or is "
                            "not one Keepmind made. Run `keepmind open` for a new one.", 403)
