@@ -563,10 +563,10 @@ def open_engine(home: str | Path, *, settings: Settings | None = None, clock: Cl
     `llm_api_key` is the write path's provider key, read by the composition root from the
     environment variable that `memory.llm.api_key_env` names.
     """
-    wide = private.wide_dir(Path(home))
+    # The dir's own mode is narrowed without a word (a folder made by `mkdir` is 0755, and its
+    # files are what others could read); its files made before modes were kept owner-only are said.
     home = private.make_private_dir(Path(home))
-    # an existing dir made before modes were kept owner-only (its own mode is narrowed just above)
-    repaired = (["the data dir"] if wide else []) + private.repair(home)
+    repaired = private.repair(home)
     if repaired:
         log.warning("data_dir_modes_repaired %s", ",".join(repaired[:20]))
     private.create_private_file(home / DB_NAME)  # SQLite gives -wal and -shm this file's mode

@@ -90,14 +90,6 @@ def _wider(mode: int) -> bool:
     return bool(stat.S_IMODE(mode) & 0o077)
 
 
-def wide_dir(path: Path) -> bool:
-    """Is `path` a dir others may read or write (make_private_dir narrows it: repair is too late to see it)?"""
-    try:
-        return CHECKED and Path(path).is_dir() and _wider(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
 def _owner_only(mode: int) -> int:
     """`mode` without the group's and others' bits: the owner's stay as they were."""
     return stat.S_IMODE(mode) & 0o700
