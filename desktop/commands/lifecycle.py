@@ -5,6 +5,11 @@ goes anywhere (the nonce proof, see process/client.py), and asks it to stop with
 (`POST /api/v1/shutdown`): the server answers, then closes in order (HTTP server, workers with
 their leases released, writer, database) and removes server.json. A server too old to know that
 route gets SIGTERM instead, sent to the pid the lock file and server.json agree on.
+
+A Keepmind that holds the data dir's lock but cannot be reached through server.json (it is
+missing, unreadable or names another process; the server hangs or is suspended) is stopped with
+SIGTERM to the lock's pid, once that pid shows it is a Keepmind process: `serve` and the tray
+handle SIGTERM by stopping in the same order.
 """
 
 from __future__ import annotations
@@ -31,17 +36,14 @@ def register(sub) -> None:
 
 
 def stopped(home: Path, pid: int, wait_s: float) -> bool:
-    """Wait until the server of `pid` is gone: its server.json removed (the database is closed by
-    then) and the process ended."""
-    from ..process.files import read_server_json
-
+    """Wait until the process `pid` has ended (its database is closed by then). Its server.json
+    need not be gone: a server that could not remove it (a read-only data dir) has still stopped."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        info = read_server_json(home)
-        if (info is None or info.get("pid") != pid) and not _alive(pid):
+        if not _alive(pid):
             return True
         time.sleep(0.1)
-    return False
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -51,20 +53,34 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _logs(home: Path, named: dict | None) -> str:
+    """Where a stop that failed left its reason: keepmind.log (serve and the tray), and serve.log
+    too for the server `keepmind mcp` started in the background (its stderr goes there)."""
+    from ..process.logs import log_path, logs_dir
+
+    background = logs_dir(home) / "serve.log"
+    if named and named.get("idle_stop_minutes") and background.exists():
+        return f"{log_path(home)} and {background}"
+    return str(log_path(home))
+
+
 def cmd_stop(args) -> int:
     from ..process.client import ApiError, DaemonClient
     from ..process.files import read_server_json
+    from ..process.instance import unreached
 
     home = home_of(args)
     named = read_server_json(home)
     client = DaemonClient.from_home(home)
     if client is None:
-        if named is None:
-            print(f"no Keepmind is running for {home}: nothing to stop")
-        else:
-            print(f"no Keepmind is running for {home}: server.json names {named['url']}, but what answers there "
-                  "is not this data dir's Keepmind (left behind by a crash?); nothing was stopped")
-        return 0
+        found = unreached(home)
+        if not found.running:
+            if named is None:
+                print(f"no Keepmind is running for {home}: nothing to stop")
+            else:
+                print(f"no Keepmind is running for {home}: {found.reason}; nothing was stopped")
+            return 0
+        return stop_unreached(home, found, args.wait)
     pid = int((named or {}).get("pid") or 0)
     try:
         answer = client.post("/shutdown")
@@ -76,8 +92,43 @@ def cmd_stop(args) -> int:
     finally:
         client.close()
     if stopped(home, pid, args.wait):
-        print(f"stopped the Keepmind at {client.url} (pid {pid})")
+        print(f"stopped the Keepmind at {client.url} (pid {pid})" + _left_behind(home, pid))
         return 0
     print(f"error: the Keepmind at {client.url} (pid {pid}) did not stop within {args.wait:g} s; see "
-          f"{home / 'logs' / 'serve.log'}, or end the process yourself", file=sys.stderr)
+          f"{_logs(home, named)}, or end the process yourself", file=sys.stderr)
     return 1
+
+
+def stop_unreached(home: Path, found, wait_s: float) -> int:
+    """Stop the Keepmind holding the data dir's lock that server.json cannot reach: SIGTERM (which
+    serve and the tray handle by stopping in order) to the lock's pid, once it shows it is Keepmind."""
+    from ..process.lock import is_keepmind_process
+
+    if not found.pid or found.pid == os.getpid() or not is_keepmind_process(found.pid):
+        print(f"error: {found.summary}; it cannot be stopped from here: end that process yourself", file=sys.stderr)
+        return 1
+    try:
+        os.kill(found.pid, signal.SIGTERM)
+        if found.suspended and hasattr(signal, "SIGCONT"):
+            os.kill(found.pid, signal.SIGCONT)  # it handles the SIGTERM once it runs again
+    except OSError as exc:
+        print(f"error: {found.summary}; it could not be sent SIGTERM ({exc.strerror or exc}): end that process "
+              "yourself", file=sys.stderr)
+        return 1
+    if stopped(home, found.pid, wait_s):
+        print(f"stopped the Keepmind of pid {found.pid} with SIGTERM (it could not be asked: {found.reason})"
+              + _left_behind(home, found.pid))
+        return 0
+    print(f"error: the Keepmind of pid {found.pid} did not stop within {wait_s:g} s of SIGTERM ({found.reason}); "
+          f"see {_logs(home, None)}, or end the process yourself", file=sys.stderr)
+    return 1
+
+
+def _left_behind(home: Path, pid: int) -> str:
+    """What a stopped server could not clean up (its server.json, in a data dir it may not write)."""
+    from ..process.files import SERVER_JSON, read_server_json
+
+    info = read_server_json(home)
+    if info is None or info.get("pid") != pid:
+        return ""
+    return f"; it could not remove {home / SERVER_JSON} (is the data dir writable?): delete it yourself"

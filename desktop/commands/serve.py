@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import signal
 import sys
@@ -88,8 +89,28 @@ def run_headless(home, port: int | None = None, *, idle_stop_minutes: float | No
         daemon = Daemon(home, port=port, settings=settings, llm_api_key=llm_api_key(settings),
                         idle_stop_minutes=idle)
         return serve_until_signal(daemon, start=True)
+    except Exception as exc:
+        log_failure(exc, home, file_log)
+        raise
     finally:
         remove_file_log(file_log)
+
+
+def log_failure(exc: BaseException, home, file_log: logging.Handler) -> None:
+    """Write the line the CLI is about to say for `exc` into keepmind.log (`file_log`, still
+    attached here): a tray started at login, or a server started in the background, has no terminal
+    to say it on. Only to that file: stderr gets the CLI's own `error:` line, once."""
+    from .failures import STORE_ERRORS, store_failure
+
+    if isinstance(exc, EngineError):
+        line, exc_info = exc.message, None
+    elif isinstance(exc, STORE_ERRORS):
+        line, exc_info = store_failure(exc, home), None
+    else:  # a bug: its traceback
+        line, exc_info = f"{type(exc).__name__}: {exc}", (type(exc), exc, exc.__traceback__)
+    record = logging.getLogger("keepmind.cli").makeRecord(
+        "keepmind.cli", logging.ERROR, __file__, 0, "keepmind_failed error: %s", (line,), exc_info)
+    file_log.handle(record)
 
 
 def serve_until_signal(daemon, *, start: bool) -> int:
@@ -105,13 +126,14 @@ def serve_until_signal(daemon, *, start: bool) -> int:
             daemon.start()
         print(f"keepmind serving on {daemon.url} (data dir {daemon.home}, logs in {log_path(daemon.home)}); "
               "Ctrl-C or `keepmind stop` stops it"
-              + (f"; it stops by itself after {idle:g} idle minutes" if idle else ""), flush=True)
+              + (f"; it stops by itself after {idle_minutes(idle)}" if idle else ""), flush=True)
         while not stop.wait(0.5):
             if not daemon.server.running:
                 print("error: the HTTP server stopped unexpectedly", file=sys.stderr)
                 return 1
             if daemon.idle_expired():
-                print(f"no request for {idle:g} minutes and nothing left to do: stopping", flush=True)
+                print(f"no request for {idle:g} minute{'' if idle == 1 else 's'} and nothing left to do: stopping",
+                      flush=True)
                 break
     finally:
         daemon.stop()
@@ -122,35 +144,39 @@ def serve_until_signal(daemon, *, start: bool) -> int:
 
 
 def cmd_status(args) -> int:
+    """Exit 0: running and answering; 3: not running; 1: a Keepmind holds the data dir but cannot
+    be reached (server.json missing, unreadable or not its own; hung or suspended)."""
     from ..process.client import DaemonClient
     from ..process.files import read_server_json
+    from ..process.instance import Unreached, unreached
 
     home = home_of(args)
     named = read_server_json(home)
     client = DaemonClient.from_home(home)
+    info, found = None, None
     if client is not None:
         try:
             info = client.get("/status")
-        except EngineError as exc:
-            info = None
-            reason = exc.message
+        except EngineError as exc:  # it proved itself, then failed: running, not "not running"
+            found = Unreached((named or {}).get("pid") or 0, f"its status at {client.url} failed ({exc.message})")
         finally:
             client.close()
     else:
-        info, reason = None, "it has not been started, or it stopped" if named is None else (
-            f"server.json names {named['url']}, but what answers there is not this data dir's Keepmind "
-            "(left behind by a crash?); the token was not sent")
+        found = unreached(home)
     if info is not None:
         out = {"server": {"running": True, "url": client.url, "pid": (named or {}).get("pid"),
                           "idle_stop_minutes": (named or {}).get("idle_stop_minutes")},
                "memory": info["memory"], "version": info["version"]}
+    elif found.running:
+        out = {"server": {"running": True, "answering": False, "pid": found.pid or None, "reason": found.reason},
+               "home": str(home)}
     else:
         # Nothing runs: no health to report (models, workers and recall live in the running process),
         # only what the store holds and whether it will start paused.
         with open_engine(home, start_workers=False) as engine:
             stats = engine.stats()
             paused = engine.paused
-        out = {"server": {"running": False, "reason": reason}, "home": str(home),
+        out = {"server": {"running": False, "reason": found.reason}, "home": str(home),
                "store": {k: stats[k] for k in ("documents", "records", "anchors", "edges", "pending_checkpoints")},
                "paused": paused}
     if args.json:
@@ -158,19 +184,36 @@ def cmd_status(args) -> int:
     elif info is not None:
         idle = out["server"]["idle_stop_minutes"]
         print(f"server: running at {client.url} (pid {out['server']['pid']})"
-              + (f"; started by `keepmind mcp`, it stops after {idle:g} idle minutes" if idle else ""))
+              + (f"; started by `keepmind mcp`, it stops after {idle_minutes(idle)}" if idle else ""))
         print(f"memory: {out['memory']['status']}")
         for r in out["memory"]["reasons"]:
             print(f"  - {r}")
+    elif found.running:
+        resume = (f"`kill -CONT {found.pid}` resumes it; " if found.suspended
+                  else "try again in a moment; if it stays so, " if found.starting else "")
+        print(f"server: running ({found.who}) but {found.reason}: {resume}`keepmind stop{_home_flag(args)}` ends "
+              "it, then `keepmind` (or `keepmind serve`) starts it again")
     else:
         store = out["store"]
-        print(f"no Keepmind is running for {home} ({reason}): `keepmind serve` starts it")
+        print(f"no Keepmind is running for {home} ({found.reason}): `keepmind serve` starts it")
         print(f"the store holds {counted(store['documents'], 'document')}, {counted(store['records'], 'record')}, "
               f"{counted(store['anchors'], 'anchor')} and {counted(store['edges'], 'edge')}; "
               f"{counted(store['pending_checkpoints'], 'checkpoint')} "
               f"{'waits' if store['pending_checkpoints'] == 1 else 'wait'}"
               + ("; memory is paused (`keepmind resume`)" if paused else ""))
-    return 0 if info is not None else 3
+    return 0 if info is not None else 1 if found.running else 3
+
+
+def idle_minutes(minutes: float) -> str:
+    """"1 idle minute", "30 idle minutes", "0.5 idle minutes"."""
+    return f"{minutes:g} idle minute" + ("" if minutes == 1 else "s")
+
+
+def _home_flag(args) -> str:
+    import shlex
+
+    home = getattr(args, "home_sub", None) or getattr(args, "home", None)
+    return f" --home {shlex.quote(str(home))}" if home else ""
 
 
 def cmd_token_show(args) -> int:
@@ -212,6 +255,7 @@ def cmd_token_revoke(args) -> int:
     from ..process.client import DaemonClient
     from ..process.daemon import ensure_local_token
     from ..process.files import read_token_file
+    from ..process.instance import unreached
 
     home = home_of(args)
     with open_engine(home, start_workers=False) as engine:
@@ -227,6 +271,10 @@ def cmd_token_revoke(args) -> int:
             print(f"revoked {one_line(t.name)} ({t.id})")
             return 0
         running = DaemonClient.from_home(home)
+        if running is None and (found := unreached(home)).running:
+            raise InvalidInput(f"{one_line(target.name)} is the local token (in {home / 'token'}), and "
+                               f"{found.summary}: stop it first (`keepmind stop`), then revoke "
+                               f"{one_line(args.token)} to replace it with a new one")
         if running is not None:
             running.close()
             raise InvalidInput(f"{one_line(target.name)} is the local token (in {home / 'token'}), which the Keepmind "

@@ -7,6 +7,7 @@ tray backend, it says so and runs as `keepmind serve`.
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import sys
@@ -15,6 +16,8 @@ import webbrowser
 from pathlib import Path
 
 from ..paths import home_of, load_home_settings
+
+log = logging.getLogger("keepmind.tray")
 
 
 def no_display_reason(platform: str, environ) -> str | None:
@@ -26,30 +29,47 @@ def no_display_reason(platform: str, environ) -> str | None:
     return "no display found (neither DISPLAY nor WAYLAND_DISPLAY is set)"
 
 
-def wait_for_server(home: Path, wait_s: float = 15.0) -> dict | None:
-    """The running instance's server.json, waiting while it is still starting."""
+def wait_for_server(home: Path, wait_s: float = 15.0) -> str | None:
+    """The running instance's url once the server there proves it is this data dir's Keepmind (the
+    check `keepmind status` makes), waiting while it is still starting; None if it does not in time."""
+    from ..process.client import proves_instance
     from ..process.files import read_server_json
 
     deadline = time.monotonic() + wait_s
     while True:
         info = read_server_json(home)
-        if info is not None or time.monotonic() >= deadline:
-            return info
+        if info is not None and proves_instance(home, info, timeout=min(3.0, wait_s)):
+            return info["url"]
+        if time.monotonic() >= deadline:
+            return None
         time.sleep(0.2)
 
 
-def open_running(home: Path, message: str) -> int:
-    """A second launch: open the running instance in the browser and say so."""
+def open_running(home: Path, message: str, *, wait_s: float = 15.0) -> int:
+    """A second launch: open the running instance in the browser and say so (exit 0); 1 when it
+    cannot be reached (it is not opened, and why is said)."""
+    from ..process.instance import unreached
     from ..tray.links import open_url
 
-    info = wait_for_server(home)
-    if info is None:
-        print(f"{message} (it has not said where it serves yet: try again in a moment)", flush=True)
-        return 0
-    url = open_url(home, info["url"])
-    opened = webbrowser.open(url)
-    print(f"Keepmind is already running for {home} at {info['url']}: "
-          + ("opened it in your browser" if opened else f"open {url} in your browser"), flush=True)
+    url = wait_for_server(home, wait_s)
+    if url is None:
+        found = unreached(home)
+        if found.starting:
+            line = f"{message} (it has not said where it serves yet: try again in a moment)"
+            log.info("keepmind_already_running %s", line)
+            print(line, flush=True)
+            return 0
+        why = f"{found.who}: {found.reason}" if found.running else "it stopped as this one started: start it again"
+        line = f"Keepmind is already running for {home} but cannot be opened ({why}); `keepmind status` says more"
+        log.info("keepmind_already_running_unreachable %s", line)  # INFO: stderr has the error line already
+        print(f"error: {line}", file=sys.stderr, flush=True)
+        return 1
+    link = open_url(home, url)
+    opened = webbrowser.open(link)
+    line = f"Keepmind is already running for {home} at {url}: " + (
+        "opened it in your browser" if opened else f"open {link} in your browser")
+    log.info("keepmind_already_running url=%s opened=%s", url, opened)  # not the link: it signs a browser in
+    print(line, flush=True)
     return 0
 
 
@@ -58,7 +78,7 @@ def cmd_tray(args) -> int:
     from ..process.lock import AlreadyRunning
     from ..process.logs import log_path, remove_file_log, setup_file_log
     from .autostart import login_entry
-    from .serve import run_headless, serve_until_signal
+    from .serve import log_failure, run_headless, serve_until_signal
     from .writepath import llm_api_key
 
     home = home_of(args)
@@ -89,6 +109,9 @@ def cmd_tray(args) -> int:
         app.run()  # blocks until Quit, SIGTERM or SIGINT; then stops everything in order
         print("keepmind stopped", flush=True)
         return 0
+    except Exception as exc:
+        log_failure(exc, home, file_log)
+        raise
     finally:
         remove_file_log(file_log)
 

@@ -177,9 +177,13 @@ class Daemon:
                 if self.engine is not None:
                     self.engine.close()  # workers release their leases, then the writer and the db
             finally:
-                remove_server_json(self.home, os.getpid())
-                self.lock.release()
-        log.info("keepmind_stopped")
+                held = self.lock.held
+                try:
+                    remove_server_json(self.home, os.getpid())
+                finally:
+                    self.lock.release()  # even when server.json could not be removed (a read-only data dir)
+        if held:  # a start that never took the lock (already running) did not stop the one that runs
+            log.info("keepmind_stopped")
 
     def __enter__(self) -> "Daemon":
         return self.start()

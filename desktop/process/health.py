@@ -14,6 +14,7 @@ from keepmind.engine import Check
 
 from .client import ApiError, DaemonClient
 from .files import read_server_json, read_token_file
+from .instance import unreached
 from .logs import log_path
 
 NAME = "Server"
@@ -43,6 +44,11 @@ def check_server_of(home: Path, *, timeout: float = 2.0) -> Check:
     """check_server for the instance the data dir's server.json names (a pass when none runs)."""
     info, token = read_server_json(home), read_token_file(home)
     if info is None:
+        found = unreached(home)
+        if found.running:
+            resume = f"`kill -CONT {found.pid}` resumes it, " if found.suspended else ""
+            return Check(NAME, "error", f"{found.summary}: {resume}`keepmind stop` ends it and `keepmind` starts it "
+                                        f"again (the logs: {log_path(home)})")
         return Check(NAME, "pass", "not running: `keepmind` starts it with its tray icon, `keepmind serve` "
                                    "without one")
     if token is None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from keepmind.engine import EngineError
 
-from .files import LOCK_FILE, read_server_json
+from .files import LOCK_FILE, read_lock_pid, read_server_json
 
 
 class AlreadyRunning(EngineError):
@@ -34,7 +35,7 @@ class DataDirLock:
                 os.fchmod(fd, 0o600)
             fh = os.fdopen(fd, "r+")
             try:
-                _lock(fh)
+                _lock_soon(fh)
             except OSError:
                 fh.close()
                 info = read_server_json(self.path.parent)
@@ -50,12 +51,19 @@ class DataDirLock:
         fh.flush()
         self._fh = fh
 
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
     def release(self) -> None:
         """Remove the lock file (while still holding it: a starter that opened it before then sees a
-        different file at the path and tries again), then unlock."""
+        different file at the path and tries again), then unlock.
+
+        Only our own file is removed: if someone deleted it while we ran, another instance may have
+        started and locked a new one at the path, and that one is not ours to remove."""
         if self._fh is not None:
             try:
-                if sys.platform != "win32":
+                if sys.platform != "win32" and _same_file(self._fh, self.path):
                     self.path.unlink(missing_ok=True)
                 _unlock(self._fh)
             finally:
@@ -66,6 +74,65 @@ class DataDirLock:
                         self.path.unlink(missing_ok=True)
                     except OSError:
                         pass  # another instance holds it already
+
+
+def lock_holder(home: Path) -> int | None:
+    """The pid of the process holding the data dir's lock, None when no process holds it (0: one
+    does, but has not written its pid yet).
+
+    It tells a running Keepmind whose server.json is missing, unreadable or names a server that
+    does not answer from one that is gone. Where it can, it asks the OS (a non-blocking lock
+    attempt, let go at once; a starter that meets it retries, see `_lock_soon`); on Windows,
+    whose locked bytes cannot be read, the pid in the file must be a live Keepmind process.
+    """
+    path = Path(home) / LOCK_FILE
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        pid = read_lock_pid(home)
+        return pid if pid is not None and is_keepmind_process(pid) else None
+    try:
+        fh = open(path, "rb")  # never created here: no file, no holder
+    except OSError:
+        return None
+    with fh:
+        try:
+            _lock(fh)
+        except OSError:
+            return _written_pid(fh)
+        _unlock(fh)
+        return None
+
+
+def _written_pid(fh) -> int:
+    for _ in range(5):  # the holder writes its pid just after it locks
+        fh.seek(0)
+        try:
+            return int(fh.read().decode("ascii").strip())
+        except ValueError:
+            time.sleep(0.02)
+    return 0
+
+
+def is_keepmind_process(pid: int) -> bool:
+    """Is `pid` a live process running Keepmind (checked before a signal is sent to it)?"""
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return "keepmind" in " ".join(process.cmdline()).lower()
+    except psutil.Error:
+        return False
+
+
+def _lock_soon(fh) -> None:
+    """Lock `fh`, allowing a moment for `lock_holder`'s probe of it (a status, a stop) to let go."""
+    for _ in range(4):
+        try:
+            return _lock(fh)
+        except OSError:
+            time.sleep(0.02)
+    _lock(fh)
 
 
 def _same_file(fh, path: Path) -> bool:

@@ -53,6 +53,8 @@ def summary(state: TrayState) -> str:
         return f"Keepmind: {head}"
     first = state.reasons[0] if state.reasons else ""
     more = f" (+{len(state.reasons) - 1} more)" if len(state.reasons) > 1 else ""
+    if first.startswith(head):  # "memory is paused (since ...)": the reason says the state already
+        return f"Keepmind: {first}{more}"
     return f"Keepmind: {head}" + (f": {first}{more}" if first else "")
 
 

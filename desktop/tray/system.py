@@ -53,7 +53,10 @@ class Notifier:
         """Show it; returns how ("pystray", the command's name, or "log" when nothing could)."""
         how = self._show(title, text)
         self.shown.append((title, text, how))
-        log.info("tray_notification how=%s title=%s", how, title)
+        if how == "log":  # no one saw it: the log is where the problem is said, so say all of it
+            log.warning("tray_notification how=log title=%s text=%s", title, " | ".join(text.splitlines()))
+        else:
+            log.info("tray_notification how=%s title=%s", how, title)
         return how
 
     def _show(self, title: str, text: str) -> str:

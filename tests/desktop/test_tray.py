@@ -82,7 +82,7 @@ def test_the_menu_follows_pause_problems_and_autostart():
     assert "Resume memory" in labels(paused) and "Pause memory" not in labels(paused)
     assert "Run doctor (1 to look at)" in labels(paused)
     assert next(i for i in paused if i.action == "autostart").checked is True
-    assert "Keepmind: memory is paused: memory is paused" in labels(paused)
+    assert "Keepmind: memory is paused" in labels(paused)  # the reason says it: not twice
     nowhere = menu_items(TrayState(health="healthy", autostart=None))
     assert "Start at login" not in labels(nowhere) and labels(nowhere)[-1] == "Quit Keepmind"
 
