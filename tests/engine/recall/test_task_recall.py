@@ -123,9 +123,33 @@ def test_the_rule_for_small_stores_waits_for_the_vector_channel_to_have_seen_eve
     # in one session: the second time, the preference injected the first time is not a candidate but is
     # counted among the standing statements that could have scored as high
     asking = model_engine.open_session("personal", "work")
-    assert [i.id for i in model_engine.recall(asking, "Book me a flight to Berlin next week.").items]
+    assert [i.id for i in model_engine.recall(asking, "Book me a flight for next week.").items]
     model_engine.recall(asking, "Book me a flight to Berlin for the marathon.")
     for i in range(VECTOR_K):   # now more memories than the vector channel asks for
         model_engine.store(sid, f"Errand {i}", f"The user picked up parcel number {i} from the post office.")
     _, receipt = _recall(model_engine, "Book me a flight to Berlin next week.")
     assert receipt["counts"]["vector"] == VECTOR_K and seen == [(True, 0), (True, 1), (False, 0)]
+
+
+NEWCOMER = ["I always prefer a window seat when I fly.", "I am allergic to peanuts.", "I write code in Neovim.",
+            "My sister Anna lives in Lisbon.", "I'm vegan.", "I work at Acme as a data engineer.",
+            "I play the cello on Tuesdays.", "My dog is called Rex.", "I prefer aisle seats on trains.",
+            "I take the 8:10 train to work.", "I like dark roast coffee."]
+
+
+@pytest.mark.parametrize("question, needed", [
+    ("Do I have any food allergies?", "I am allergic to peanuts."),  # cosine 0.59; allergies/allergic stem apart
+    ("Which editor do I use?", "I write code in Neovim."),           # cosine 0.42; no word in common
+])
+def test_a_newcomers_small_store_answers_a_question_said_in_other_words(model_engine, question, needed):
+    """A store of eleven: the query model, which learnt from stores of hundreds where a message's words
+    are known to the store, refused both (query below bar); the best of eleven memories at this cosine
+    would rarely be chance (gate.Surprise.pick_any)."""
+    sid = model_engine.open_session("personal", "work")
+    ids = {text: model_engine.store(sid, "", text).id for text in NEWCOMER}
+    injected, receipt = _recall(model_engine, question)
+    assert injected == [ids[needed]]
+    [kept] = [d for d in receipt["gate"]["decisions"] if d["kept"]]
+    assert kept["reason"].startswith("stands out from chance") and "memories: 11" in kept["reason"]
+    for unknown in ("what is the capital of Peru?", "Can you suggest a dinner recipe?", "Thanks, that's all."):
+        assert _recall(model_engine, unknown)[0] == [], unknown
