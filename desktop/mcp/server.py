@@ -1,14 +1,17 @@
 """`keepmind mcp`: an MCP server on stdio exposing the memory tools and recall (MCP Python SDK 2.x).
 
-It holds no engine: every tool is a call to the running Keepmind's /api/v1 (started in the
-background with `keepmind serve` if none answers), inside one session it opens on first use with
-the audience and boundary from its own configuration (--audience/--boundary, else the `mcp.*`
-settings). The API's token ceiling applies to it like to any other client.
+It holds no engine: every tool is a call to the running Keepmind's /api/v1, inside one session it
+opens on first use with the audience and boundary from its own configuration (--audience/--boundary,
+else the `mcp.*` settings). The API's token ceiling applies to it like to any other client.
 
-A server it starts stops itself after `mcp.server_idle_minutes` without a request, so none is
-orphaned when the client goes away; the next tool call starts one again. A start that failed
-(a port in use, a broken data dir) is reported with its cause and not retried on every call:
-for RETRY_START_S the calls answer that cause at once, unless a server came up meanwhile.
+As soon as it launches it reaches the running Keepmind in the background, starting `keepmind serve`
+if none answers (McpSession.start_warming): the handshake does not wait for it, and an agent whose
+hooks post turns without calling a tool (Claude Code's) finds a Keepmind up from the session's start,
+not only after its first tool call. A server it starts stops itself after `mcp.server_idle_minutes`
+without a request, so none is orphaned when the client goes away; the next tool call starts one
+again. A start that failed (a port in use, a broken data dir) is reported with its cause and not
+retried on every call: for RETRY_START_S the calls answer that cause at once, unless a server came
+up meanwhile.
 """
 
 from __future__ import annotations
@@ -141,8 +144,34 @@ class McpSession:
         self._lock = threading.Lock()
         self._clock = clock
         self._failed: tuple[str, float] | None = None  # the last failed start: its cause and when
+        # One start at a time: a tool call made while the launch's warming starts the server waits
+        # for that start, then takes the client it reached (_warmed). Taken after _lock, never before.
+        self._starting = threading.Lock()
+        self._warmed: DaemonClient | None = None
+
+    def start_warming(self) -> threading.Thread:
+        """Reach the running Keepmind (starting one if none answers) on a thread of its own, now:
+        the MCP handshake goes on meanwhile. A start that fails is remembered as a tool call's
+        would be, so the first call answers its cause at once."""
+        thread = threading.Thread(target=self._warm, name="keepmind-mcp-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def _warm(self) -> None:
+        with self._starting:
+            try:
+                self._warmed = self._client_started()
+            except ApiError as exc:
+                log.warning("mcp_keepmind_not_reached: %s", exc.message)
 
     def _client_now(self) -> DaemonClient:
+        """A client of the running Keepmind: the one the warming reached, else one now (see
+        _client_started)."""
+        with self._starting:
+            client, self._warmed = self._warmed, None
+            return client if client is not None else self._client_started()
+
+    def _client_started(self) -> DaemonClient:
         """A client of the running Keepmind; starts one unless a start failed less than
         RETRY_START_S ago (then only a server someone else started meanwhile will do)."""
         if self._failed is not None:
@@ -192,6 +221,9 @@ class McpSession:
             self._client = None
 
     def close(self) -> None:
+        warmed = self._warmed  # not under _starting: a start under way must not hold up the exit
+        if warmed is not None:
+            warmed.close()
         with self._lock:
             if self._client is not None and self._session_id is not None:
                 try:
@@ -387,6 +419,8 @@ def run_stdio(home: Path, *, audience: str, boundary: str, start: bool = True, t
         return connect(home, start=start and allow_start, token=token, idle_stop_minutes=idle_stop_minutes)
 
     session = McpSession(connect_fn, audience, boundary)
+    if allow_start:
+        session.start_warming()
     try:
         build_server(session).run("stdio")
     finally:

@@ -30,9 +30,17 @@ def live(tmp_path, clock, start_live):
     server.stop()
 
 
+def claude_free(env: dict, home: Path) -> dict:
+    """`env` without Claude Code's own settings: no project, and a config dir with no .claude.json (a
+    keepmind MCP server configured on this machine must not decide where these hooks go)."""
+    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE_")}
+    env["CLAUDE_CONFIG_DIR"] = str(home.parent / "no-claude-config")
+    return env
+
+
 def run_hook(home: Path, action: str, event, *, raw: bool = False, **env_vars: str) -> subprocess.CompletedProcess:
     """Run the hook with `event` as JSON on stdin (`raw`: the string as it is); `env_vars` as KEEPMIND_*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}
+    env = claude_free({k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}, home)
     env.update(KEEPMIND_HOME=str(home), **env_vars)
     return subprocess.run([sys.executable, str(HOOK), action], input=event if raw else json.dumps(event),
                           capture_output=True, text=True, timeout=60, env=env)
@@ -107,7 +115,7 @@ def run_as_claude_code(project: Path, home: Path, event: dict) -> subprocess.Com
     if "matcher" in group:
         assert re.fullmatch(group["matcher"], event.get("trigger") or event.get("agent_type") or "")
     (hook,) = group["hooks"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_") or k == "KEEPMIND_HOME"}
+    env = claude_free({k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}, home)
     env.update(KEEPMIND_HOME=str(home), CLAUDE_PROJECT_DIR=str(project))
     base = {"session_id": "claude-abc", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
             "permission_mode": "default"}
@@ -415,7 +423,7 @@ def test_an_error_says_what_the_server_said(live, tmp_path):
 def run_at_once(home: Path, runs: list[tuple[str, dict]]) -> list[tuple[int, str, str]]:
     """Start a hook process per (action, event), then give each its input at once (Claude Code runs
     the hooks of events that come together in parallel): (exit code, stdout, stderr) of each."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}
+    env = claude_free({k: v for k, v in os.environ.items() if not k.startswith("KEEPMIND_")}, home)
     env.update(KEEPMIND_HOME=str(home))
     hooks = [subprocess.Popen([sys.executable, str(HOOK), action], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for action, _ in runs]

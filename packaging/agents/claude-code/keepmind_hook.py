@@ -10,14 +10,22 @@
     keepmind_hook.py subagent    SubagentStop: post the subagent's final answer as findings
     keepmind_hook.py end         SessionEnd: end the Keepmind session (it is distilled one last time)
 
-It finds the running Keepmind through server.json and the token file in the data dir
-(KEEPMIND_HOME, else the platform's user data dir), with the token in KEEPMIND_TOKEN, else the
-local token file; it sends the token only after the server proved it is the one server.json
-names (a stale server.json may name a port another program listens on now). The session scope comes from
-KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else `mcp.audience` / `mcp.boundary` in keepmind.json,
-else personal / default: use the same boundary as the MCP server so both see the same memories.
-A hook never blocks the prompt: if Keepmind is not running or fails, or the input is malformed (not
-a JSON object, no session_id), it prints nothing, exits 0; a wrong action is said on stderr, exit 0.
+It uses the Keepmind of the keepmind MCP server Claude Code starts for the project (setup_for:
+its entry in ~/.claude.json, local or user scope, or in the project's .mcp.json): that entry's
+--home and --audience / --boundary, else KEEPMIND_HOME in its env and `mcp.audience` / `mcp.boundary`
+in keepmind.json, as `keepmind mcp` takes them, so the hooks and the MCP server act in one scope
+named in one place. With no such entry: KEEPMIND_HOME (else the platform's user data dir) and
+KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else mcp.*, else personal / default. The token is
+KEEPMIND_TOKEN (the entry's env first), else the local token file; it is sent only after the server
+proved it is the one server.json names (a stale server.json may name a port another program
+listens on now). When no Keepmind runs, a hook other than SessionEnd starts one in the background
+with the entry's command, as `keepmind mcp` does (`serve --home ... --stop-after-idle`, logging to
+<data dir>/logs/serve.log), and waits a few seconds for it: a turn that ends before the MCP server's
+own start, or after its Keepmind stopped when idle, is not lost. It starts nothing without an entry,
+with --no-start in it, for a data dir that does not exist, or a command inside the project.
+A hook never blocks the prompt: if Keepmind cannot be reached or fails, it prints nothing on stdout,
+says why in one line on stderr (Claude Code's debug log) and exits 0; malformed input (not a JSON
+object, no session_id) is ignored, exit 0; a wrong action is said on stderr, exit 0.
 Between hooks it keeps only the Keepmind session (its id, audience and boundary) and the recalled ids
 (never the prompt), in an owner-only file under <data dir>/hooks/claude-code/. A session the server
 no longer takes (gone, beyond a changed token, ended) is replaced by a new one, once per hook; so is
@@ -39,12 +47,15 @@ no hook wrote for STATE_KEEP_DAYS (sessions killed without a SessionEnd) go, wit
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +70,10 @@ except ImportError:  # Windows
     import msvcrt
 
 TIMEOUT_S = {"prompt": 3.0, "stop": 5.0, "precompact": 8.0, "subagent": 8.0, "end": 5.0}
+# How long a hook that found no Keepmind waits for the one it starts (settings.json's timeouts leave
+# room for it). SessionEnd starts none: the server passivates a session left open once it is idle.
+START_WAIT_S = {"prompt": 6.0, "stop": 10.0, "precompact": 10.0, "subagent": 10.0, "end": 0.0}
+SERVER_IDLE_MINUTES = 30  # engine/settings.py mcp.server_idle_minutes, the default
 RECALL_LOG = "recalls.jsonl"
 RECALL_LOG_KEEP = 200
 SUMMARY_CHARS = 24_000  # what a compaction posts at most (the newest turns win)
@@ -75,14 +90,14 @@ MAX_BODY_BYTES = 1_048_576  # engine/settings.py server.max_body_bytes, the defa
 assert SUMMARY_CHARS <= MAX_BODY_CHARS and FINDING_CHARS <= MAX_BODY_CHARS
 
 
-def data_dir() -> Path:
-    if os.environ.get("KEEPMIND_HOME"):
-        return Path(os.environ["KEEPMIND_HOME"]).expanduser()
+def data_dir(environ) -> Path:
+    if environ.get("KEEPMIND_HOME"):
+        return Path(environ["KEEPMIND_HOME"]).expanduser()
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / "keepmind"
     if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "keepmind"
-    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "keepmind"
+        return Path(environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "keepmind"
+    return Path(environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "keepmind"
 
 
 def configured(home: Path, name: str):
@@ -99,12 +114,149 @@ def configured(home: Path, name: str):
     return node
 
 
-def setting(home: Path, name: str, default: str) -> str:
-    env = os.environ.get("KEEPMIND_" + name.split(".")[-1].upper())
-    if env:
-        return env
+def configured_name(home: Path, name: str, default: str) -> str:
     value = configured(home, name)
     return value if isinstance(value, str) and value else default
+
+
+def setting(home: Path, name: str, default: str) -> str:
+    env = os.environ.get("KEEPMIND_" + name.split(".")[-1].upper())
+    return env or configured_name(home, name, default)
+
+
+# -- the Keepmind of this project's agent: the one its keepmind MCP server uses --------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """Where the hooks find Keepmind, in which scope they act, and how they start it if none runs."""
+    home: Path
+    scope: dict  # {"audience": ..., "boundary": ...}
+    token: str | None  # None: the data dir's token file
+    environ: dict  # the environment the MCP server gets: Claude Code's, with its entry's env
+    serve: list | None  # the command before `mcp` in the MCP server's entry; None: start nothing
+    no_start: str = ""  # why not, when serve is None
+
+
+def expand(text: str, environ) -> str:
+    """${VAR} and ${VAR:-default} expanded as Claude Code expands them in an MCP server's entry (an
+    unset ${VAR} stays as written)."""
+    def one(m):
+        value = environ.get(m[1])
+        return (value if value is not None else m[0]) if m[2] is None else (value or m[2])
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}", one, text)
+
+
+def read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def mcp_argv(entry) -> list[str]:
+    """[command, *args] of a stdio MCP server entry ([] if it is not one)."""
+    if not isinstance(entry, dict) or entry.get("type", "stdio") != "stdio":
+        return []
+    command, args = entry.get("command"), entry.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return []
+    return [command, *args]
+
+
+def runs_keepmind_mcp(argv: list[str]) -> bool:
+    """`.../keepmind [...] mcp ...` or `python -m keepmind mcp ...`, as `--print-config` writes it."""
+    return "mcp" in argv and any(re.split(r"[\\/]", word)[-1].lower() in ("keepmind", "keepmind.exe")
+                                 for word in argv[:argv.index("mcp")])
+
+
+def keepmind_entry(servers) -> dict | None:
+    """An mcpServers object's `keepmind` entry, else the first entry that runs `keepmind mcp`."""
+    if not isinstance(servers, dict):
+        return None
+    for entry in [servers.get("keepmind"), *servers.values()]:
+        if runs_keepmind_mcp(mcp_argv(entry)):
+            return entry
+    return None
+
+
+def mcp_entry(project: Path | None) -> tuple[dict | None, bool]:
+    """The keepmind MCP server Claude Code starts in `project`, from its scopes in the order Claude
+    Code takes them: local (`claude mcp add`'s default: ~/.claude.json under the project's path), project
+    (the project's .mcp.json), user (~/.claude.json's own mcpServers); ~ is CLAUDE_CONFIG_DIR if set.
+    Also whether it came from the project's .mcp.json (which the project, not the user, wrote)."""
+    config = read_json(Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home()) / ".claude.json")
+    projects = config.get("projects") if isinstance(config.get("projects"), dict) else {}
+    scopes = []
+    if project is not None:
+        for key in dict.fromkeys((str(project), str(project.resolve()))):
+            local = projects.get(key)
+            scopes.append((local.get("mcpServers") if isinstance(local, dict) else None, False))
+        scopes.append((read_json(project / ".mcp.json").get("mcpServers"), True))
+    scopes.append((config.get("mcpServers"), False))
+    return next(((e, shipped) for e, shipped in ((keepmind_entry(s), shipped) for s, shipped in scopes)
+                 if e is not None), (None, False))
+
+
+def option(args: list[str], flag: str) -> str | None:
+    """The value `args` give `flag` (`--flag V` or `--flag=V`; the last one wins, as with argparse)."""
+    value = None
+    for i, word in enumerate(args):
+        if word == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif word.startswith(flag + "="):
+            value = word[len(flag) + 1:]
+    return value
+
+
+def inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def setup_for(event) -> Setup:
+    """The data dir and scope of the keepmind MCP server Claude Code starts for this project (its
+    --home, --audience and --boundary, else KEEPMIND_HOME in its env and the mcp.* settings: as
+    `keepmind mcp` takes them), so that both halves of the agent act in one scope, named once.
+    Without such a server: KEEPMIND_HOME, KEEPMIND_AUDIENCE / KEEPMIND_BOUNDARY, else mcp.*."""
+    folder = os.environ.get("CLAUDE_PROJECT_DIR") or (text_field(event, "cwd") if isinstance(event, dict) else "")
+    project = Path(folder) if folder else None
+    entry, shipped = mcp_entry(project)
+    if entry is None:
+        home = data_dir(os.environ)
+        return Setup(home, {"audience": setting(home, "mcp.audience", "personal"),
+                            "boundary": setting(home, "mcp.boundary", "default")},
+                     os.environ.get("KEEPMIND_TOKEN") or None, dict(os.environ), None,
+                     "start it with `keepmind serve`; with the keepmind MCP server configured for this project "
+                     "(see the README), the hooks start it when it is not running")
+    extra = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    environ = {**os.environ, **{k: expand(v, os.environ) for k, v in extra.items() if isinstance(v, str)}}
+    argv = [expand(word, os.environ) for word in mcp_argv(entry)]
+    at = argv.index("mcp")
+    given = option(argv[1:], "--home")
+    home = Path(given).expanduser() if given else data_dir(environ)
+    scope = {"audience": option(argv[at + 1:], "--audience") or configured_name(home, "mcp.audience", "personal"),
+             "boundary": option(argv[at + 1:], "--boundary") or configured_name(home, "mcp.boundary", "default")}
+    token = environ.get("KEEPMIND_TOKEN") or None
+    if "--no-start" in argv[at + 1:]:
+        return Setup(home, scope, token, environ, None,
+                     "the keepmind MCP server is configured with --no-start: start it with `keepmind serve`")
+    if shipped:  # Claude Code asks before it runs a project's server; its command, args and env are the project's
+        return Setup(home, scope, token, environ, None,
+                     "the keepmind MCP server is the project's (.mcp.json), whose command the hooks never run: "
+                     "start Keepmind with `keepmind serve`, or add the server with `claude mcp add`")
+    command = shutil.which(argv[0], path=environ.get("PATH"))
+    if command is None:
+        return Setup(home, scope, token, environ, None, f"{argv[0]}, the keepmind MCP server's command, was not "
+                     "found: start it with `keepmind serve`")
+    if project is not None and inside(Path(command), project):  # a project must not choose what runs
+        return Setup(home, scope, token, environ, None, f"{argv[0]}, the keepmind MCP server's command, is in "
+                     "the project: the hooks do not run it; start Keepmind with `keepmind serve`")
+    return Setup(home, scope, token, environ, [command, *argv[1:at]])
 
 
 def body_cap(home: Path) -> int:
@@ -122,14 +274,20 @@ class NotKeepmind(OSError):
     """What listens at server.json's url is not the Keepmind that wrote it (a stale file)."""
 
 
+class NotStarted(OSError):
+    """No Keepmind runs, and the hook did not start one or the one it started did not come up."""
+
+
 class Keepmind:
-    def __init__(self, home: Path, timeout: float):
+    def __init__(self, setup: Setup, timeout: float):
+        home = setup.home
         info = json.loads((home / "server.json").read_text(encoding="utf-8"))
         self.base = info["url"].rstrip("/") + "/api/v1"
         self.timeout = timeout
+        self.scope = setup.scope
         self.token = None
         self.check_instance(home, info)
-        self.token = os.environ.get("KEEPMIND_TOKEN") or (home / "token").read_text(encoding="utf-8").strip()
+        self.token = setup.token or (home / "token").read_text(encoding="utf-8").strip()
 
     def check_instance(self, home: Path, info: dict) -> None:
         """Before the token goes anywhere: the lock file holds server.json's pid, and the server
@@ -184,7 +342,7 @@ def why_not(home: Path, exc: Exception) -> str:
     message for an HTTP error (not urllib's "HTTP Error 400: BAD REQUEST")."""
     if isinstance(exc, FileNotFoundError) and Path(exc.filename or "").name == "server.json":
         return f"Keepmind is not running for {home} (start it with `keepmind serve`, or let `keepmind mcp` start it)"
-    if isinstance(exc, NotKeepmind):
+    if isinstance(exc, (NotKeepmind, NotStarted)):
         return str(exc)
     if isinstance(exc, urllib.error.HTTPError):
         return f"Keepmind answered {exc.code}: {said(exc) or exc.reason}"
@@ -195,6 +353,96 @@ def why_not(home: Path, exc: Exception) -> str:
 
 def hooks_dir(home: Path) -> Path:
     return home / "hooks" / "claude-code"
+
+
+# -- starting Keepmind when none runs, as `keepmind mcp` does ---------------------------------------
+
+
+def not_running(exc: Exception) -> bool:
+    """Does `exc` say no Keepmind serves the data dir (no server.json, a stale one, nothing listening
+    there)? An answer, even a refusal, or a slow server, is not that."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return False
+    if isinstance(exc, FileNotFoundError):
+        return Path(exc.filename or "").name == "server.json"
+    if isinstance(exc, urllib.error.URLError):
+        return isinstance(exc.reason, ConnectionError)
+    return isinstance(exc, (NotKeepmind, ConnectionError, ValueError, KeyError))  # a half-written server.json
+
+
+def reach(setup: Setup, timeout: float, start_wait: float) -> Keepmind:
+    """The running Keepmind; when none answers, one started in the background as `keepmind mcp`
+    starts one (start_serve), waited for up to `start_wait` seconds: else a turn that ends while
+    nothing runs (the MCP server not started yet, or its Keepmind stopped when idle) would be lost.
+    Hooks that find none at once take turns on a lock file: one starts it, the others find it up."""
+    try:
+        return Keepmind(setup, timeout)
+    except (OSError, ValueError, KeyError) as exc:
+        if not (start_wait and not_running(exc)):
+            raise
+        if setup.serve is None or not setup.home.is_dir():  # a mistyped --home never becomes a new store
+            raise NotStarted(f"Keepmind is not running for {setup.home}: "
+                             + (setup.no_start or "there is no data dir there")) from None
+    deadline = time.monotonic() + start_wait
+    with locked(hooks_dir(setup.home) / "start.lock", start_wait):
+        try:
+            return Keepmind(setup, timeout)  # another hook started it meanwhile
+        except (OSError, ValueError, KeyError) as exc:
+            if not not_running(exc):
+                raise
+        child, log, offset = start_serve(setup)
+        while True:
+            time.sleep(0.1)
+            try:
+                return Keepmind(setup, timeout)
+            except (OSError, ValueError, KeyError) as exc:
+                if not not_running(exc):
+                    raise
+            cause = start_error(log, offset) if child.poll() is not None else None
+            if cause and "already running" not in cause:  # "already running": another one is starting
+                raise NotStarted(f"Keepmind could not start: {cause} (log: {log})")
+            if time.monotonic() >= deadline:
+                raise NotStarted(f"Keepmind, started by the hook, did not answer within {start_wait:g} s"
+                                 f" (log: {log})")
+
+
+def start_serve(setup: Setup) -> tuple[subprocess.Popen, Path, int]:
+    """Start `<the MCP server's command> serve --home HOME --stop-after-idle M` detached (it outlives
+    the hook), logging to <home>/logs/serve.log as `keepmind mcp`'s start does; it stops itself
+    after mcp.server_idle_minutes without a request, so none is orphaned. Returns the child, the
+    log and the log's size before it (what follows is the child's)."""
+    minutes = configured(setup.home, "mcp.server_idle_minutes")
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes < 0:
+        minutes = SERVER_IDLE_MINUTES
+    argv = [*setup.serve, "serve", "--home", str(setup.home.resolve())]
+    if minutes:  # 0: never stops by itself
+        argv += ["--stop-after-idle", f"{minutes:g}"]
+    logs = setup.home / "logs"
+    logs.mkdir(mode=0o700, exist_ok=True)
+    log = logs / "serve.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
+        if sys.platform == "win32" else {"start_new_session": True}
+    with os.fdopen(fd, "ab") as out:
+        offset = os.fstat(fd).st_size
+        # Never the hook's stdout or stderr: Claude Code reads them until they close.
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, close_fds=True,
+                                 cwd=setup.home, env=setup.environ, **detach)
+    return child, log, offset
+
+
+def start_error(log: Path, offset: int) -> str | None:
+    """Why the child failed, from what it wrote to the log after `offset`: its last `error: ...`
+    line (the CLI's words for the person), else its last line."""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read(256_000).decode("utf-8", "replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[len("error: "):] for line in lines if line.startswith("error: ")]
+    return errors[-1] if errors else (lines[-1][:500] if lines else None)
 
 
 def state_path(home: Path, claude_session: str) -> Path:
@@ -323,11 +571,11 @@ def held_session(state: dict) -> str | None:
 
 
 def session_id(km: Keepmind, home: Path, state: dict, event: dict) -> str:
-    """The Keepmind session for this Claude Code session, opened in the configured scope if there is
-    none. One opened in another scope (KEEPMIND_AUDIENCE/BOUNDARY or keepmind.json changed since, or
-    a state file of an older hook, which kept no scope) is ended and replaced."""
-    scope = {"audience": setting(home, "mcp.audience", "personal"),
-             "boundary": setting(home, "mcp.boundary", "default")}
+    """The Keepmind session for this Claude Code session, opened in the scope of setup_for if there
+    is none. One opened in another scope (the MCP server's flags, KEEPMIND_AUDIENCE/BOUNDARY or
+    keepmind.json changed since, or a state file of an older hook, which kept no scope) is ended and
+    replaced."""
+    scope = dict(km.scope)
     sid = held_session(state)
     if sid and state["session"] != {"id": sid, **scope}:
         try:
@@ -574,11 +822,12 @@ def main(argv: list[str]) -> int:
         # Not exit 2: on UserPromptSubmit that blocks the prompt, and a memory never stops Claude Code.
         print(f"keepmind hook: unknown action {action!r}\n{__doc__}", file=sys.stderr)
         return 0
-    home = data_dir()
     try:
         event = json.loads(sys.stdin.read() or "{}")
     except ValueError:
         event = None
+    setup = setup_for(event)
+    home = setup.home
     claude_session = event.get("session_id") if isinstance(event, dict) else None
     if not isinstance(claude_session, str) or not claude_session.strip():
         # Malformed input (not a JSON object, no session id): no Claude Code session to attach memory
@@ -598,10 +847,10 @@ def main(argv: list[str]) -> int:
                                    "error": "the prompt was empty: nothing to recall"})
         return 0
     if action == "end":
-        end(home, path, wait)
+        end(setup, path, wait)
         return 0
     try:
-        km = Keepmind(home, wait)
+        km = reach(setup, wait, START_WAIT_S[action])
         cap = body_cap(home)
         if action == "prompt":
             # recall reads the first RECALL_CHARS characters: more would only be a 400 past MAX_TURN_CHARS
@@ -642,26 +891,28 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def end(home: Path, path: Path, wait: float) -> None:
+def end(setup: Setup, path: Path, wait: float) -> None:
     """SessionEnd: end the Keepmind session (distilled one last time) and forget it. The state file
     goes even when Keepmind cannot be reached: the server passivates the session it named once idle
     for session.idle_timeout_minutes (30 by default), which distils it one last time too."""
+    home = setup.home
     try:
         if path.exists():
             with locked(lock_path(path), wait):  # not while a hook starting now opens the session
-                end_held(home, path, wait)
+                end_held(setup, path, wait)
         else:
-            end_held(home, path, wait)  # no session to end: says so if Keepmind is not there
+            end_held(setup, path, wait)  # no session to end: says so if Keepmind is not there
     except OSError as exc:  # the lock: forget the session all the same
         print(f"keepmind hook (end): {why_not(home, exc)}", file=sys.stderr)
         path.unlink(missing_ok=True)
     prune(hooks_dir(home))
 
 
-def end_held(home: Path, path: Path, wait: float) -> None:
+def end_held(setup: Setup, path: Path, wait: float) -> None:
+    home = setup.home
     sid = held_session(load_state(path))
     try:
-        km = Keepmind(home, wait)
+        km = Keepmind(setup, wait)
         if sid:
             try:
                 km.post(f"/sessions/{sid}/end", {})
