@@ -275,12 +275,19 @@ class Engine(Browsing, Operations):
 
     def find(self, scope: str | Scope, query: str, *, limit: int = 5, include_expired: bool = False,
              include_trace: bool = False) -> list[MemoryItem]:
-        """FTS5 over the memories this scope may see, best match first."""
+        """FTS5 over the memories this scope may see, best match first; fewer than `limit` found by
+        their words are topped up by meaning, above the embedder's cosine floor, when an embedder is
+        loaded ("allergies" finds "I am allergic to peanuts.": the two stem apart)."""
         self._require_enabled()
         scope = self.scope(scope)
         check_readable(scope)
-        return self._read(search.find, scope, query, self.now(), limit=limit,
-                          include_expired=include_expired, include_trace=include_trace)
+        found = self._read(search.find, scope, query, self.now(), limit=limit,
+                           include_expired=include_expired, include_trace=include_trace)
+        if len(found) < limit and self.settings["memory.embeddings.enabled"] and self.models.embedder() is not None:
+            seen = {i.id for i in found}
+            found += [i for i in self.search_memories(scope, query, limit=limit)
+                      if i.id not in seen and (include_trace or i.memory_class != "trace")][:limit - len(found)]
+        return found
 
     def get(self, scope: str | Scope, ids) -> search.GetResult:
         """Memories by id, copied verbatim; a record id resolves to the newest of its chain."""

@@ -50,6 +50,8 @@ def _line(item) -> str:
 def cmd_list(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
         if args.query:
+            if engine.models.embeddings_enabled:  # so fewer matches by words are topped up by meaning
+                engine.models.load(download=False, repair=False, gate=False)
             items = engine.find(LOCAL_VIEW, args.query, limit=args.limit + 1)
         else:
             items = engine.list_memories(LOCAL_VIEW, limit=args.limit + 1)

@@ -336,7 +336,7 @@ def build_server(session: McpSession) -> MCPServer:
         limit="how many memories to return at most",
         include_expired="true: also the memories past their expiry date")
     def find_memories(query: str, limit: int = 5, include_expired: bool = False) -> FindResult:
-        """Search the memories this session may see (lexical, best match first)."""
+        """Search the memories this session may see: by their words, best match first, then by meaning."""
         data = session.call("tools/find_memories", {"query": query, "limit": limit,
                                                     "include_expired": include_expired})
         return FindResult(items=[_memory(d) for d in data["items"]], count=data["count"])
