@@ -274,7 +274,8 @@ class ModelRuntime:
             self._gate_missing = "not installed" if check.missing and not error else f"unavailable: {detail}"
             # Not installed with downloads off is the offline setup the README intends (the offline
             # feature gate decides instead): worth a line in the log, not a warning at every start.
-            intended = check.missing and not error and not self.auto_download
+            # Nor is it one before the download the start tries next (its failure is the warning).
+            intended = check.missing and not error and (not self.auto_download or not download)
             (log.info if intended else log.warning)("memory_relevance_gate_unavailable %s", self._reasons["gate"])
             return
         man = manifests.get(self.models_dir, self.gate_id)

@@ -306,6 +306,25 @@ def test_a_store_past_the_quantizing_size_loads_as_bytes_and_searches_by_the_sto
         assert not index.has(ids[0]) and len(index) == 5
 
 
+def test_a_start_whose_gate_download_fails_warns_once_for_the_failure_not_before_it(tiny_home, clock, caplog):
+    """With auto-download on (the default) and no hub: one WARNING, the failed download's, at each start;
+    the pass before it, which only finds the gate missing, says so at INFO."""
+    import logging
+
+    def unreachable(models_dir, man, progress=None):
+        raise OSError("could not reach the Hugging Face hub (the host name was not found)")
+
+    with caplog.at_level(logging.INFO, logger="keepmind.models"):
+        with _open(tiny_home, clock, memory__embeddings__model_id="tiny-embed") as engine:  # no ms-marco gate
+            runtime = ModelRuntime(engine, downloader=unreachable)
+            runtime.start()
+            assert runtime.wait_ready(30)
+            runtime.stop(timeout_s=30)
+    said = [r for r in caplog.records if "memory_relevance_gate_unavailable" in r.getMessage()]
+    warned = [r for r in said if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "could not reach" in warned[0].getMessage(), [r.getMessage() for r in said]
+
+
 def test_a_gate_not_installed_with_downloads_off_is_logged_not_warned(tiny_home, clock, caplog):
     """The offline setup the README intends: no WARNING line at every start."""
     import logging
