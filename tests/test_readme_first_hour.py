@@ -132,6 +132,9 @@ def test_the_quickstart_mcp_and_agent_sections_work_as_written(machine):
     assert said["keepmind status"].startswith(f"server: running at http://127.0.0.1:{machine['port']}")
     curl = next(v for k, v in said.items() if k.startswith("curl "))
     assert json.loads(curl)["ok"] is True and json.loads(curl)["memory"]["status"] in ("healthy", "degraded")
+    added = next(v for k, v in said.items() if k.startswith("keepmind memories add "))
+    assert added.startswith("kept as doc-"), added  # curated by the running Keepmind
+    assert "I always prefer a window seat when I fly." in said["keepmind memories list"]
     assert said["keepmind stop"].startswith("stopped the Keepmind at")
     assert serve.wait(60) == 0
     with serve.stdout:

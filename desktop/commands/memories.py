@@ -1,7 +1,10 @@
-"""`keepmind memories list|show` and `keepmind sessions list`: what Keepmind holds, from a shell.
+"""`keepmind memories list|show|add` and `keepmind sessions list`: what Keepmind holds, from a shell.
 
 They read the store of the data dir directly (no server needed) with the local view: every
-audience a personal token sees, in every boundary.
+audience a personal token sees, in every boundary. `memories add` stores one memory as an agent's
+store_memory does (curated: secrets blocked, duplicates skipped), in the scope agents use
+(mcp.audience / mcp.boundary unless told), and waits for the running Keepmind to curate it, or
+curates it here when none runs.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import sys
 from keepmind.engine import InvalidInput, NotFound, Scope, open_engine
 from keepmind.engine.clock import iso
 
-from ..paths import home_of, home_option
+from ..paths import home_of, home_option, load_home_settings
 from .numbers import positive_int
 from .terminal import for_terminal, json_for_terminal, one_line
 
@@ -27,6 +30,17 @@ def register(sub) -> None:
     q.add_argument("--limit", type=positive_int, default=20, help="at most this many (default 20)")
     q.add_argument("--json", action="store_true", help="print JSON Lines")
     q.set_defaults(func=cmd_list)
+    q = msub.add_parser("add", help="remember something: one memory, curated as an agent's store_memory is")
+    home_option(q)
+    q.add_argument("text", metavar="TEXT", help='what to remember, in words ("I prefer window seats.")')
+    q.add_argument("--title", default="", help="its title (default: from its text)")
+    q.add_argument("--audience", choices=("personal", "team"), default=None,
+                   help="who may recall it (default: mcp.audience in keepmind.json, personal)")
+    q.add_argument("--boundary", default=None,
+                   help="where it may be recalled (default: mcp.boundary in keepmind.json, 'default'), the one "
+                        "your agents' sessions use")
+    q.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    q.set_defaults(func=cmd_add)
     q = msub.add_parser("show", help="one memory by id, with its revisions")
     home_option(q)
     q.add_argument("memory_id")
@@ -63,6 +77,53 @@ def cmd_list(args) -> int:
     if more:  # on stderr: --json's lines stay JSON; a person checking what was learnt sees there is more
         print(f"the first {args.limit} shown: there are more (--limit N shows more)", file=sys.stderr)
     return 0
+
+
+def cmd_add(args) -> int:
+    from .imports import _curated_by_server, _curated_here, _embed_here, _embedded_by_server, _embedder_here, _running
+
+    home = home_of(args, create=True)
+    settings = load_home_settings(home)
+    audience = args.audience or settings["mcp.audience"]
+    boundary = args.boundary or settings["mcp.boundary"]
+    url = _running(home)
+    with open_engine(home, settings=settings, start_workers=False) as engine:
+        session = engine.open_session(audience, boundary, channel="cli", title="keepmind memories add")
+        try:
+            queued = engine.store_memory(session, args.title, args.text)
+        finally:
+            engine.end_session(session)
+        if queued.action != "queued":  # paused, or refused as a secret
+            print(for_terminal(f"not kept: {queued.reason}"), file=sys.stderr)
+            return 1
+        where = {queued.checkpoint_id: "the memory"}
+        if url:
+            outcome = _curated_by_server(engine, home, where, url)
+            embedded = _embedded_by_server(engine, url, outcome["memory_ids"]) if outcome["memory_ids"] else ""
+        else:
+            _embedder_here(engine)  # curation compares by meaning
+            outcome = _curated_here(engine, where)
+            embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else ""
+        said = _outcome_line(outcome, f"{audience}/{boundary}")
+        if args.json:
+            print(json_for_terminal({"scope": {"audience": audience, "boundary": boundary}, "said": said,
+                                     "memory_ids": outcome["memory_ids"], "counts": outcome["counts"],
+                                     "embeddings": embedded}))
+        else:
+            print(for_terminal("\n".join(line for line in (said, embedded) if line)))
+    return 0 if outcome["counts"]["kept"] or outcome["counts"]["merged"] else 1
+
+
+def _outcome_line(outcome: dict, scope: str) -> str:
+    counts, ids = outcome["counts"], outcome["memory_ids"]
+    if counts["kept"]:
+        return f"kept as {ids[0]} in {scope}"
+    if counts["merged"]:
+        return f"added to {ids[0]}, which said part of it already ({scope})"
+    if counts["waiting"]:
+        return "queued: the running Keepmind curates it when memory is on again (`keepmind status` says why not)"
+    why = ", ".join(outcome["skipped_reasons"]) or "; ".join(outcome["examples"]) or "nothing new"
+    return f"not kept: {why}"
 
 
 def cmd_show(args) -> int:
