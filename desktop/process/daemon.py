@@ -73,8 +73,9 @@ def ensure_local_token(engine, home: Path) -> str:
 
 
 def _port_in_use(port: int, exc: OSError) -> PortInUse:
-    return PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program using it, or pick "
-                     "another port with --port or server.port")
+    # said by the tray, `open` and `mcp`'s start too, which take no --port: server.port serves them all
+    return PortInUse(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}): stop the program using it, or give "
+                     "Keepmind another port: server.port in keepmind.json (`keepmind serve --port N` for one run)")
 
 
 class Daemon:

@@ -184,6 +184,7 @@ def test_mcp_reports_the_cause_of_a_failed_start_and_does_not_retry_it_on_every_
         kill_server_of(home)
     assert all(is_error for is_error, _, _ in results)
     assert all(f"cannot listen on 127.0.0.1:{taken_port}" in text for _, text, _ in results)
+    assert "another port: server.port in keepmind.json" in results[0][1]  # mcp's start takes no --port
     assert all(seconds < 3 for _, _, seconds in results[1:])  # answered from memory, no new start
     assert "tried again in" in results[1][1]
     starts = (home / "logs" / "serve.log").read_text().count(f"cannot listen on 127.0.0.1:{taken_port}")
