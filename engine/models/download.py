@@ -90,7 +90,9 @@ def download_model(models_dir: Path, man: Manifest, *, progress: ProgressFn | No
                     raise ModelError(f"the hub has no {path} in {repo} at {revision[:12]} ({_short(exc)}); "
                                      "the manifest or the endpoint (HF_ENDPOINT) is wrong") from None
                 offline = (", or on machines without hub access run `keepmind models install-offline`"
-                           if man.role == "embedder" else "")
+                           if man.role == "embedder" else
+                           ", or download it where the hub is reachable and bring its folder here with "
+                           "`keepmind models import FOLDER`")
                 raise ModelError(f"could not reach the Hugging Face hub for {man.id} ({_short(exc)}); "
                                  f"check the connection (or HF_ENDPOINT){offline}") from None
             if meta.commit_hash and meta.commit_hash != revision:

@@ -1,5 +1,6 @@
 """Downloads from a fake hub on loopback: verified, atomic, recoverable, and never when switched off."""
 
+import dataclasses
 import time
 import types
 
@@ -166,3 +167,8 @@ def test_an_unreachable_hub_is_said_in_words_not_as_the_librarys_exception(tmp_p
     said = str(info.value)
     assert "could not reach the Hugging Face hub" in said and "the connection was refused" in said
     assert "ConnectError" not in said and "Errno" not in said
+    assert "install-offline" in said  # an embedder: the offline pack is the way on
+    gate = dataclasses.replace(published, role="gate")
+    with pytest.raises(ModelError) as info:
+        download_model(tmp_path / "models", gate, endpoint=closed, timeout_s=5)
+    assert str(info.value).endswith("`keepmind models import FOLDER`")  # a gate: bring its folder
