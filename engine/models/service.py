@@ -14,6 +14,7 @@ until a caller (a test, the CLI) calls `load()` itself.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -333,9 +334,7 @@ class ModelRuntime:
         try:
             self.load(download=False, repair=False)
             self._ready.set()  # models are usable now; downloads and gap repair follow
-            missing = (self.embeddings_enabled and self._embedder is None) or (
-                self.gate_enabled and self._gate is None)
-            if missing and self.auto_download and not self._stop.is_set():
+            if self._missing() and self.auto_download and not self._stop.is_set():
                 self.load(download=True, repair=False)
             if not self._stop.is_set():
                 self.last_repair = self.repair_gaps()
@@ -344,11 +343,17 @@ class ModelRuntime:
         finally:
             self._ready.set()
         warmed = time.monotonic()
+        seen = self._models_dir_state()
         while not self._stop.is_set():
             self._wake.wait(GAP_CHECK_SECONDS)
             if self._stop.is_set():
                 break
             try:
+                if self._missing() and (now := self._models_dir_state()) != seen:
+                    # a model installed beside this process (`keepmind models import` in a shell): use it
+                    seen = now
+                    log.info("memory_models_dir_changed: loading")
+                    self.load(download=False)
                 if self._wake.is_set() or self.gap_noticed():
                     self.run_once()
                 elif time.monotonic() - warmed >= KEEP_WARM_SECONDS:
@@ -356,6 +361,18 @@ class ModelRuntime:
                     warmed = time.monotonic()
             except Exception:  # noqa: BLE001 - the loop outlives one bad tick (e.g. closing)
                 log.debug("memory_models_tick_failed", exc_info=True)
+
+    def _missing(self) -> bool:
+        """A model this process should use is not loaded (not installed when it looked)."""
+        return (self.embeddings_enabled and self._embedder is None) or (self.gate_enabled and self._gate is None)
+
+    def _models_dir_state(self) -> tuple:
+        """What the models dir holds, cheaply: each entry's name and change time (a model installed
+        there is renamed into place, so its folder appears, or the custom manifests file changes)."""
+        try:
+            return tuple(sorted((e.name, e.stat().st_mtime_ns) for e in os.scandir(self.models_dir)))
+        except OSError:
+            return ()
 
     def run_once(self) -> RepairResult | bool:
         """One tick: a gap repair when one was asked for or live memories lack vectors since the last

@@ -335,3 +335,29 @@ def test_a_gate_not_installed_with_downloads_off_is_logged_not_warned(tiny_home,
             engine.models.load()
     said = [r for r in caplog.records if "memory_relevance_gate_unavailable" in r.getMessage()]
     assert said and all(r.levelno == logging.INFO for r in said)
+
+
+def test_a_model_installed_beside_a_running_keepmind_is_taken_up_without_a_restart(tmp_path, clock, tiny):
+    """`keepmind models import` in a shell while the tray runs: status said the model was missing
+    until a restart."""
+    import time
+
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    with _open(home, clock, memory__embeddings__model_id="tiny-embed", memory__embeddings__auto_download=False,
+               memory__recall__gate__enabled=False) as engine:
+        runtime = ModelRuntime(engine)
+        runtime.start()
+        try:
+            assert runtime.wait_ready(30) and runtime.embedder() is None
+            staging = tmp_path / "staging"
+            tiny.install_tiny(staging, "tiny-embed")  # then moved into place, as an install is
+            for entry in staging.iterdir():
+                entry.rename(home / "models" / entry.name)
+            deadline = time.monotonic() + 20
+            while runtime.embedder() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert runtime.embedder() is not None and runtime.embedder().model_id == "tiny-embed"
+            assert not any("embeddings" in r for r in runtime.status_reasons())
+        finally:
+            runtime.stop(timeout_s=30)
