@@ -33,7 +33,15 @@ class Autostart:
     content: str
 
     def enabled(self) -> bool:
-        return self.path.is_file()
+        """This entry is the login entry (one per user: another data dir's entry is not this one)."""
+        return self.written() == self.content
+
+    def written(self) -> str | None:
+        """The login entry there now, whichever data dir it starts (None: there is none)."""
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def enable(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +62,8 @@ class Autostart:
 def launch_command(*, home: Path | None = None, frozen: bool = False, executable: str = sys.executable,
                    platform: str = sys.platform) -> list[str]:
     """The command that starts the tray: the app itself when built (PyInstaller), else this
-    Python running the package (pythonw on Windows: no console window). `--home` only when the
+    Python running the package (pythonw on Windows: no console window; -P: a folder named
+    `keepmind` where the session starts cannot stand in for the package). `--home` only when the
     data dir was chosen explicitly."""
     if frozen:
         args = [executable]
@@ -63,7 +72,7 @@ def launch_command(*, home: Path | None = None, frozen: bool = False, executable
         if platform == "win32":
             windowless = PureWindowsPath(executable).with_name("pythonw.exe")
             python = str(windowless) if Path(str(windowless)).exists() else executable
-        args = [python, "-m", "keepmind"]
+        args = [python, "-P", "-m", "keepmind"]
     return args + (["--home", str(home)] if home is not None else [])
 
 

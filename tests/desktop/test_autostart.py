@@ -21,20 +21,40 @@ def test_autostart_on_writes_an_xdg_entry_that_starts_the_tray_and_off_removes_i
     assert main(["autostart", "status"]) == 0
     assert "autostart: off" in capsys.readouterr().out
     assert main(["autostart", "on", "--home", str(home)]) == 0
-    assert f"autostart: on (Keepmind starts at login: {entry})" in capsys.readouterr().out
+    assert f"autostart: on (Keepmind starts at login on {home}: {entry})" in capsys.readouterr().out
     lines = entry.read_text().splitlines()
     assert lines[0] == "[Desktop Entry]" and "Type=Application" in lines and "Terminal=false" in lines
     exec_line = next(x for x in lines if x.startswith("Exec="))
     # the desktop spec's quoting is shell-compatible for these characters: the command round-trips
-    assert shlex.split(exec_line[5:]) == [sys.executable, "-m", "keepmind", "--home", str(home.resolve())]
+    assert shlex.split(exec_line[5:]) == [sys.executable, "-P", "-m", "keepmind", "--home", str(home.resolve())]
     icon = Path(next(x for x in lines if x.startswith("Icon="))[5:])
     assert icon.name == "keepmind-healthy-64.png" and icon.is_file()
-    assert main(["autostart", "status"]) == 0
-    assert "autostart: on" in capsys.readouterr().out
-    assert main(["autostart", "off"]) == 0
+    assert main(["autostart", "status", "--home", str(home)]) == 0
+    assert f"autostart: on for {home}" in capsys.readouterr().out
+    assert main(["autostart", "off", "--home", str(home)]) == 0
     assert "removed" in capsys.readouterr().out and not entry.exists()
     assert main(["autostart", "off"]) == 0
     assert "there was no entry" in capsys.readouterr().out
+
+
+def test_one_login_entry_per_user_is_said_for_the_data_dir_it_starts(tmp_path, monkeypatch, capsys):
+    """A walk found `autostart status --home B` saying "on" for A's entry, `on --home B` replacing A's
+    silently, and KEEPMIND_HOME alone written nowhere (the login session does not have it)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(sys, "platform", "linux")
+    entry = tmp_path / "config" / "autostart" / "keepmind.desktop"
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["autostart", "on", "--home", str(a)]) == 0
+    capsys.readouterr()
+    assert main(["autostart", "status", "--home", str(b)]) == 0
+    assert capsys.readouterr().out.startswith(f"autostart: off for {b}; the login entry starts another data dir")
+    assert main(["autostart", "on", "--home", str(b)]) == 0
+    assert "it replaced the entry that started another data dir" in capsys.readouterr().out
+    assert f"--home {b.resolve()}" in entry.read_text()
+    monkeypatch.setenv("KEEPMIND_HOME", str(a))
+    assert main(["autostart", "on"]) == 0
+    capsys.readouterr()
+    assert f"--home {a.resolve()}" in entry.read_text()  # written in: the login session has no KEEPMIND_HOME
 
 
 def test_desktop_exec_quotes_what_the_spec_reserves():
@@ -73,4 +93,4 @@ def test_the_windows_startup_entry_is_a_cmd_in_the_startup_folder(tmp_path):
 def test_the_launch_command_is_the_app_when_built_and_python_m_keepmind_otherwise(tmp_path):
     assert launch_command(frozen=True, executable="/opt/keepmind/keepmind") == ["/opt/keepmind/keepmind"]
     assert launch_command(executable="/usr/bin/python3", platform="linux", home=tmp_path) == [
-        "/usr/bin/python3", "-m", "keepmind", "--home", str(tmp_path)]
+        "/usr/bin/python3", "-P", "-m", "keepmind", "--home", str(tmp_path)]
