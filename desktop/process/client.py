@@ -8,6 +8,7 @@ and only then sends the local token (or the one it is given).
 from __future__ import annotations
 
 import hmac
+import os
 import secrets
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from keepmind.engine import EngineError, make_private_dir, open_private
 from keepmind.webui.security import instance_proof
 
 from .files import read_lock_pid, read_server_json, read_token_file
+from .logs import MAX_BYTES
 
 
 class ApiError(EngineError):
@@ -130,6 +132,16 @@ class Started:
     offset: int  # the log's size before this start: what follows is this child's
 
 
+def rotate_serve_log(log: Path, max_bytes: int = MAX_BYTES) -> None:
+    """serve.log takes every background start's output, appended: past `max_bytes` it becomes
+    serve.log.1 (the one before goes), so it never grows without end."""
+    try:
+        if log.stat().st_size > max_bytes:
+            os.replace(log, log.with_name(log.name + ".1"))
+    except OSError:
+        pass  # none yet, or not ours to move: appending still works
+
+
 def start_background(home: Path, *, idle_stop_minutes: float | None = None) -> Started:
     """Start `keepmind serve --home HOME` detached, logging to <home>/logs/serve.log; with
     `idle_stop_minutes` it stops itself once idle that long (see Daemon.idle_expired)."""
@@ -142,6 +154,7 @@ def start_background(home: Path, *, idle_stop_minutes: float | None = None) -> S
     argv = [sys.executable, "-P", "-m", "keepmind", "serve", "--home", str(Path(home).resolve())]
     if idle_stop_minutes:
         argv += ["--stop-after-idle", f"{idle_stop_minutes:g}"]
+    rotate_serve_log(log)
     with open_private(log, "ab") as log_file:
         offset = log_file.tell()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,

@@ -23,3 +23,16 @@ def test_named_events_go_to_a_size_capped_rotating_file(tmp_path):
     assert all(p.stat().st_size <= 2_000 for p in log_path(home).parent.iterdir())
     text = "".join(p.read_text() for p in log_path(home).parent.iterdir())
     assert "memory_recall_coverage_gap filler=199" in text and "keep_warm_failed" not in text
+
+
+def test_serve_log_of_background_starts_is_rotated_not_grown_without_end(tmp_path):
+    from keepmind.desktop.process.client import rotate_serve_log
+
+    log = tmp_path / "serve.log"
+    log.write_bytes(b"old start\n" * 10)
+    rotate_serve_log(log, max_bytes=1_000)
+    assert log.exists() and not (tmp_path / "serve.log.1").exists()  # small: kept as it is
+    log.write_bytes(b"x" * 1_001)
+    rotate_serve_log(log, max_bytes=1_000)
+    assert not log.exists() and (tmp_path / "serve.log.1").read_bytes() == b"x" * 1_001
+    rotate_serve_log(tmp_path / "none.log")  # no log yet: nothing to do, no error

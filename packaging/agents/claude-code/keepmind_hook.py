@@ -74,6 +74,7 @@ TIMEOUT_S = {"prompt": 3.0, "stop": 5.0, "precompact": 8.0, "subagent": 8.0, "en
 # room for it). SessionEnd starts none: the server passivates a session left open once it is idle.
 START_WAIT_S = {"prompt": 6.0, "stop": 10.0, "precompact": 10.0, "subagent": 10.0, "end": 0.0}
 SERVER_IDLE_MINUTES = 30  # engine/settings.py mcp.server_idle_minutes, the default
+SERVE_LOG_MAX_BYTES = 5 * 1024 * 1024  # desktop/process/logs.py MAX_BYTES
 RECALL_LOG = "recalls.jsonl"
 RECALL_LOG_KEEP = 200
 SUMMARY_CHARS = 24_000  # what a compaction posts at most (the newest turns win)
@@ -420,6 +421,9 @@ def start_serve(setup: Setup) -> tuple[subprocess.Popen, Path, int]:
     logs = setup.home / "logs"
     logs.mkdir(mode=0o700, exist_ok=True)
     log = logs / "serve.log"
+    with contextlib.suppress(OSError):  # past 5 MB it becomes serve.log.1, as `keepmind mcp`'s start does
+        if log.stat().st_size > SERVE_LOG_MAX_BYTES:
+            os.replace(log, log.with_name(log.name + ".1"))
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     detach = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS} \
         if sys.platform == "win32" else {"start_new_session": True}
