@@ -139,7 +139,18 @@ class TrayApp:
             log.exception("tray_action_failed action=%s", action)
             self.notify("Keepmind", f"{action} failed: {exc}; see {log_path(self.daemon.home)}")
 
+    def _server_down(self) -> bool:
+        """Our own HTTP server stopped (the pages and agents cannot reach Keepmind): say so, and
+        open no page at a dead address."""
+        if self.daemon.server.running:
+            return False
+        self.notify("Keepmind's server stopped", f"Pages and agents cannot reach {self.daemon.url}: quit Keepmind "
+                    f"from this menu and start it again (the log says why: {log_path(self.daemon.home)})")
+        return True
+
     def do_open(self) -> None:
+        if self._server_down():
+            return
         self.browser_open(open_url(self.daemon.home, self.daemon.url))
 
     def do_pause(self) -> None:
@@ -162,10 +173,12 @@ class TrayApp:
         self.watch.run_once(doctor=False)
         title, text = doctor_summary(checks)
         self.notify(title, text)
-        if any(c.level != "pass" for c in checks):
+        if any(c.level != "pass" for c in checks) and not self._server_down():
             self.browser_open(open_url(self.daemon.home, self.daemon.url, "/doctor"))
 
     def do_copy(self) -> None:
+        if self._server_down():
+            return
         text = connection_details(self.daemon.url, home_flag=self.home_flag, command=self.command)
         if copy_text(text, self.clipboard):
             self.notify("Keepmind: agent connection details copied", text)

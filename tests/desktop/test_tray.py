@@ -298,3 +298,12 @@ def test_without_a_display_keepmind_says_so_and_serves(tmp_path):
             proc.kill()
     assert proc.returncode == 0, err
     assert not (home / "server.json").exists() and not (home / "keepmind.lock").exists()
+
+
+def test_with_its_server_stopped_the_menu_says_so_instead_of_opening_a_dead_address(tray):
+    tray.live.daemon.server.stop()
+    for action in ("open", "copy", "doctor"):
+        tray.perform(action)
+        assert tray.opened == [], action
+        title, text = tray.notes.calls[-1]
+        assert title == "Keepmind's server stopped" and "quit Keepmind from this menu and start it again" in text
