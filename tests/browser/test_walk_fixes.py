@@ -66,6 +66,12 @@ def test_a_merge_asks_first_and_a_merge_across_types_says_so(page, live):
     dialog.get_by_role("button", name="Merge", exact=True).click()
     page.wait_for_function("() => document.querySelector('h1').textContent === 'Bob'")
     assert page.get_by_text("Also known as Anna").is_visible()
+    shot(page, "merged-with-undo")
+    page.get_by_role("button", name="Undo this merge").click()  # a slip undone: Anna's page again
+    page.wait_for_function("() => document.querySelector('h1').textContent === 'Anna'")
+    assert page.get_by_role("link", name="Anna and tea").is_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Anchors").click()
+    assert page.get_by_role("link", name="Bob", exact=True).is_visible()
 
 
 def test_the_backlog_refreshing_itself_leaves_the_focus_on_retry(page, live, clock):
