@@ -114,12 +114,15 @@ def test_a_settings_answer_stands_by_the_field_or_button_and_takes_the_focus(pag
     group.get_by_label("memory.recall.max_items").fill("99")
     group.get_by_label("memory.recall.receipt_retention_days").fill("-5")
     group.get_by_role("button", name="Save recall").click()
-    error = page.locator("#group-recall .field-error")
+    error = page.locator("#group-recall [id='e-memory.recall.max_items']")
     error.wait_for()
     hx_settle(page)
-    assert page.evaluate("() => document.activeElement.id") == "f-memory.recall.max_items"
+    assert page.locator("#group-recall .field-error").count() == 2  # both bad values, each at its field
+    assert "receipt_retention_days" in page.locator("#group-recall [id='e-memory.recall.receipt_retention_days']"
+                                                    ).inner_text()
+    assert page.evaluate("() => document.activeElement.id") == "f-memory.recall.max_items"  # the first
     assert "memory.recall.max_items" in error.inner_text() and "Nothing in Recall was saved." in error.inner_text()
-    assert in_view(page, "#group-recall .field-error")
+    assert in_view(page, "#group-recall [id='e-memory.recall.max_items']")
     shot(page, "settings-error-at-field")
     page.locator("#group-recall").get_by_label("memory.recall.max_items").fill("4")
     page.locator("#group-recall").get_by_label("memory.recall.receipt_retention_days").fill("14")
