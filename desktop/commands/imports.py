@@ -148,6 +148,21 @@ def _embed_left(engine) -> str:
             + (f" ({repaired.failed} failed: `keepmind memory backfill-embeddings`)" if repaired.failed else ""))
 
 
+def curate(engine, home: Path, where: dict[str, str], url: str | None, *, embed_left: bool = True
+           ) -> tuple[dict, str]:
+    """Have the queued checkpoints `where` curated and what they kept embedded: by the Keepmind at
+    `url`, else here (then, with `embed_left`, also what an earlier import left without a vector).
+    Returns the outcome (mdimport.outcome) and what was said of the embeddings."""
+    if url:
+        outcome = _curated_by_server(engine, home, where, url)
+        return outcome, _embedded_by_server(engine, url, outcome["memory_ids"]) if outcome["memory_ids"] else ""
+    _embedder_here(engine)  # first: curation compares by meaning, and embeds what it keeps
+    outcome = _curated_here(engine, where)
+    if outcome["memory_ids"]:
+        return outcome, _embed_here(engine, outcome["memory_ids"])
+    return outcome, _embed_left(engine) if embed_left else ""
+
+
 def _summary(report: dict, outcome: dict) -> list[str]:
     counts = outcome["counts"]
     lines = [f"  kept {counts['kept']} as new memories"]
@@ -218,13 +233,7 @@ def _import(args) -> int:
                      + f", skipped {report['skipped']} already present", embedded]
         else:
             where = report["checkpoints"]
-            if url and where:
-                outcome = _curated_by_server(engine, home, where, url)
-                embedded = _embedded_by_server(engine, url, outcome["memory_ids"]) if outcome["memory_ids"] else ""
-            else:
-                _embedder_here(engine)  # first: curation compares by meaning, and embeds what it keeps
-                outcome = _curated_here(engine, where)
-                embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else _embed_left(engine)
+            outcome, embedded = curate(engine, home, where, url if where else None)
             out = {**report, "scope": {"audience": audience, "boundary": boundary}, "outcome": outcome,
                    "embeddings": embedded}
             lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "

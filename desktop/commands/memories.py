@@ -80,7 +80,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from .imports import _curated_by_server, _curated_here, _embed_here, _embedded_by_server, _embedder_here, _running
+    from .imports import _running, curate
 
     home = home_of(args, create=True)
     settings = load_home_settings(home)
@@ -97,13 +97,7 @@ def cmd_add(args) -> int:
             print(for_terminal(f"not kept: {queued.reason}"), file=sys.stderr)
             return 1
         where = {queued.checkpoint_id: "the memory"}
-        if url:
-            outcome = _curated_by_server(engine, home, where, url)
-            embedded = _embedded_by_server(engine, url, outcome["memory_ids"]) if outcome["memory_ids"] else ""
-        else:
-            _embedder_here(engine)  # curation compares by meaning
-            outcome = _curated_here(engine, where)
-            embedded = _embed_here(engine, outcome["memory_ids"]) if outcome["memory_ids"] else ""
+        outcome, embedded = curate(engine, home, where, url, embed_left=False)
         said = _outcome_line(outcome, f"{audience}/{boundary}")
         if args.json:
             print(json_for_terminal({"scope": {"audience": audience, "boundary": boundary}, "said": said,
