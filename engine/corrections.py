@@ -11,6 +11,7 @@ from __future__ import annotations
 import apsw
 
 from .db import one, rows, scalar
+from .edit import follow_edges
 from .errors import InvalidInput, NotFound, ScopeError
 from .policy import PRIVACY_RANK, Scope, permitted_sql
 from .store import load_visible, revise_document, supersede_record, upsert_anchor
@@ -28,8 +29,10 @@ def revert(conn: apsw.Connection, scope: Scope, memory_id: str, revision: int, n
         raise NotFound(f"{memory_id} has no revision {revision}")
     if revision == row["revision"]:
         raise InvalidInput(f"revision {revision} is already the current one")
-    return revise_document(conn, row, old["title"], old["body"], now, source=source,
-                           reason=f"revert to {revision}")
+    number = revise_document(conn, row, old["title"], old["body"], now, source=source,
+                             reason=f"revert to {revision}")
+    follow_edges(conn, row, row["id"], old["body"], now)  # the graph goes back with the text
+    return number
 
 
 def tombstone_row(conn: apsw.Connection, tombstone_id: str, ceiling: str,

@@ -7,8 +7,10 @@ superseding record; a delete leaves a tombstone so the same claim is not learnt 
 
 from __future__ import annotations
 
+import re
+
 from . import graph_edit, store
-from .db import one, scalar
+from .db import one, rows, scalar
 from .errors import InvalidInput, ScopeError
 from .memory import MAX_BODY_CHARS, clean_text, title_follows
 from .policy import PRIVACY_RANK, Scope
@@ -73,10 +75,12 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         _follow_topic_name(conn, scope, row, old_text, new_text, now)
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
+        follow_edges(conn, row, row["id"], body, now)
         return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
                                         "retitle": "retitled"}[mode], replacements=count,
                             revision=revision)
     new = store.supersede_record(conn, row, new_title, body, now, source=source)
+    follow_edges(conn, row, new, body, now)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count)
 
 
@@ -100,3 +104,38 @@ def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: s
         graph_edit.rename(conn, scope, anchor["anchor_id"], anchor["canonical_name"].replace(old_text, new_text), now)
     except InvalidInput:
         pass  # the new name is another anchor's: the correction stands, the name waits for a person
+
+
+def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
+    """The graph says what the corrected text says. An open edge the memory asserted holds on only
+    while the new text still names its target (by its name or an alias): corrected from "lives in
+    Trondheim" to "lives in Bergen", the Trondheim edge closes now (its interval is kept), and "I
+    have no debts." retires the landlord. The people and places the new text names are asserted
+    as store_memory asserts them (an exclusive relation closes the old value), by `memory_id`: a
+    superseding record takes over the edges its predecessor asserted, so deleting it closes them.
+
+    Asserted by an LLM or by hand, an edge needs no cue phrase in the text, only its target's
+    name: "Anna, my sister, lives in Lisbon" rewritten to "Anna moved to Lisbon last year" keeps
+    the sister edge."""
+    from .writepath import extractor  # the write path's cue phrases, as a memory is first learnt
+
+    for edge in rows(conn, "SELECT e.edge_id, e.to_anchor_id FROM memory_edges e WHERE e.asserted_by=?"
+                           " AND e.valid_to IS NULL", (row["id"],)):
+        names = [n for (n,) in conn.execute(
+            "SELECT canonical_name FROM memory_anchors WHERE anchor_id=? UNION"
+            " SELECT alias FROM anchor_aliases WHERE anchor_id=?", (edge["to_anchor_id"],) * 2)]
+        if any(_names(body, name) for name in names):
+            conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
+        else:
+            conn.execute("UPDATE memory_edges SET valid_to=? WHERE edge_id=?", (now, edge["edge_id"]))
+    facts = extractor.graph_facts(body)
+    relations = [store.Relation(r.relation, r.target, r.target_type, exclusive=r.exclusive, source=r.source,
+                                source_type=r.source_type) for r in extractor.relations(facts, "User")]
+    store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
+                           boundary=row["boundary"], asserted_by=memory_id, now=now,
+                           confidence=row.get("confidence") or 0.8)
+
+
+def _names(text: str, name: str) -> bool:
+    """True when `text` says `name` as a word (any case): "Bergen" is not in "Bergenfield"."""
+    return bool(name.strip()) and re.search(rf"(?<!\w){re.escape(name.strip())}(?!\w)", text, re.I) is not None

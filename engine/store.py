@@ -376,6 +376,40 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
             (new_id("tomb"), fingerprint(row["body"]), row["audience"], row["boundary"], row["id"],
              reason, source, now),
         )
+        forget_in_receipts(conn, row)
+
+
+DELETED_TITLE = "(deleted memory)"
+
+
+def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
+    """A memory deleted as wrong leaves the recall receipts that held it: their copy of its text and
+    title is blanked (the receipt still says a memory was injected, by id, and why), so a session's
+    token cannot read it back for the receipts' 14 days. Returns the receipts changed."""
+    ids = [row["id"]]
+    if row["kind"] == "record":  # the earlier records of its chain said the same claim
+        ids = [r[0] for r in conn.execute(
+            "WITH RECURSIVE chain(id, older) AS (SELECT record_id, supersedes_record_id FROM memory_records"
+            " WHERE record_id = ? UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
+            " JOIN chain ON r.record_id = chain.older) SELECT id FROM chain", (row["id"],))] or ids
+    gone = set(ids)
+    changed = 0
+    for memory_id in ids:  # an id is unique text: a LIKE finds every receipt that names it
+        for receipt_id, text in list(conn.execute(
+                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
+                (f'%"{memory_id}"%',))):
+            body = json.loads(text)
+            for item in body.get("injected") or []:
+                if item.get("id") in gone:
+                    item.update(title=DELETED_TITLE, content="", deleted=True)
+            for item in body.get("considered") or []:
+                if item.get("id") in gone:
+                    item.update(title=DELETED_TITLE, deleted=True)
+            new = json.dumps(body)
+            if new != text:
+                conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
+                changed += 1
+    return changed
 
 
 def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:

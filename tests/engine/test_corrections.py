@@ -263,3 +263,44 @@ def test_a_correction_renames_the_topic_anchor_named_by_its_words(engine, clock)
         [(name,)] = conn.execute("SELECT canonical_name FROM memory_anchors WHERE anchor_type='topic'").fetchall()
         aliases = [a for (a,) in conn.execute("SELECT alias FROM anchor_aliases")]
     assert name == before.replace("Tuesdays", "Thursdays") and before in aliases
+
+
+def _current(engine, viewer, name):
+    anchor = next(a for a in engine.anchors(viewer) if a.name == name)
+    return sorted((e.from_name, e.relation, e.to_name) for e in engine.edges(viewer, anchor.id) if e.current)
+
+
+def test_a_correction_takes_the_graph_along(engine, me, clock):
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    doc = engine.store(sid, "Home", "My sister Anna lives in Trondheim.", anchor="Anna", anchor_type="person",
+                       relations=[Relation("sister", "Anna", "person", False, "User", "person"),
+                                  Relation("lives_in", "Trondheim", "place", True, "Anna", "person")]).id
+    assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Trondheim"), ("User", "sister", "Anna")]
+    clock.advance(1000)
+    engine.update(sid, doc, old_text="Trondheim", new_text="Bergen")
+    # the old home is closed, not erased; the sister edge stands, since the text still names Anna
+    assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Bergen"), ("User", "sister", "Anna")]
+    trondheim = next(a for a in engine.anchors(viewer) if a.name == "Trondheim")
+    [old] = engine.edges(viewer, trondheim.id)
+    assert not old.current
+    engine.revert(viewer, doc, 1)  # going back to the first text takes the graph back too
+    assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Trondheim"), ("User", "sister", "Anna")]
+
+
+def test_a_rewritten_record_retires_what_it_no_longer_says_and_its_deletion_closes_the_rest(engine, me):
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    rec = engine.store(sid, "Rent", "I owe rent to my landlord Olsen.", memory_class="evidence",
+                       relations=[Relation("owes", "Olsen", "person", False, "User", "person"),
+                                  Relation("landlord", "Olsen", "person", False, "User", "person")]).id
+    assert _current(engine, viewer, "Olsen") == [("User", "landlord", "Olsen"), ("User", "owes", "Olsen")]
+    new = engine.update(sid, rec, new_content="I have no debts.").new_id
+    assert _current(engine, viewer, "Olsen") == []
+    kept = engine.store(sid, "Work", "I work at Acme.", memory_class="evidence",
+                        relations=[Relation("works_at", "Acme", "organisation", True, "User", "person")]).id
+    newer = engine.update(sid, kept, new_content="I still work at Acme, now as a tester.").new_id
+    assert _current(engine, viewer, "Acme") == [("User", "works_at", "Acme")]
+    engine.update(sid, newer, delete=True)  # the superseding record took the edge over: it closes with it
+    assert _current(engine, viewer, "Acme") == []
+    assert new

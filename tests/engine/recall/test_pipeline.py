@@ -164,3 +164,20 @@ def test_hybrid_ranking_uses_the_embedders_calibrated_coverage_weight(model_engi
     monkeypatch.setitem(calibration, "ranking", {"coverage_weight": 0.6})
     lexical = trace(model_engine, sid, "dentist appointment", embeddings_enabled=False)
     assert lexical.mode == "lexical" and lexical.coverage_weight == 0.3  # lexical-only recall keeps 0.3
+
+
+def test_a_memory_deleted_as_wrong_leaves_the_receipts_that_held_it(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, floor=0.2, **UNHURRIED)
+    result = model_engine.recall(sid, "When is my dentist appointment?")
+    before = model_engine.explain(result.receipt_id)
+    [held] = [i for i in before["injected"] if i["id"] == ids[1]]
+    assert "dentist" in (held["title"] + held["content"]).lower()
+    others = {i["id"]: i["content"] for i in before["injected"] if i["id"] != ids[1]}
+    model_engine.update(sid, ids[1], delete=True)
+    after = model_engine.explain(result.receipt_id)
+    [gone] = [i for i in after["injected"] if i["id"] == ids[1]]
+    assert (gone["title"], gone["content"], gone["deleted"]) == ("(deleted memory)", "", True)
+    assert [c["title"] for c in after["considered"] if c["id"] == ids[1]] == ["(deleted memory)"]
+    assert {i["id"]: i["content"] for i in after["injected"] if i["id"] != ids[1]} == others  # the rest stand
