@@ -62,7 +62,9 @@ class Browsing:
         return [t for t in found if by is None or by.covers(t)]
 
     def revoke_token(self, token_id_or_name: str, *, by: Token | None = None) -> Token:
-        return self.write(tokens.revoke, token_id_or_name, self.now(), by=by)
+        revoked = self.write(tokens.revoke, token_id_or_name, self.now(), by=by)
+        self._wake_observer()  # its sessions ended: the observer distils them now
+        return revoked
 
     def get_token(self, token_id_or_name: str) -> Token:
         return self._read(tokens.get, token_id_or_name)

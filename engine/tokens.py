@@ -159,12 +159,16 @@ def list_tokens(conn: apsw.Connection, *, include_revoked: bool = False) -> list
 
 
 def revoke(conn: apsw.Connection, token_id_or_name: str, now: int, *, by: Token | None = None) -> Token:
-    """Revoke a token (kept, never deleted, so its sessions stay attributable)."""
+    """Revoke a token (kept, never deleted, so its sessions stay attributable). The sessions it
+    opened end with it: nothing can speak in them any more, and ending them lets the observer
+    distil what was said (a revoked agent's session left open stayed "open" in the UI for good)."""
     token = get(conn, token_id_or_name)
     if by is not None and not by.covers(token):
         raise ScopeError("this token cannot revoke a token wider than itself")
     if token.revoked_at is None:
         conn.execute("UPDATE api_tokens SET revoked_at=? WHERE token_id=?", (now, token.id))
+        conn.execute("UPDATE sessions SET status='ended', ended_at=?, updated_at=? WHERE token_id=?"
+                     " AND status != 'ended'", (now, now, token.id))
     return get(conn, token.id)
 
 

@@ -158,3 +158,14 @@ def test_a_token_of_two_boundaries_is_told_both_and_that_fewer_will_do(live):
         "home; the new token's audience_ceiling personal is wider than team: send \"audience_ceiling\": \"team\" "
         "or \"public\"; the new token's boundaries play, gym are not among this one's: send \"boundaries\": "
         "[\"work\", \"home\"] or some of them")
+
+
+def test_revoking_a_token_ends_the_sessions_it_opened_and_no_other(engine):
+    bot = create(engine, "bot", "personal").token
+    other = create(engine, "other", "personal").token
+    mine = engine.open_session("personal", "work", token=bot)
+    theirs = engine.open_session("personal", "work", token=other)
+    engine.add_turn(mine, user="My sister Anna lives in Lisbon.")
+    engine.revoke_token("bot")
+    assert engine.session(mine)["status"] == "ended" and engine.session(mine)["ended_at"] is not None
+    assert engine.session(theirs)["status"] != "ended"
