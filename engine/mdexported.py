@@ -2,9 +2,10 @@
 
 engine/transfer.py (markdown_pages) writes a page per anchor: `# name`, the anchor's line and its
 edges, then each memory as `## title`, its id, authored and provenance lines, its body as stored,
-and a document's earlier revisions in a <details> block. Read back, each memory is one unit (its
-body whole, under its own title and authored time); the anchor, edges and earlier revisions are
-listed as left out, as a Markdown import adds no graph (the JSON Lines export keeps all of it).
+and (exported `--with-history`) a document's earlier revisions in a <details> block. Read back,
+each memory is one unit (its body whole, under its own title and authored time); the anchor,
+edges and earlier revisions are listed as left out, as a Markdown import adds no graph (the
+JSON Lines export keeps all of it).
 Change this module and markdown_pages together.
 """
 

@@ -252,11 +252,12 @@ class Operations:
 
     # -- export and import (engine/transfer.py, engine/mdimport.py) --------------------------------
 
-    def export(self, output: str | Path, *, fmt: str = "jsonl"):
-        """Every memory to `output` (JSON Lines, or Markdown: one file for a .md path, else a folder)."""
+    def export(self, output: str | Path, *, fmt: str = "jsonl", history: bool = False):
+        """Every memory to `output` (JSON Lines, or Markdown: one file for a .md path, else a folder;
+        with `history`, Markdown carries documents' earlier revisions too)."""
         from . import transfer
 
-        return transfer.export(self, output, fmt=fmt)
+        return transfer.export(self, output, fmt=fmt, history=history)
 
     def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
         """A JSON Lines export written as it is, or OpenClaw-style Markdown queued for curation unit by

@@ -134,9 +134,11 @@ def carried_said(deleted: int, earlier: int) -> str:
     return f"with {' and '.join(also)}" if also else ""
 
 
-def export(engine, output: str | Path, *, fmt: str = "jsonl") -> Exported:
+def export(engine, output: str | Path, *, fmt: str = "jsonl", history: bool = False) -> Exported:
     """Write every memory to `output`: JSON Lines (lossless), or readable Markdown: one file when
-    `output` ends in `.md`, else a folder with one file per anchor."""
+    `output` ends in `.md`, else a folder with one file per anchor. Markdown carries each memory as
+    it stands; with `history`, a document's earlier revisions too (a correction's wrong text
+    included, so only when asked: Markdown is the export people pass on)."""
     output = Path(output)
     with engine.db.snapshot() as conn:
         items = list(export_rows(conn))
@@ -153,7 +155,7 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl") -> Exported:
                 fh.write(json.dumps({"type": kind, **row}, ensure_ascii=False, sort_keys=True) + "\n")
         tmp.replace(output)
     elif fmt == "markdown":
-        pages = markdown_pages(items)
+        pages = markdown_pages(items, history=history)
         if output.suffix.lower() == ".md":
             output.parent.mkdir(parents=True, exist_ok=True)
             write_private(output, "\n".join(text for _, text in pages) or "# No memories\n")
@@ -174,7 +176,7 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:80] or "anchor"
 
 
-def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
+def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> list[tuple[str, str]]:
     """(slug, Markdown) per anchor, memories without an anchor under `unanchored`. Its layout is
     read back by engine/mdexported.py: change the two together."""
     pages: list[tuple[str, str]] = []
@@ -216,7 +218,7 @@ def markdown_pages(items: list[tuple[str, dict]]) -> list[tuple[str, str]]:
                       f"- authored: {iso(r['authored_at'])} · created: {iso(r['created_at'])}",
                       f"- provenance: `{r['provenance_json']}`", "", r["body"], ""]
             older = sorted(revisions.get(mid, []), key=lambda v: -v["revision"])[1:]
-            if older:
+            if older and history:
                 lines += ["<details><summary>earlier revisions</summary>", ""]
                 for v in older:
                     lines += [f"**revision {v['revision']}** ({iso(v['created_at'])})", "", v["body"], ""]

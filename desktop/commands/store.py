@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from keepmind.engine import open_engine
 from keepmind.engine.transfer import carried_said
@@ -23,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="PATH",
                    help="jsonl: the file to write; markdown: one file when PATH ends in .md, else a folder "
                         "with one file per anchor")
+    p.add_argument("--with-history", action="store_true",
+                   help="markdown: also write each document's earlier revisions (a corrected memory's old, "
+                        "wrong text included); JSON Lines always keeps them")
     p.set_defaults(func=cmd_export)
 
 
@@ -62,8 +66,11 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
+    if args.with_history and args.format != "markdown":
+        print("--with-history is for --format markdown: JSON Lines always keeps earlier revisions", file=sys.stderr)
+        return 2
     with open_engine(home_of(args), start_workers=False) as engine:
-        done = engine.export(args.output, fmt=args.format)
+        done = engine.export(args.output, fmt=args.format, history=args.with_history)
     also = carried_said(done.deleted, done.earlier) if args.format == "jsonl" else ""
     where = f"{done.path}" + ("" if done.single_file else " (a folder: one file per anchor)")
     print(f"exported {counted(done.memories, 'memory')} to {where}" + (f" ({also})" if also else ""))

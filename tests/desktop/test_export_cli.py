@@ -38,3 +38,20 @@ def test_export_counts_the_live_memories_stats_counts_and_names_the_deleted_one(
 def test_export_help_says_where_markdown_goes():
     sub = build_parser()._subparsers._group_actions[0].choices["export"]
     assert "one file when PATH ends in .md, else a folder" in " ".join(sub.format_help().split())
+
+
+def test_markdown_leaves_a_corrections_old_text_out_unless_asked(tmp_path, capsys):
+    home = tmp_path / "home"
+    with open_engine(home, settings=defaults(), start_workers=False) as eng:
+        sid = eng.open_session("personal", "work")
+        doc = eng.store(sid, "Home", "The user lives in Trondheim.").id
+        eng.update(sid, doc, old_text="Trondheim", new_text="Bergen")
+    assert main(["export", "--home", str(home), "--format", "markdown", "-o", str(tmp_path / "now.md")]) == 0
+    now = (tmp_path / "now.md").read_text()
+    assert "Bergen" in now and "Trondheim" not in now
+    assert main(["export", "--home", str(home), "--format", "markdown", "--with-history",
+                 "-o", str(tmp_path / "all.md")]) == 0
+    assert "Trondheim" in (tmp_path / "all.md").read_text()
+    capsys.readouterr()
+    assert main(["export", "--home", str(home), "--with-history", "-o", str(tmp_path / "x.jsonl")]) == 2
+    assert "JSON Lines always keeps earlier revisions" in capsys.readouterr().err

@@ -43,7 +43,7 @@ def live(eng, boundary="Café") -> dict[str, tuple[str, int]]:
 
 @pytest.mark.parametrize("output", ["all.md", "pages"])
 def test_a_markdown_export_imports_back_as_its_memories_and_nothing_else(source, make_engine, tmp_path, output):
-    exported = transfer.export(source, tmp_path / output, fmt="markdown")
+    exported = transfer.export(source, tmp_path / output, fmt="markdown", history=True)
     assert exported.memories == 4 and exported.single_file == output.endswith(".md")
     plan = mdimport.plan_markdown(tmp_path / output, audience="personal", boundary="Café")
     assert plan.errors == []
@@ -70,7 +70,7 @@ def test_a_markdown_export_imports_back_as_its_memories_and_nothing_else(source,
 
 
 def test_the_import_command_says_what_of_the_export_it_left_out(source, tmp_path, capsys):
-    transfer.export(source, tmp_path / "all.md", fmt="markdown")
+    transfer.export(source, tmp_path / "all.md", fmt="markdown", history=True)
     home = tmp_path / "home"
     home.mkdir()
     (home / "keepmind.json").write_text(json.dumps({"memory.embeddings.enabled": False}))
