@@ -11,8 +11,9 @@ import json
 
 import apsw
 
-from .db import rows
+from .db import one, rows
 from .policy import permitted_sql
+from .wording import reason_words
 
 # What a person calls the write path's triggers.
 KINDS = {
@@ -46,6 +47,24 @@ def _proposal(payload_json: str) -> dict:
             "memory_class": proposal.get("memory_class"), "edited": (payload.get("reviewed") or {}).get("edited")}
 
 
+def _outcomes(conn: apsw.Connection, found: list[dict]) -> None:
+    """What curation made of each completed checkpoint, in words: its last decision's reason ("refused:
+    a person deleted this claim as wrong", "not kept: already said") and the memory it names, if live.
+    A proposal refused by a tombstone said nothing before: it looked as kept as any other."""
+    for row in found:
+        event = one(conn, "SELECT action, reason, targets_json FROM curation_events WHERE checkpoint_id=?"
+                          " ORDER BY event_id DESC LIMIT 1", (row["checkpoint_id"],))
+        if event is None:
+            row.update(action=None, outcome=None, memory_id=None)
+            continue
+        targets = json.loads(event["targets_json"] or "[]")
+        live = next((t for t in targets if one(
+            conn, "SELECT 1 AS x FROM memory_documents WHERE document_id=? AND deleted_at IS NULL UNION ALL"
+                  " SELECT 1 FROM memory_records r WHERE r.record_id=? AND r.is_tombstone=0 AND NOT EXISTS"
+                  " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id)", (t, t))), None)
+        row.update(action=event["action"], outcome=reason_words(event["reason"]), memory_id=live)
+
+
 def backlog(conn: apsw.Connection, *, ceiling: str, boundaries, limit: int = 25) -> dict:
     """Counts per section and up to `limit` checkpoints of each, with what they propose."""
     where, params = permitted_sql("c", ceiling, boundaries)
@@ -69,6 +88,8 @@ def backlog(conn: apsw.Connection, *, ceiling: str, boundaries, limit: int = 25)
         for row in found:
             row.update(_proposal(row.pop("payload_json")))
             row["kind"] = KINDS.get(row["trigger_type"], row["trigger_type"])
+        if name == "completed":
+            _outcomes(conn, found)
         sections[name] = found
     return {"counts": counts, "sections": sections, "active": any(counts[n] for n in ACTIVE)}
 

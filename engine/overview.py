@@ -15,6 +15,7 @@ import apsw
 from .db import rows, scalar
 from .graph import scope_sql
 from .policy import permitted_sql, visible_sql
+from .wording import reason_words
 
 CHECKPOINT_STATES = ("pending", "leased", "completed", "dead", "review", "discarded")
 MAX_LIMIT = 500
@@ -116,6 +117,7 @@ def checkpoint(conn: apsw.Connection, checkpoint_id: str, *, ceiling: str,
     out["memory_ids"] = ids
     out["action"] = events[-1]["action"] if events else None
     out["reason"] = events[-1]["reason"] if events else None
+    out["reason_words"] = reason_words(out["reason"]) if out["reason"] else None  # "refused: a person deleted…"
     return out
 
 

@@ -168,7 +168,8 @@ RESPONSES = {
     "Checkpoint": ok({"checkpoint": {"type": "object", "properties": {
         "checkpoint_id": {"type": "string"}, "status": {"type": "string"},
         "memory_ids": {"type": "array", "items": {"type": "string"}},
-        "action": _STR_OR_NULL, "reason": _STR_OR_NULL}, "required": ["checkpoint_id", "status", "memory_ids"]}},
+        "action": _STR_OR_NULL, "reason": _STR_OR_NULL, "reason_words": _STR_OR_NULL},
+        "required": ["checkpoint_id", "status", "memory_ids"]}},
         ("checkpoint",)),
     "Tokens": ok({"tokens": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}}}, ("tokens",)),
     "TokenCreated": ok({"token": {"$ref": "#/components/schemas/Token"}, "secret": {"type": "string"}},

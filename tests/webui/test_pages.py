@@ -279,3 +279,25 @@ def test_a_form_error_is_said_in_words_and_nothing_is_written(client, local, per
     assert r.status_code == 303
     written = engine.get(engine.viewer(local.token), [r.headers["Location"].rsplit("/", 1)[1]]).items[0]
     assert (written.audience, written.boundary, written.source) == ("team", "home", "ui")
+
+
+def test_the_backlog_says_what_curation_made_of_each_completed_proposal(client, engine, local):
+    sid = engine.open_session("personal", "work")
+    first = engine.store_memory(sid, "Sky", "The sky over my house is green.")
+    engine.drain_checkpoints()
+    kept = engine.checkpoint(first.checkpoint_id)
+    engine.update(sid, kept["memory_ids"][0], delete=True)
+    again = engine.store_memory(sid, "Sky", "The sky over my house is green.")
+    other = engine.store_memory(sid, "Tea", "I drink green tea every morning.")
+    engine.drain_checkpoints()
+    refused = engine.checkpoint(again.checkpoint_id)
+    assert (refused["reason"], refused["reason_words"]) == ("tombstone", "refused: a person deleted this claim as wrong")
+    client.get(link(client, local.secret))
+    page = client.get("/checkpoints").get_data(as_text=True)
+    row = page[page.index(f'id="cp-{again.checkpoint_id}"'):]
+    row = row[:row.index("</tr>")]
+    assert "refused: a person deleted this claim as wrong" in row and 'href="/memories?deleted=1"' in row
+    tea = page[page.index(f'id="cp-{other.checkpoint_id}"'):]
+    tea = tea[:tea.index("</tr>")]
+    assert f'href="/memories/{engine.checkpoint(other.checkpoint_id)["memory_ids"][0]}"' in tea
+    assert "refused" not in tea and "new" in tea

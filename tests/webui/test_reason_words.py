@@ -6,7 +6,7 @@ import html
 
 import pytest
 
-from keepmind.webui.pages.render import reason_words
+from keepmind.engine.wording import reason_words
 from support.pages import signed_in
 from support.provider import drain
 

@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from keepmind.engine import InvalidInput
 from keepmind.engine.wording import counted as plural
+from keepmind.engine.wording import reason_words
 from keepmind.engine.writepath.entities import ROLES  # the template filter; tests read it by this name
 
 from ..context import EXTENSION
@@ -162,52 +163,6 @@ def filesize(n: int | None) -> str:
             return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}".replace(".0 ", " ")
         size /= 1024
     return f"{n} bytes"
-
-
-# Curation's reason codes (engine/writepath/curation.py, checkpoints.py) in a person's words; the
-# page keeps the code in a tooltip for whoever reads the logs.
-_REASONS = {
-    "secret": "blocked: it held secret-like content",
-    "low_confidence": "dropped: too uncertain to keep",
-    "empty": "dropped: it said nothing",
-    "ephemeral": "dropped: true only for the moment",
-    "policy": "dropped: this scope keeps no such memory",
-    "record": "kept as a record",
-    "no_nominee": "new: no memory said anything like it",
-    "update_target_unknown": "new: the model named a memory that does not exist",
-    "model_create": "new: the model found nothing it belongs with",
-    "model_create_same_anchor": "added to the memory on the same subject",
-    "model_skip": "not kept: the model found it already said",
-    "model_update": "merged into this memory by the model",
-    "model_consolidate": "merged with related memories by the model",
-    "already_in_document": "not kept: the memory already says it",
-    "contained": "not kept: already said",
-    "duplicate": "not kept: already said word for word",
-    "tombstone": "refused: a person deleted this claim as wrong",
-    "merge_without_body": "added to this memory (the model's merge came without its text)",
-}
-_WITHOUT_MODEL = {"no_llm": "no LLM is configured", "llm_failed": "the LLM failed",
-                  "llm_no_decision": "the LLM gave no decision"}
-
-
-def reason_words(code: str | None) -> str:
-    """A curation reason as a person reads it ("no_llm_same_anchor_append" -> "added to the memory
-    on the same subject (no LLM is configured)"); text that is no code passes as it is."""
-    code = code or ""
-    if code in _REASONS:
-        return _REASONS[code]
-    if code.startswith("merge_guard_failed:"):
-        lost = code.split(":", 1)[1].strip()
-        return f"added to this memory: the model's merge would have lost what it said ({lost})"
-    if code.startswith("curation:"):
-        return {"update": "merged by curation", "consolidate": "consolidated by curation",
-                "append": "added to by curation"}.get(code.split(":", 1)[1], code)
-    for why, words in _WITHOUT_MODEL.items():
-        if code == f"{why}_same_anchor_append":
-            return f"added to the memory on the same subject ({words})"
-        if code == f"{why}_nominee_create":
-            return f"new ({words})"
-    return code
 
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
