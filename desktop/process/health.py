@@ -6,13 +6,15 @@ its own server every poll, and `keepmind doctor` on the one named in the data di
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
 from keepmind.engine import Check
 
-from .client import ApiError, DaemonClient
+from .client import ApiError, DaemonClient, proves_instance
 from .files import read_server_json, read_token_file
 from .instance import unreached
 from .logs import log_path
@@ -20,7 +22,17 @@ from .logs import log_path
 NAME = "Server"
 
 
-def check_server(url: str, token: str, *, pid: int | None = None, logs: Path | None = None,
+def _listening(url: str, timeout: float) -> bool:
+    """Does anything accept a connection at `url`'s host and port?"""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_server(url: str, token: str | None, *, pid: int | None = None, logs: Path | None = None,
                  timeout: float = 2.0) -> Check:
     """A pass when GET /api/v1/status answers within `timeout` seconds, else an error with a remedy."""
     client = DaemonClient(url, token, timeout=timeout)
@@ -55,6 +67,19 @@ def check_server_of(home: Path, *, timeout: float = 2.0) -> Check:
         return Check(NAME, "error", f"server.json names {info['url']} but the token file is missing: quit "
                                     "Keepmind and start it again (it writes a new token file)")
     pid = info.get("pid") if isinstance(info.get("pid"), int) else None
+    if not proves_instance(home, info, timeout=timeout):
+        # The token goes only to the server that proves it wrote server.json: after a crash, any
+        # local program may listen on its port, and would have been sent the token to read.
+        found = unreached(home)
+        if found.running:
+            return Check(NAME, "error", f"{found.summary}: `keepmind stop` ends it and `keepmind` starts it again "
+                                        f"(the logs: {log_path(home)})")
+        if _listening(info["url"], timeout):
+            return Check(NAME, "error", f"{info['url']} answers, but not as the Keepmind that wrote server.json "
+                                        "(another program holds its port, or a Keepmind of another data dir): no "
+                                        "token was sent. Start Keepmind again with `keepmind`, or set "
+                                        f"`server.port` to a free port (the logs: {log_path(home)})")
+        return check_server(info["url"], None, pid=pid, logs=log_path(home), timeout=timeout)  # nothing there
     return check_server(info["url"], token, pid=pid, logs=log_path(home), timeout=timeout)
 
 

@@ -50,3 +50,39 @@ def test_doctor_prints_every_check_with_the_server_and_the_log_file(tmp_path, ca
     (home / "logs" / "keepmind.log").write_text("started\n")
     main(["doctor", "--home", str(home)])
     assert f"logs: {home / 'logs' / 'keepmind.log'}" in capsys.readouterr().out
+
+
+def test_a_program_on_a_stale_server_json_port_is_never_sent_the_token(tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = []
+
+    class Impostor(BaseHTTPRequestHandler):
+        def _answer(self):
+            seen.append((self.path, self.headers.get("Authorization")))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"ok": true, "proof": "0000"}')
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Impostor)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        home = tmp_path / "home"
+        home.mkdir()
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        write_token_file(home, "the-real-secret")
+        write_server_json(home, url, 2**22 + 12345, "n" * 32)  # Keepmind crashed; its port is someone else's now
+        check = check_server_of(home, timeout=1.0)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert check.level == "error" and "not as the Keepmind that wrote server.json" in check.message
+    assert "no token was sent" in check.message
+    assert seen and all(auth is None for _, auth in seen)  # it was asked for its proof, and nothing more
