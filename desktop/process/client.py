@@ -23,6 +23,7 @@ from keepmind.engine import EngineError, make_private_dir, open_private
 from keepmind.webui.security import instance_proof
 
 from .files import read_lock_pid, read_server_json, read_token_file
+from .instance import unreached
 from .logs import MAX_BYTES
 
 
@@ -204,6 +205,25 @@ def _await_models(client: DaemonClient, deadline: float) -> None:
         time.sleep(0.1)
 
 
+def _held_elsewhere(home: Path, token: str | None, deadline: float) -> "DaemonClient | None":
+    """When a live process holds `home`'s lock, a second `keepmind serve` would only fail with
+    "already running" after its whole start: wait for the one there instead (it is starting and
+    has not written server.json yet), and say what it is if it never answers. None: nothing holds it."""
+    found = unreached(home)
+    if not found.running:
+        return None
+    while found.starting and time.monotonic() < deadline:
+        time.sleep(0.1)
+        client = _healthy_client(home, token)
+        if client is not None:
+            _await_models(client, deadline)
+            return client
+        found = unreached(home)
+        if not found.running:
+            return None  # it stopped while starting: start one
+    raise ApiError(f"{found.summary}: `keepmind stop --home {home}` ends it, then start it again")
+
+
 def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str | None = None,
             idle_stop_minutes: float | None = None) -> DaemonClient:
     """A client of the Keepmind serving `home`, starting `keepmind serve` in the background if none is.
@@ -218,6 +238,9 @@ def connect(home: Path, *, start: bool = True, wait_s: float = 30.0, token: str 
         return client
     if not start:
         raise ApiError(f"Keepmind is not running for {home}: start `keepmind serve --home {home}`")
+    held = _held_elsewhere(home, token, time.monotonic() + wait_s)
+    if isinstance(held, DaemonClient):
+        return held
     started = start_background(home, idle_stop_minutes=idle_stop_minutes)
     # Reap it whenever it ends (`keepmind stop`, idle), so it never lingers as a zombie of this process.
     threading.Thread(target=started.process.wait, name="keepmind-serve-reaper", daemon=True).start()

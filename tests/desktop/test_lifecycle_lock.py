@@ -241,3 +241,17 @@ def test_a_notification_no_one_could_see_logs_its_text(caplog):
 def test_one_idle_minute_is_singular():
     assert idle_minutes(1) == "1 idle minute" and idle_minutes(30) == "30 idle minutes"
     assert idle_minutes(0.5) == "0.5 idle minutes"
+
+
+def test_a_client_waits_on_the_holder_instead_of_starting_a_second_serve(serving):
+    from keepmind.desktop.process.client import ApiError, StartFailed, connect
+
+    home, process = serving
+    (home / "server.json").unlink()
+    with pytest.raises(ApiError) as raised:
+        connect(home, wait_s=1.5)
+    assert not isinstance(raised.value, StartFailed)  # no second `keepmind serve` was tried
+    assert f"running (pid {process.pid}) but its server.json is missing" in raised.value.message
+    assert "`keepmind stop --home" in raised.value.message
+    assert not [c for c in psutil.Process().children(recursive=True) if "serve" in " ".join(c.cmdline())
+                and c.pid != process.pid]
