@@ -75,6 +75,7 @@ class Watch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last: Reading | None = None
+        self._failing: dict[str, str] = {}  # what failed ("status", "doctor") -> its last error, logged once
 
     def record_doctor(self, checks: list[Check]) -> tuple[Check, ...]:
         """Take a doctor run's result (the loop's or a person's); returns the problems that are new."""
@@ -92,13 +93,15 @@ class Watch:
         if due:
             try:
                 fresh = self.record_doctor(self._doctor())
+                self._recovered("doctor")
             except Exception as exc:  # noqa: BLE001 - the tray keeps watching; the failure is the finding
-                log.exception("tray_doctor_failed")
+                self._failed("doctor", exc)
                 fresh = self.record_doctor([Check("Doctor", "error", f"doctor itself failed ({exc}); see the logs")])
         try:
             status = self._status()
+            self._recovered("status")
         except Exception as exc:  # noqa: BLE001
-            log.exception("tray_status_failed")
+            self._failed("status", exc)
             status = {"status": DEGRADED, "reasons": [f"status failed ({exc}); see the logs"]}
         health, reasons = health_of(status, self._problems)
         reading = Reading(health, reasons, self._problems, fresh, health == PAUSED)
@@ -106,6 +109,19 @@ class Watch:
         if self._on_reading is not None:
             self._on_reading(reading)
         return reading
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        """Log a failing read with its traceback once; the same failure again (every 5 s, with the
+        engine closed under the tray) is not logged again until it clears."""
+        said = f"{type(exc).__name__}: {exc}"
+        if self._failing.get(what) == said:
+            return
+        self._failing[what] = said
+        log.exception("tray_%s_failed (logged once until it clears)", what)
+
+    def _recovered(self, what: str) -> None:
+        if self._failing.pop(what, None) is not None:
+            log.info("tray_%s_recovered", what)
 
     # -- the loop ------------------------------------------------------------------------------
 

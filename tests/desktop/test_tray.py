@@ -307,3 +307,16 @@ def test_with_its_server_stopped_the_menu_says_so_instead_of_opening_a_dead_addr
         assert tray.opened == [], action
         title, text = tray.notes.calls[-1]
         assert title == "Keepmind's server stopped" and "quit Keepmind from this menu and start it again" in text
+
+
+def test_a_closed_engine_under_the_tray_is_logged_once_not_at_every_poll(engine, caplog):
+    from keepmind.desktop.tray.watch import Watch
+
+    watch = Watch(engine.status, lambda: [], doctor_every_s=1e9)
+    watch.run_once()  # a first reading while the engine is open
+    engine.close()
+    with caplog.at_level("INFO", logger="keepmind"):
+        readings = [watch.run_once() for _ in range(4)]
+    failures = [r for r in caplog.records if "tray_status_failed" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].exc_info  # its traceback, once
+    assert all("status failed" in " ".join(r.reasons) for r in readings)  # the icon still says it every time
