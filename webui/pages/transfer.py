@@ -20,7 +20,8 @@ from .render import done, page
 
 bp = Blueprint("transfer", __name__)
 FORMATS = {"jsonl": "JSON Lines (everything, lossless: for another Keepmind)",
-           "markdown": "Markdown, one file per anchor, zipped (for reading)"}
+           "markdown": ("Markdown, one file per anchor, zipped (for reading: each memory as it stands now, "
+                        "without its earlier versions)")}
 
 
 @bp.before_request
