@@ -95,7 +95,7 @@ def cmd_tray(args) -> int:
         except AlreadyRunning as exc:
             return open_running(home, exc.message)
         try:
-            from ..tray.backend import load_pystray
+            from ..tray.backend import load_pystray, x11_tray_host
 
             pystray = load_pystray()
         except Exception as exc:  # noqa: BLE001 - ImportError, or a display that refuses us (Xlib)
@@ -104,8 +104,16 @@ def cmd_tray(args) -> int:
             return serve_until_signal(daemon, start=False)
         app = make_app(daemon, pystray, args, settings, login_entry)
         app.install_signal_handlers()
-        print(f"keepmind running in the tray ({app.backend}) on {daemon.url} (data dir {home}, logs in "
-              f"{log_path(home)}); Quit from its menu, or Ctrl-C", flush=True)
+        if app.backend == "xorg" and x11_tray_host() is False:
+            # The icon would be a 1x1 window nobody sees: say so, and how to reach Keepmind without it
+            log.warning("tray_no_host display=%s", os.environ.get("DISPLAY"))
+            print(f"keepmind running on {daemon.url}, but this display has no system tray (notification area), "
+                  f"so its icon cannot show: `keepmind open` opens it in the browser, `keepmind stop` ends it "
+                  f"(data dir {home}, logs in {log_path(home)}). For the icon, start a panel with a "
+                  "notification area, then `keepmind stop` and `keepmind` again.", flush=True)
+        else:
+            print(f"keepmind running in the tray ({app.backend}) on {daemon.url} (data dir {home}, logs in "
+                  f"{log_path(home)}); Quit from its menu, or Ctrl-C", flush=True)
         app.run()  # blocks until Quit, SIGTERM or SIGINT; then stops everything in order
         print("keepmind stopped", flush=True)
         return 0

@@ -27,6 +27,24 @@ def backend_name(icon_class) -> str:
     return "dummy" if module == "base" else module
 
 
+def x11_tray_host(display_name: str | None = None) -> bool | None:
+    """Does the X display have a system tray (a notification area owning `_NET_SYSTEM_TRAY_Sn`)?
+    None when it cannot be asked. Without one, pystray's X11 icon is a 1x1 window nobody sees."""
+    try:
+        import Xlib.display
+
+        d = Xlib.display.Display(display_name)
+    except Exception:  # noqa: BLE001 - no python-xlib, or the display refuses us
+        return None
+    try:
+        owner = d.get_selection_owner(d.intern_atom(f"_NET_SYSTEM_TRAY_S{d.get_default_screen()}"))
+        return not (owner in (0, None) or getattr(owner, "id", owner) == 0)
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        d.close()
+
+
 def icon_class_for(icon_class):
     """The Icon class to use: pystray's own, or for X11 the subclass below."""
     return xorg_icon_class(icon_class) if backend_name(icon_class) == "xorg" else icon_class

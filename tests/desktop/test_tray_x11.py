@@ -175,3 +175,28 @@ def test_quit_from_the_menu_function_stops_the_real_tray_within_5_s(display, tmp
     assert live.engine.closed and not live.daemon.server.running
     assert not (home / "server.json").exists() and not (home / "keepmind.lock").exists()
     assert display.find_window("keepmind") is None
+
+
+def test_a_display_without_a_system_tray_is_said_not_claimed(tmp_path):
+    why = xdisplay.available()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    bare = xdisplay.start(tray=False)  # Xvfb alone: no panel owns the tray selection
+    home = _home(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSTRAY_BACKEND", "WAYLAND_DISPLAY")}
+    env.update(DISPLAY=bare.name)
+    tray = subprocess.Popen([sys.executable, "-m", "keepmind", "--home", str(home)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = tray.stdout.readline()
+        assert "in the tray" not in line, line
+        assert line.startswith("keepmind running on http://127.0.0.1:") and "has no system tray" in line, (
+            line, tray.stderr.read())
+        assert "`keepmind open`" in line
+    finally:
+        tray.send_signal(signal.SIGTERM)
+        tray.communicate(timeout=30)
+        bare.stop()
+    assert tray.returncode == 0
