@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from . import browse as listing
-from . import corrections, graph, graph_edit, history, overview, search, tokens
+from . import corrections, graph, graph_edit, history, overview, purge, search, tokens
 from .errors import InvalidInput, NotFound, ScopeError
 from .memory import MemoryItem, parse_id
 from .operations import permission
@@ -206,7 +206,8 @@ class Browsing:
 
     def deleted(self, *, token: Token | None = None, cursor: str | None = None,
                 limit: int = 50) -> tuple[list[dict], str | None]:
-        """What was deleted as wrong and not restored (newest first), and the next page's cursor."""
+        """What was deleted as wrong and not restored (newest first), and the next page's cursor;
+        `erased_at` says when one's text was erased for good (None while it can be restored)."""
         ceiling, bounds = permission(token)
         after = None
         if cursor:
@@ -214,20 +215,48 @@ class Browsing:
             if not when.isdigit() or not tomb.startswith("tomb-"):
                 raise InvalidInput("that page link is broken: go back to the first page")
             after = (int(when), tomb)
-        found = self._read(corrections.deleted_page, ceiling=ceiling, boundaries=bounds, cursor=after,
-                           limit=limit + 1)
-        more = len(found) > limit
-        found = found[:limit]
+        with self.db.snapshot() as conn:
+            found = corrections.deleted_page(conn, ceiling=ceiling, boundaries=bounds, cursor=after, limit=limit + 1)
+            more = len(found) > limit
+            found = found[:limit]
+            erased = purge.erased_at(conn, [t["tombstone_id"] for t in found])
+        for t in found:
+            t["erased_at"] = erased.get(t["tombstone_id"])
+            if t["erased_at"] is not None:  # its blanked text is no title
+                t.update(title=None, body=None)
         return found, (f"{found[-1]['created_at']}.{found[-1]['tombstone_id']}" if more else None)
 
     def restore(self, tombstone_id: str, *, token: Token | None = None) -> str:
-        """Lift a tombstone: the memory is back, and the same fact may be learnt again."""
+        """Lift a tombstone: the memory is back, and the same fact may be learnt again (refused
+        once its text was erased for good)."""
         self._require_enabled()
         ceiling, bounds = permission(token)
-        restored = self.write(corrections.restore, str(tombstone_id), self.now(), ceiling=ceiling,
+        restored = self.write(purge.restore_unless_erased, str(tombstone_id), self.now(), ceiling=ceiling,
                               boundaries=bounds)
         self.notify_written([restored])
         return restored
+
+    def erase(self, tombstone_id: str, *, token: Token | None = None) -> dict:
+        """Erase for good the text of a memory deleted as wrong (purge.erase): its revisions, its
+        source turns, the proposals and receipts that copied it. The tombstone stays, so the same
+        claim is still not learnt again; it can no longer be restored. Returns what was erased."""
+        self._require_enabled()
+        ceiling, bounds = permission(token)
+        erased = self.write(purge.erase, str(tombstone_id), self.now(), ceiling=ceiling, boundaries=bounds)
+        # recall's word counts in memory held its stems: counted again, from the live store, on next use
+        recaller = getattr(self, "recaller", None)
+        if recaller is not None:
+            recaller.stats = type(recaller.stats)()
+        self.notify_written(erased["ids"])
+        # the rows hold it no more; the file's freed pages and the WAL's old page copies still did.
+        # The erase is committed already: a scrub that fails (a full disk: VACUUM needs a copy's
+        # room) is said in the result and the log, and the next erase scrubs again.
+        try:
+            erased["scrubbed"] = self.db.scrub()
+        except Exception:  # noqa: BLE001 - the erase stands; only the files' free space is left
+            log.warning("memory_erase_scrub_failed", exc_info=True)
+            erased["scrubbed"] = False
+        return erased
 
     def narrow_audience(self, scope: Scope, memory_ids: list[str], audience: str, *,
                         token: Token | None = None) -> list[str]:

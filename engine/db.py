@@ -124,6 +124,19 @@ def _optimize(conn: apsw.Connection) -> None:
         log.debug("sqlite_optimize_skipped", exc_info=True)
 
 
+class _Bare:
+    """A writer-thread function run outside a transaction (Database.scrub)."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+
+
+def _vacuum(conn: apsw.Connection) -> bool:
+    conn.execute("VACUUM")
+    busy, _, _ = next(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
+    return not busy
+
+
 class Database:
     """The database file, its writer thread and per-thread read connections."""
 
@@ -169,7 +182,10 @@ class Database:
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                result = _immediate(conn, fn, args, kwargs)
+                if isinstance(fn, _Bare):  # VACUUM and checkpoints cannot run inside a transaction
+                    result = fn.fn(conn, *args, **kwargs)
+                else:
+                    result = _immediate(conn, fn, args, kwargs)
             except (apsw.FullError, apsw.IOError) as exc:
                 # the disk, not the request: said in words (nothing of it was kept), and held for
                 # status until a write succeeds again
@@ -185,6 +201,13 @@ class Database:
                 optimized_at = conn.total_changes()
                 _optimize(conn)
         conn.close()
+
+    def scrub(self) -> bool:
+        """Rewrite the file without its free space (VACUUM) and empty the WAL: a deleted row's bytes
+        otherwise linger in freed pages and in old page copies in the WAL until overwritten. For an
+        erase for good (purge.py); it rewrites the whole file, so it is not for ordinary deletes.
+        True when the WAL was emptied (a reader still in a snapshot can keep it for now)."""
+        return self.submit(_Bare(_vacuum)).result()
 
     # -- reads ------------------------------------------------------------------------------
 

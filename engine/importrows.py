@@ -170,7 +170,7 @@ FIELDS = {
                  "body": text(MAX_BODY_CHARS), "source": one_of(SOURCES),
                  "reason": nullable(text(MAX_SHORT_CHARS, required=False)), "created_at": TIME},
     "record": {**MEMORY, "record_id": ident("rec"), "supersedes_record_id": nullable(ident("rec")),
-               "is_tombstone": one_of((0, 1))},
+               "is_tombstone": one_of((0, 1)), "erased_at": nullable(TIME)},
     "edge": {"edge_id": ident("edge"), "from_anchor_id": ident("anc"), "relation": NAME,
              "to_anchor_id": ident("anc"), "audience": one_of(AUDIENCES), "boundary": boundary,
              "confidence": number01, "asserted_by": nullable(MEMORY_ID), "valid_from": TIME,
@@ -184,7 +184,7 @@ FIELDS = {
                   "boundary": boundary, "memory_id": nullable(ident("doc", "rec", "cp")),
                   "model_id": nullable(text(64)), "reason": nullable(text(MAX_SHORT_CHARS, required=False)),
                   "source": nullable(one_of(TOMBSTONE_SOURCES)), "lifted_at": nullable(TIME),
-                  "created_at": TIME},
+                  "erased_at": nullable(TIME), "created_at": TIME},
     "anchor_alias": {"alias": NAME, "normalized_name": NORMALIZED, "anchor_id": ident("anc"),
                      "audience": one_of(AUDIENCES), "boundary": boundary, "created_at": TIME},
     "anchor_merge": {"merge_id": ident("merge"), "from_anchor_id": ident("anc"), "from_name": NAME,
@@ -195,7 +195,7 @@ FIELDS = {
 OPTIONAL = {"aliases", "facets", "update_semantics", "sensitivity", "recall_mode", "confidence", "provenance_json",
             "revision", "is_tombstone", "status", "anchor_type", "normalized_name", "anchor_id", "session_id",
             "expires_at", "deleted_at", "deactivated_reason", "supersedes_record_id", "reason", "asserted_by",
-            "valid_to", "memory_id", "model_id", "source", "lifted_at", "completed_at"}
+            "valid_to", "memory_id", "model_id", "source", "lifted_at", "completed_at", "erased_at"}
 
 
 def check_row(kind: str, obj: dict) -> dict:

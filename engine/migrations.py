@@ -622,6 +622,40 @@ def _m012_anchor_merge_moves(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS anchor_merge_moves_merge ON anchor_merge_moves (merge_id)")
 
 
+# The columns memory_records' append-only guard (004) protects; an erase may blank the text ones.
+_RECORD_GUARDED = ("record_id", "memory_class", "title", "body", "aliases", "facets", "update_semantics",
+                   "supersedes_record_id", "is_tombstone", "boundary", "author_audience", "sensitivity",
+                   "recall_mode", "confidence", "source", "session_id", "provenance_json", "authored_at",
+                   "created_at", "freshness_at", "expires_at", "content_hash", "fingerprint")
+
+
+def _m013_erase_for_good(conn: apsw.Connection) -> None:
+    """A memory deleted as wrong can be erased for good (engine/purge.py): its text leaves every
+    table, its tombstone stays (fingerprint only) so the claim is still not learnt again.
+
+    - `tombstones.erased_at`: when its memory's text was erased; such a tombstone cannot be lifted.
+    - `memory_records.erased_at`, and the append-only guard narrowed to let exactly one change
+      through: an erase, which sets erased_at, blanks title and body to the marker and aliases and
+      facets to nothing, and leaves every other guarded column as it was. Anything else still aborts.
+    """
+    same = " AND ".join(f"new.{c} IS old.{c}" for c in _RECORD_GUARDED
+                        if c not in ("title", "body", "aliases", "facets"))
+    marker = "(erased)"  # purge.ERASED_TEXT, written out: a migration never changes once applied
+    conn.execute(
+        f"""
+        ALTER TABLE tombstones ADD COLUMN erased_at INTEGER;
+        ALTER TABLE memory_records ADD COLUMN erased_at INTEGER;
+        DROP TRIGGER IF EXISTS memory_records_no_update;
+        CREATE TRIGGER memory_records_no_update BEFORE UPDATE OF {", ".join(_RECORD_GUARDED)}
+        ON memory_records WHEN NOT (new.erased_at IS NOT NULL AND new.title = '{marker}'
+            AND new.body = '{marker}' AND new.aliases = '' AND new.facets = '' AND {same})
+        BEGIN
+            SELECT RAISE(ABORT, 'memory_records is append-only: supersede instead');
+        END;
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -635,6 +669,7 @@ MIGRATIONS: list[Migration] = [
     ("010_token_names_of_live_tokens", _m010_token_names_of_live_tokens),
     ("011_curation_events_session", _m011_curation_events_session),
     ("012_anchor_merge_moves", _m012_anchor_merge_moves),
+    ("013_erase_for_good", _m013_erase_for_good),
 ]
 
 

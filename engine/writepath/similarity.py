@@ -169,7 +169,9 @@ def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedd
         " COALESCE(d.body, r.body) AS body FROM tombstones t"
         " LEFT JOIN memory_documents d ON d.document_id = t.memory_id"
         " LEFT JOIN memory_records r ON r.record_id = t.memory_id"
-        " WHERE t.audience=? AND t.boundary=? AND t.lifted_at IS NULL AND COALESCE(d.body, r.body) IS NOT NULL",
+        " WHERE t.audience=? AND t.boundary=? AND t.lifted_at IS NULL AND t.erased_at IS NULL"
+        # an erased memory has no words left to be near: only its fingerprint refuses the claim
+        " AND COALESCE(d.body, r.body) IS NOT NULL",
         (lease.audience, lease.boundary))
     if not found:
         return None

@@ -1,5 +1,5 @@
 """The memories list (`/memories`): search, filters, sorts and keyset pages; what was deleted
-(`?deleted=1`) with restore; several at once (delete as wrong, narrow the audience); a new
+(`?deleted=1`) with restore and erase for good; several at once (delete as wrong, narrow the audience); a new
 memory written by hand."""
 
 from __future__ import annotations
@@ -91,7 +91,9 @@ def deleted():
     except InvalidInput as exc:
         return page("deleted.html", "_deleted_rows.html", http_status=400, tombstones=[], next_cursor=None,
                     cursor=cursor, error=exc.message)
-    return page("deleted.html", "_deleted_rows.html", tombstones=found, next_cursor=next_cursor, cursor=cursor)
+    message = ERASED_NOTICE if request.args.get("erased") else None
+    return page("deleted.html", "_deleted_rows.html", tombstones=found, next_cursor=next_cursor, cursor=cursor,
+                message=message)
 
 
 @bp.post("/memories/bulk")
@@ -137,6 +139,24 @@ def restore(tombstone_id: str):
     if memory_id and memory_id.startswith("cp-"):  # a proposal rejected in review waits for review again
         return done("/review")
     return done(f"/memories/{memory_id}")
+
+
+ERASE_TEXT = ("Its text is erased everywhere Keepmind keeps it: every revision, the conversation turns it was "
+              "learnt from, the proposals and recall receipts that copied it, and the people and topics only it "
+              "named. This cannot be undone: it can no longer be restored. Keepmind keeps only a fingerprint of "
+              "the claim, so it still will not learn the same claim again.")
+ERASED_NOTICE = ("Erased for good: its text is gone. Keepmind keeps only the claim's fingerprint, so it will not "
+                 "learn it again.")
+
+
+@bp.post("/tombstones/<tombstone_id>/erase")
+def erase(tombstone_id: str):
+    """Erase a deleted memory's text for good, after a confirmation that says what that means."""
+    if not confirmed():
+        return confirm("Erase this memory for good?", ERASE_TEXT, action_url=f"/tombstones/{tombstone_id}/erase",
+                       button="Erase for good", back_url="/memories?deleted=1")
+    engine().erase(tombstone_id, token=viewer_token())
+    return done("/memories?deleted=1&erased=1")
 
 
 @bp.get("/memories/new")

@@ -1,0 +1,312 @@
+"""Erase for good: a memory deleted as wrong leaves every place Keepmind held its text.
+
+A deletion as wrong is soft on purpose (restore brings it back, corrections.py). Some text must
+not stay at all (a PIN hint, a wrong and hurtful claim about a friend): `erase` blanks it in the
+memory and all its revisions (or its whole record chain), the search index, the proposals that
+made it and curation's copies of them, the session turns it was learnt from, the observer runs
+that proposed it, the recall receipts and labels that named it, and the graph it alone asserted.
+
+What stays, on purpose: the tombstone with the claim's fingerprint (a hash of its normalized
+words), so the same claim is still not learnt again; and the ids, times and counts of everything
+(a session keeps its number of turns, a receipt still says a memory was injected), so nothing
+else shifts. An erase cannot be undone, so a restore of its tombstone is refused.
+
+Write functions (conn first, run on the writer thread, never commit).
+"""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+
+from .corrections import restore as _restore
+from .corrections import tombstone_row
+from .db import one, rows, scalar
+from .errors import InvalidInput
+from .memory import text_terms
+from .store import forget_in_receipts
+
+# What erased text reads as; migration 013's guard on memory_records checks for this literal.
+ERASED_TEXT = "(erased)"
+# A wording shorter than this is not hunted for inside other rows' text (a title like "Work" would
+# blank that word in other memories' copies); the memory's own rows, its proposals and their
+# entries in observer runs are blanked whole whatever their length.
+MIN_HUNTED_CHARS = 12
+NOTHING_TO_RESTORE = "erased for good: nothing left to restore"
+
+
+def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
+          boundaries: tuple[str, ...] | None) -> dict:
+    """Erase the text of the memory a standing tombstone deleted; returns what was erased, counted.
+
+    The tombstone must be one the caller may see (corrections.tombstone_row), and its memory must
+    be deleted still (a live memory is deleted first, as wrong, then erased)."""
+    tomb = tombstone_row(conn, tombstone_id, ceiling, boundaries)
+    if tomb.get("erased_at") is not None:
+        raise InvalidInput("this memory was erased for good already")
+    memory_id = tomb["memory_id"] or ""
+    texts: set[str] = set()  # every wording it had, hunted for in the copies kept elsewhere
+    turns: dict[str, set[int]] = {}  # session -> the turns it was learnt from
+    checkpoints: set[str] = set()
+    ids = [memory_id] if memory_id else []
+    anchors: set[str] = set()
+    counts = {"revisions": 0, "records": 0, "checkpoints": 0, "turns": 0, "observer_runs": 0,
+              "curation_events": 0, "receipts": 0, "anchors": 0, "edges": 0}
+
+    if memory_id.startswith("doc-"):
+        doc = one(conn, "SELECT * FROM memory_documents WHERE document_id=?", (memory_id,))
+        if doc is None or doc["deleted_at"] is None:
+            raise InvalidInput("only a memory deleted as wrong can be erased: delete it first")
+        texts |= {doc["title"], doc["body"], *text_terms(doc["aliases"])}
+        for rev in rows(conn, "SELECT title, body FROM memory_revisions WHERE document_id=?", (memory_id,)):
+            texts |= {rev["title"], rev["body"]}
+        _provenance(doc["provenance_json"], doc["session_id"], turns, checkpoints)
+        anchors.add(doc["anchor_id"])
+        conn.execute("UPDATE memory_revisions SET title=?, body=? WHERE document_id=?",
+                     (ERASED_TEXT, ERASED_TEXT, memory_id))
+        counts["revisions"] = conn.changes()
+        # deleted_at is set, so the index triggers (003) neither remove nor add it: it left the
+        # index when it was deleted
+        conn.execute("UPDATE memory_documents SET title=?, body=?, aliases='', facets='', anchor_id=NULL,"
+                     " deactivated_reason=NULL WHERE document_id=?", (ERASED_TEXT, ERASED_TEXT, memory_id))
+        forget_in_receipts(conn, {"id": memory_id, "kind": "document"})
+    elif memory_id.startswith("rec-"):
+        chain = _chain(conn, memory_id)
+        if not chain or not chain[-1]["is_tombstone"]:
+            raise InvalidInput("only a memory deleted as wrong can be erased: delete it first")
+        ids = [r["record_id"] for r in chain]
+        for r in chain:
+            if not r["is_tombstone"]:
+                texts |= {r["body"], *text_terms(r["aliases"])}
+            texts.add(r["title"])
+            _provenance(r["provenance_json"], r["session_id"], turns, checkpoints)
+            anchors.add(r["anchor_id"])
+        # the one update the append-only guard lets through (migration 013); none of the chain is
+        # in the index (the tombstone at its head is never indexed, the rest were superseded)
+        conn.execute(
+            f"UPDATE memory_records SET erased_at=?, title=?, body=?, aliases='', facets='', anchor_id=NULL"
+            f" WHERE record_id IN ({','.join('?' * len(ids))})", (now, ERASED_TEXT, ERASED_TEXT, *ids))
+        counts["records"] = len(ids)
+        forget_in_receipts(conn, {"id": ids[-1], "kind": "record"})
+    elif memory_id.startswith("cp-"):  # a proposal rejected in review: only the proposal held it
+        checkpoints.add(memory_id)
+
+    for memory in ids:  # the proposals that made it or were added to it, and the refused repeats
+        for (cp,) in conn.execute("SELECT DISTINCT e.checkpoint_id FROM curation_events e, json_each(e.targets_json) j"
+                                  " WHERE j.value=? AND e.checkpoint_id IS NOT NULL", (memory,)):
+            checkpoints.add(cp)
+    for cp in sorted(checkpoints):
+        counts["checkpoints"] += _erase_checkpoint(conn, cp, texts, turns)
+    hunted = sorted((t for t in texts if t and len(t) >= MIN_HUNTED_CHARS and t != ERASED_TEXT),
+                    key=len, reverse=True)
+    for session_id, indexes in turns.items():
+        for index in sorted(indexes):
+            conn.execute("UPDATE session_turns SET user_text=CASE WHEN user_text='' THEN '' ELSE ?1 END,"
+                         " assistant_text=CASE WHEN assistant_text='' THEN '' ELSE ?1 END, tools_json='[]'"
+                         " WHERE session_id=?2 AND turn_index=?3", (ERASED_TEXT, session_id, index))
+            counts["turns"] += conn.changes()
+        counts["observer_runs"] += _erase_observer_runs(conn, session_id, texts, hunted)
+    counts["curation_events"] = _erase_events(conn, checkpoints, ids, hunted)
+    counts["receipts"] = _erase_receipt_copies(conn, ids, hunted)
+    counts["edges"], counts["anchors"] = _erase_graph(conn, ids, anchors)
+    if ids:
+        conn.execute(f"DELETE FROM memory_embeddings WHERE item_id IN ({','.join('?' * len(ids))})", ids)
+        conn.execute(f"DELETE FROM recall_feedback WHERE item_id IN ({','.join('?' * len(ids))})", ids)
+    # Recall's saved word counts hold its stems: counted again from the live store on the next start.
+    conn.execute("DELETE FROM recall_term_stats")
+    # A deleted row's words stay in the index's segments until they are merged: merge them now,
+    # so not even the raw index holds them.
+    for fts in ("memory_documents_fts", "memory_records_fts"):
+        conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+    conn.execute("UPDATE tombstones SET erased_at=?, reason=NULL, vector=NULL, model_id=NULL WHERE tombstone_id=?",
+                 (now, tombstone_id))
+    return {"tombstone_id": tombstone_id, "memory_id": memory_id or None, "ids": ids, **counts}
+
+
+def restore_unless_erased(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
+                          boundaries: tuple[str, ...] | None, source: str = "ui") -> str:
+    """corrections.restore, refused for a tombstone whose memory was erased (there is no text to
+    bring back, and a blank memory would be learnt over nothing)."""
+    if scalar(conn, "SELECT erased_at FROM tombstones WHERE tombstone_id=?", (tombstone_id,)) is not None:
+        tombstone_row(conn, tombstone_id, ceiling, boundaries)  # someone else's says NotFound, not why
+        raise InvalidInput(NOTHING_TO_RESTORE)
+    return _restore(conn, tombstone_id, now, ceiling=ceiling, boundaries=boundaries, source=source)
+
+
+def erased_at(conn: apsw.Connection, tombstone_ids: list[str]) -> dict[str, int]:
+    """When each of these tombstones' memories was erased (only the erased ones are keys)."""
+    if not tombstone_ids:
+        return {}
+    return {r[0]: r[1] for r in conn.execute(
+        f"SELECT tombstone_id, erased_at FROM tombstones WHERE erased_at IS NOT NULL"
+        f" AND tombstone_id IN ({','.join('?' * len(tombstone_ids))})", list(tombstone_ids))}
+
+
+# -- the places a copy is kept ---------------------------------------------------------------------
+
+
+def _provenance(text: str | None, session_id: str | None, turns: dict, checkpoints: set) -> None:
+    """Collect the session turns and checkpoints a provenance names."""
+    try:
+        prov = json.loads(text or "{}")
+    except ValueError:
+        prov = {}
+    prov = prov if isinstance(prov, dict) else {}
+    session = prov.get("session_id") or session_id
+    if session:
+        turns.setdefault(session, set()).update(t for t in prov.get("turns") or [] if isinstance(t, int))
+    for ext in prov.get("external") or []:
+        if isinstance(ext, dict) and isinstance(ext.get("checkpoint"), str):
+            checkpoints.add(ext["checkpoint"])
+
+
+def _chain(conn: apsw.Connection, record_id: str) -> list[dict]:
+    """Every record of the chain `record_id` is in, oldest first (the ones it replaced and the
+    ones that replaced it, its tombstone last)."""
+    older = rows(conn, "WITH RECURSIVE c(id, depth) AS (SELECT ?, 0 UNION ALL"
+                       " SELECT r.supersedes_record_id, c.depth + 1 FROM memory_records r JOIN c ON r.record_id = c.id"
+                       " WHERE r.supersedes_record_id IS NOT NULL)"
+                       " SELECT r.* FROM c JOIN memory_records r ON r.record_id = c.id ORDER BY c.depth DESC",
+                 (record_id,))
+    newer = rows(conn, "WITH RECURSIVE c(id, depth) AS (SELECT ?, 0 UNION ALL"
+                       " SELECT r.record_id, c.depth + 1 FROM memory_records r JOIN c ON r.supersedes_record_id = c.id)"
+                       " SELECT r.* FROM c JOIN memory_records r ON r.record_id = c.id WHERE c.depth > 0"
+                       " ORDER BY c.depth", (record_id,))
+    return older + newer
+
+
+def _blank(text: str, hunted: list[str]) -> str:
+    """`text` with every hunted wording (as written, and as JSON writes it) replaced by the marker."""
+    for t in hunted:
+        text = text.replace(t, ERASED_TEXT)
+        escaped = json.dumps(t)[1:-1]
+        if escaped != t:
+            text = text.replace(escaped, ERASED_TEXT)
+    return text
+
+
+def _erase_checkpoint(conn: apsw.Connection, checkpoint_id: str, texts: set, turns: dict) -> int:
+    """Blank a proposal's words (its wordings join `texts`, its source turns join `turns`)."""
+    row = one(conn, "SELECT payload_json, session_id, last_error FROM memory_checkpoints WHERE checkpoint_id=?",
+              (checkpoint_id,))
+    if row is None:
+        return 0
+    payload = json.loads(row["payload_json"] or "{}")
+    proposal = payload.get("proposal") if isinstance(payload, dict) else None
+    if isinstance(proposal, dict):
+        for key, value in list(proposal.items()):
+            # the anchor and subject are blanked here but not hunted elsewhere: a name like "Anna"
+            # is other memories' too
+            if key in ("title", "content", "anchor", "subject") and isinstance(value, str):
+                if key in ("title", "content"):
+                    texts.add(value)
+                proposal[key] = ERASED_TEXT
+            elif key in ("aliases", "facets", "relations") and isinstance(value, list):
+                if key == "aliases":
+                    texts.update(v for v in value if isinstance(v, str))
+                proposal[key] = []
+    prov = payload.get("provenance") if isinstance(payload, dict) else None
+    if isinstance(prov, dict):
+        _provenance(json.dumps(prov), row["session_id"], turns, set())
+    hunted = sorted((t for t in texts if t and len(t) >= MIN_HUNTED_CHARS and t != ERASED_TEXT), key=len,
+                    reverse=True)
+    if isinstance(payload, dict):
+        payload["erased"] = True
+    conn.execute("UPDATE memory_checkpoints SET payload_json=?, last_error=? WHERE checkpoint_id=?",
+                 (_blank(json.dumps(payload, sort_keys=True), hunted),
+                  _blank(row["last_error"], hunted) if row["last_error"] else row["last_error"], checkpoint_id))
+    return 1
+
+
+def _erase_observer_runs(conn: apsw.Connection, session_id: str, texts: set, hunted: list[str]) -> int:
+    """The session's observer runs: a proposal of it among the accepted is blanked (kept as an
+    entry, so a run still says how many it proposed), and any copy in a rejection or an error."""
+    changed = 0
+    for run in rows(conn, "SELECT run_id, accepted_json, rejections_json, error FROM observer_runs"
+                          " WHERE session_id=?", (session_id,)):
+        accepted = json.loads(run["accepted_json"] or "[]")
+        for entry in accepted if isinstance(accepted, list) else []:
+            if isinstance(entry, dict) and any(entry.get(k) in texts for k in ("title", "content")):
+                for k in ("title", "content", "anchor"):
+                    if k in entry:
+                        entry[k] = ERASED_TEXT
+        new = (_blank(json.dumps(accepted), hunted), _blank(run["rejections_json"] or "{}", hunted),
+               _blank(run["error"], hunted) if run["error"] else run["error"])
+        if new != (run["accepted_json"], run["rejections_json"], run["error"]):
+            conn.execute("UPDATE observer_runs SET accepted_json=?, rejections_json=?, error=? WHERE run_id=?",
+                         (*new, run["run_id"]))
+            changed += 1
+    return changed
+
+
+def _erase_events(conn: apsw.Connection, checkpoints: set, ids: list[str], hunted: list[str]) -> int:
+    """Curation's decisions on those proposals, or naming the memory: their reason and detail."""
+    changed = 0
+    found = {}
+    for cp in checkpoints:
+        for r in rows(conn, "SELECT event_id, reason, detail_json FROM curation_events WHERE checkpoint_id=?", (cp,)):
+            found[r["event_id"]] = r
+    for memory in ids:
+        for r in rows(conn, "SELECT e.event_id, e.reason, e.detail_json FROM curation_events e,"
+                            " json_each(e.targets_json) j WHERE j.value=?", (memory,)):
+            found[r["event_id"]] = r
+    for r in found.values():
+        reason, detail = _blank(r["reason"], hunted), _blank(r["detail_json"], hunted)
+        if (reason, detail) != (r["reason"], r["detail_json"]):
+            conn.execute("UPDATE curation_events SET reason=?, detail_json=? WHERE event_id=?",
+                         (reason, detail, r["event_id"]))
+            changed += 1
+    return changed
+
+
+def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[str]) -> int:
+    """Receipts that named it (store.forget_in_receipts blanked its items): the message that
+    recalled it and the words planned from it go too (they asked after it: "the zanzibar… on
+    Tuesdays?"), with the copies of that message kept with people's labels on the same recall,
+    and any other copy of its words. The other items and every count and reason stay."""
+    changed = 0
+    for memory in ids:
+        for receipt_id, text in list(conn.execute(
+                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
+                (f'%"{memory}"%',))):
+            body = json.loads(text)
+            if isinstance(body, dict):
+                body["query"] = ERASED_TEXT
+                plan = body.get("plan")
+                if isinstance(plan, dict):
+                    body["plan"] = {k: [] if isinstance(v, list) else v for k, v in plan.items()}
+            new = _blank(json.dumps(body), hunted)
+            if new != text:
+                conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
+                             (ERASED_TEXT, new, receipt_id))
+                conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, receipt_id))
+                changed += 1
+    return changed
+
+
+def _erase_graph(conn: apsw.Connection, ids: list[str], anchors: set) -> tuple[int, int]:
+    """The edges it asserted go (they closed when it was deleted, and said what it said), and then
+    every anchor nothing else points to: a topic named by its words, a person only it named."""
+    edges = 0
+    for memory in ids:
+        for e in rows(conn, "SELECT edge_id, from_anchor_id, to_anchor_id FROM memory_edges WHERE asserted_by=?",
+                      (memory,)):
+            anchors.update((e["from_anchor_id"], e["to_anchor_id"]))
+            conn.execute("DELETE FROM memory_edges WHERE edge_id=?", (e["edge_id"],))
+            edges += 1
+    gone = 0
+    for anchor_id in sorted(a for a in anchors if a):
+        used = scalar(conn, "SELECT EXISTS (SELECT 1 FROM memory_documents WHERE anchor_id=?1)"
+                            " OR EXISTS (SELECT 1 FROM memory_records WHERE anchor_id=?1)"
+                            " OR EXISTS (SELECT 1 FROM memory_edges WHERE from_anchor_id=?1 OR to_anchor_id=?1)"
+                            " OR EXISTS (SELECT 1 FROM anchor_merges WHERE from_anchor_id=?1 OR into_anchor_id=?1)",
+                      (anchor_id,))
+        if not used:
+            conn.execute("DELETE FROM anchor_aliases WHERE anchor_id=?", (anchor_id,))
+            conn.execute("DELETE FROM memory_anchors WHERE anchor_id=?", (anchor_id,))
+            gone += 1
+    return edges, gone
+
+
+__all__ = ["NOTHING_TO_RESTORE", "erase", "erased_at", "restore_unless_erased"]
