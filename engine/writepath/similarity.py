@@ -20,6 +20,7 @@ import numpy as np
 from .. import search
 from ..db import rows
 from ..policy import Scope
+from ..stance import negated
 from .checkpoints import Lease
 from .mergeguard import CJK_RE, contains_statement, unsaid
 from .proposals import Proposal
@@ -160,7 +161,8 @@ def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedd
     """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
     says the same claim: one whose body lacks a number, date, name or identifier of `content` is
     another claim ("…on 17 June 2027 at 14:30…" after "…on 3 May 2027 at 10:00…" was deleted as
-    wrong is the correction, however near its wording)."""
+    wrong is the correction, however near its wording), and so is its negation ("I am not allergic
+    to peanuts." after "I am allergic to peanuts.", cosine 0.96)."""
     if embedded.vector is None:
         return None
     found = rows(
@@ -190,6 +192,7 @@ def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedd
     with _cache_lock:
         for t in found:
             cosine = float(_tombstone_cache[(t["tombstone_id"], embedded.model_id)] @ embedded.vector)
-            if cosine >= threshold and (best is None or cosine > best[1]) and not unsaid([t["body"]], content):
+            if cosine >= threshold and (best is None or cosine > best[1]) and not unsaid([t["body"]], content) \
+                    and negated(t["body"]) == negated(content):  # "…not allergic…" corrects "…allergic…"
                 best = (t["memory_id"], cosine)
     return best

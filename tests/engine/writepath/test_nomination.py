@@ -106,6 +106,25 @@ def test_the_correction_of_a_fact_deleted_as_wrong_is_kept_though_it_is_worded_a
 
 
 @pytest.mark.offline_model
+def test_the_negation_of_a_claim_deleted_as_wrong_is_its_correction_not_the_claim_again(offline_models_home, clock):
+    """"I am not allergic to peanuts." after "I am allergic to peanuts." was deleted as wrong: the
+    two are worded alike (cosine 0.96), and the second is what the person wants kept."""
+    engine = _open(offline_models_home, clock, defaults())
+    try:
+        session = engine.open_session("personal", "work")
+        wrong = engine.store(session, "Allergy", "I am allergic to peanuts.").id
+        engine.update(session, wrong, delete=True)
+        engine.store_memory(session, "Allergy", "I am not allergic to peanuts.")
+        engine.store_memory(session, "Allergy", "I'm allergic to peanuts!")  # the wrong claim again, reworded
+        corrected, again = drain(engine)
+        assert corrected.action == "create", corrected
+        assert (again.action, again.reason) == ("skip", "tombstone")
+        assert [m.body for m in engine.list_memories(session)] == ["I am not allergic to peanuts."]
+    finally:
+        engine.close()
+
+
+@pytest.mark.offline_model
 def test_a_created_memory_keeps_the_vector_curation_computed_and_is_not_embedded_twice(offline_models_home, clock):
     engine = _open(offline_models_home, clock, defaults())
     try:
