@@ -109,8 +109,9 @@ def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: s
 def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
     """The graph says what the corrected text says. An open edge the memory asserted holds on only
     while the new text still names its target (by its name or an alias): corrected from "lives in
-    Trondheim" to "lives in Bergen", the Trondheim edge closes now (its interval is kept), and "I
-    have no debts." retires the landlord. The people and places the new text names are asserted
+    Trondheim" to "lives in Bergen", the Trondheim edge is retired as never so (closed where it
+    began: a correction is no move, so no "as of" view says Anna lived there; Edge.corrected), and
+    "I have no debts." retires the landlord. The people and places the new text names are asserted
     as store_memory asserts them (an exclusive relation closes the old value), by `memory_id`: a
     superseding record takes over the edges its predecessor asserted, so deleting it closes them.
 
@@ -126,8 +127,8 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
             " SELECT alias FROM anchor_aliases WHERE anchor_id=?", (edge["to_anchor_id"],) * 2)]
         if any(_names(body, name) for name in names):
             conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
-        else:
-            conn.execute("UPDATE memory_edges SET valid_to=? WHERE edge_id=?", (now, edge["edge_id"]))
+        else:  # it was never so: its interval closes where it began ("as of" any day it never held)
+            conn.execute("UPDATE memory_edges SET valid_to=valid_from WHERE edge_id=?", (edge["edge_id"],))
     facts = extractor.graph_facts(body)
     relations = [store.Relation(r.relation, r.target, r.target_type, exclusive=r.exclusive, source=r.source,
                                 source_type=r.source_type) for r in extractor.relations(facts, "User")]

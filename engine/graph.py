@@ -68,6 +68,11 @@ class Edge:
     def current(self) -> bool:
         return self.valid_to is None
 
+    @property
+    def corrected(self) -> bool:
+        """Retired as never so (a correction closed it where it began), not ended by a later fact."""
+        return self.valid_to is not None and self.valid_to == self.valid_from
+
     def holds_at(self, when: int) -> bool:
         return self.valid_from <= when and (self.valid_to is None or self.valid_to > when)
 
@@ -75,6 +80,7 @@ class Edge:
         return {"id": self.id, "from": {"id": self.from_id, "name": self.from_name},
                 "relation": self.relation, "to": {"id": self.to_id, "name": self.to_name},
                 "valid_from": self.valid_from, "valid_to": self.valid_to, "current": self.current,
+                "corrected": self.corrected,
                 "asserted_by": self.asserted_by, "confidence": self.confidence}
 
 

@@ -206,7 +206,8 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
             lines += [f"_anchor {anchor['anchor_id']} · type {anchor['anchor_type']} · "
                       f"{anchor['audience']} / {anchor['boundary']}_", ""]
             for e in edges:
-                if e["from_anchor_id"] == anchor_id:
+                # as it stands: a retired edge (a correction's wrong value, a former home) only with history
+                if e["from_anchor_id"] == anchor_id and (history or e["valid_to"] is None):
                     target = anchors.get(e["to_anchor_id"], {}).get("canonical_name", e["to_anchor_id"])
                     until = f" until {iso(e['valid_to'])}" if e["valid_to"] else ""
                     lines.append(f"- {e['relation']} → {target} (since {iso(e['valid_from'])}{until})")

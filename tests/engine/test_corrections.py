@@ -283,7 +283,10 @@ def test_a_correction_takes_the_graph_along(engine, me, clock):
     assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Bergen"), ("User", "sister", "Anna")]
     trondheim = next(a for a in engine.anchors(viewer) if a.name == "Trondheim")
     [old] = engine.edges(viewer, trondheim.id)
-    assert not old.current
+    assert not old.current and old.corrected  # a correction is no move: it never held
+    anna = next(a for a in engine.anchors(viewer) if a.name == "Anna")
+    said = old.valid_from + 500  # after it was said, before it was corrected
+    assert [e.to_name for e in engine.edges(viewer, anna.id, as_of=said) if e.relation == "lives_in"] == []
     engine.revert(viewer, doc, 1)  # going back to the first text takes the graph back too
     assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Trondheim"), ("User", "sister", "Anna")]
 

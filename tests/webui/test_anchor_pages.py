@@ -132,3 +132,23 @@ def test_a_team_sign_in_is_not_offered_an_audience_it_can_never_see(client, app,
     with app.test_client() as teamview:
         sign_in(teamview, engine, "teamview")
         assert audiences(teamview) == ["team"]
+
+
+def test_a_corrected_fact_is_said_as_never_so_not_as_a_move(client, engine, personal, clock):
+    clock.now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    doc = engine.store(personal, "Anna", "Anna lives in Trondheim.", anchor="Anna", anchor_type="person",
+                       relations=[Relation("lives_in", "Trondheim", "place")]).id
+    clock.advance(3 * DAY_MS)
+    engine.update(personal, doc, old_text="Trondheim", new_text="Bergen")
+    sign_in(client, engine)
+    anna = next(a.id for a in engine.anchors(engine.viewer(engine.get_token("local"))) if a.name == "Anna")
+
+    def page(as_of: str | None = None) -> tuple[str, str]:
+        html = client.get(f"/anchors/{anna}" + (f"?as_of={as_of}" if as_of else "")).get_data(as_text=True)
+        return section(html, "edges-h"), section(html, "retired-h")
+
+    held, retired = page()
+    assert "lives in Bergen" in held and "Corrected, never so" in retired and "Trondheim" in retired
+    assert "Previously lives in Trondheim" not in retired and "replaced by" not in retired
+    held, _ = page("2026-12-02")  # between the wrong text and its correction: she never lived there
+    assert "Trondheim" not in held
