@@ -6,9 +6,7 @@ its own server every poll, and `keepmind doctor` on the one named in the data di
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import psutil
 
@@ -16,20 +14,10 @@ from keepmind.engine import Check
 
 from .client import ApiError, DaemonClient, proves_instance
 from .files import read_server_json, read_token_file
-from .instance import unreached
+from .instance import listening, unreached
 from .logs import log_path
 
 NAME = "Server"
-
-
-def _listening(url: str, timeout: float) -> bool:
-    """Does anything accept a connection at `url`'s host and port?"""
-    parts = urlsplit(url)
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def check_server(url: str, token: str | None, *, pid: int | None = None, logs: Path | None = None,
@@ -74,7 +62,7 @@ def check_server_of(home: Path, *, timeout: float = 2.0) -> Check:
         if found.running:
             return Check(NAME, "error", f"{found.summary}: `keepmind stop` ends it and `keepmind` starts it again "
                                         f"(the logs: {log_path(home)})")
-        if _listening(info["url"], timeout):
+        if listening(info["url"], timeout):
             return Check(NAME, "error", f"{info['url']} answers, but not as the Keepmind that wrote server.json "
                                         "(another program holds its port, or a Keepmind of another data dir): no "
                                         "token was sent. Start Keepmind again with `keepmind`, or set "

@@ -11,8 +11,10 @@ tray launch say the same thing from here.
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -51,8 +53,11 @@ def unreached(home: Path) -> Unreached:
     if pid is None:
         if named is None:
             return Unreached(None, "it has not been started, or it stopped")
+        if not listening(named["url"]):  # a crash (kill -9, a power cut) left it behind
+            return Unreached(None, f"server.json names {named['url']}, but nothing answers there: Keepmind "
+                                   "stopped without cleaning up")
         return Unreached(None, f"server.json names {named['url']}, but what answers there is not this data dir's "
-                               "Keepmind (left behind by a crash?); the token was not sent")
+                               "Keepmind (left behind by a crash, its port taken since?); the token was not sent")
     if named is None:
         why = _unreadable(home / SERVER_JSON)
         if why is None:
@@ -69,6 +74,16 @@ def unreached(home: Path) -> Unreached:
                          suspended=True)
     return Unreached(pid, f"it does not answer at {named['url']} as the instance that wrote server.json "
                           "(it hangs, or server.json was changed)")
+
+
+def listening(url: str, timeout: float = 1.0) -> bool:
+    """Does anything accept a connection at `url`'s host and port?"""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _unreadable(path: Path) -> str | None:

@@ -123,3 +123,12 @@ def test_the_real_server_proves_itself_and_a_wrong_pid_or_nonce_is_refused(live)
     client = DaemonClient.from_home(home)
     assert client is not None
     client.close()
+
+
+def test_a_crash_with_nothing_on_its_port_is_said_as_a_crash(crashed, capsys):
+    home, stranger = crashed
+    stranger.stop()  # nothing listens there any more: the plain kill -9
+    assert cli(["status", "--home", str(home)]) == 3
+    out = capsys.readouterr().out
+    assert "nothing answers there: Keepmind stopped without cleaning up" in out
+    assert "not this data dir's Keepmind" not in out
