@@ -50,7 +50,9 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
                          "session, or in the browser")
     if mode == "delete":
         store.delete_memory(conn, row, now, reason=reason, source=source)
-        return UpdateResult(row["id"], "deleted")
+        return UpdateResult(row["id"], "deleted", reason=(
+            "deleted as wrong: it is not recalled or learnt again (a person can restore it, or erase it for "
+            "good, under Deleted)"))
     new_title = title if title is not None else row["title"]
     if mode == "replace":
         count = row["body"].count(old_text)
@@ -76,12 +78,16 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
         follow_edges(conn, row, row["id"], body, now)
+        said = {"replace": f"replaced {count} occurrence{'' if count == 1 else 's'}", "rewrite": "rewritten",
+                "retitle": "retitled"}[mode]
         return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
                                         "retitle": "retitled"}[mode], replacements=count,
-                            revision=revision)
+                            revision=revision, reason=f"{said}: revision {revision} (the earlier text stays in "
+                                                      "its history)")
     new = store.supersede_record(conn, row, new_title, body, now, source=source)
     follow_edges(conn, row, new, body, now)
-    return UpdateResult(row["id"], "superseded", new_id=new, replacements=count)
+    return UpdateResult(row["id"], "superseded", new_id=new, replacements=count,
+                        reason=f"a record is never changed in place: {new} supersedes it (use that id from now on)")
 
 
 def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: str, now: int) -> None:

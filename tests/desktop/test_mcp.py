@@ -60,7 +60,8 @@ def check_results(out: dict, engine_has_store: bool, engine_has_recall: bool) ->
     assert out["got"]["items"][0]["id"] == item["id"]
     assert out["got"]["missing"][0]["id"] == "doc-" + "0" * 32
     assert out["updated"] == {"id": item["id"], "action": "replaced", "new_id": None, "replacements": 1,
-                              "revision": 2, "reason": ""}
+                              "revision": 2,
+                              "reason": "replaced 1 occurrence: revision 2 (the earlier text stays in its history)"}
     assert out["retitled"]["action"] == "retitled" and out["retitled"]["revision"] == 3
     if engine_has_store:
         assert not out["stored"].is_error, out["stored"].content

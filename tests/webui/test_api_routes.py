@@ -43,7 +43,7 @@ def test_find_get_and_update_memories_through_the_tools(live, api):
     updated = api.post(f"/sessions/{sid}/tools/update_memory",
                        json={"id": mid, "old_text": "Oat milk", "new_text": "Soy milk"}).json()
     assert updated["result"] == {"id": mid, "action": "replaced", "new_id": None, "replacements": 1, "revision": 2,
-                                 "reason": ""}
+                                 "reason": "replaced 1 occurrence: revision 2 (the earlier text stays in its history)"}
     got = api.post(f"/sessions/{sid}/tools/get_memories", json={"ids": mid}).json()
     assert got["items"][0]["content"] == "The user drinks oat milk flat whites. Soy milk only."
     deleted = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": mid, "delete": True}).json()
