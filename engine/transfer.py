@@ -193,6 +193,11 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
         elif k == "record" and not r["is_tombstone"] and r["record_id"] not in superseded:
             by_anchor.setdefault(r["anchor_id"], []).append((k, r))
     edges = [r for k, r in items if k == "edge"]
+    # an anchor that holds no memory but says something (the user's anchor: "sister → Anna") gets
+    # its page too, or those edges would be in no file
+    for e in edges:
+        if (history or e["valid_to"] is None) and e["from_anchor_id"] in anchors:
+            by_anchor.setdefault(e["from_anchor_id"], [])
     used: set[str] = set()
     for anchor_id, members in by_anchor.items():
         anchor = anchors.get(anchor_id)

@@ -188,3 +188,16 @@ def test_edges_imported_onto_a_person_already_known_keep_one_current_value(tmp_p
     dst.close()
     assert {e for e in graph if e[1] == "lives_in" and e[3]} == {("Anna", "lives_in", "Porto", 1)}
     assert [e for e in graph if e[1] == "sister"] == [("User", "sister", "Anna", 1)]
+
+
+def test_markdown_gives_an_anchor_with_edges_and_no_memory_its_page(tmp_path, engine):
+    s = engine.open_session("personal", "work")
+    engine.store(s, "Anna", "My sister Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("sister", "Anna", "person", False, "User", "person"),
+                            Relation("lives_in", "Lisbon", "place", True, "Anna", "person")])
+    transfer.export(engine, tmp_path / "md", fmt="markdown")
+    names = sorted(p.name for p in (tmp_path / "md").iterdir())
+    assert names == ["anna.md", "user.md"]  # Lisbon says nothing of its own: no page
+    user = (tmp_path / "md" / "user.md").read_text()
+    assert user.startswith("# User") and "- sister → Anna" in user
+    assert "- lives_in → Lisbon" in (tmp_path / "md" / "anna.md").read_text()
