@@ -92,7 +92,8 @@ def why_nothing(receipt: dict) -> list[str]:
 
 def describe(entry: dict, receipt: dict | None) -> list[str]:
     at = iso(entry["at"]) if isinstance(entry.get("at"), int) else (receipt or {}).get("created_at", "?")
-    head = f"{at}  {one_line(entry.get('channel') or 'no channel named')}"
+    session = entry.get("session_id") or (receipt or {}).get("session_id") or "?"
+    head = f"{at}  {one_line(entry.get('channel') or f'session {session}')}"  # a session may name no channel
     if entry.get("claude_session"):
         head += f" (Claude Code session {one_line(entry['claude_session'])})"
     if receipt is None:

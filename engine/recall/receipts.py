@@ -7,6 +7,7 @@ Receipts older than `memory.recall.receipt_retention_days` are pruned.
 from __future__ import annotations
 
 import json
+import re
 
 from ..clock import DAY_MS, iso
 from ..db import one, scalar
@@ -15,6 +16,7 @@ from ..memory import new_id
 from .pipeline import RecallTrace
 
 RECEIPT_PREFIX = "rcp"
+_RECEIPT_ID = re.compile(rf"{RECEIPT_PREFIX}-[0-9a-f]{{32}}")
 MAX_CONSIDERED = 25  # the best-ranked candidates kept with their scores; counts cover the rest
 
 
@@ -114,7 +116,8 @@ def prune(conn, now: int, retention_days: int) -> int:
 
 
 def load(conn, receipt_id: str) -> dict:
-    if not isinstance(receipt_id, str) or not receipt_id.startswith(f"{RECEIPT_PREFIX}-"):
+    if not isinstance(receipt_id, str) or not _RECEIPT_ID.fullmatch(receipt_id):
+        # "rcp-x" is a typo, not a pruned receipt: only a well-formed id may be one that was pruned
         raise InvalidInput(f"{receipt_id!r} is not a recall receipt id: they look like rcp-<32 hex digits>")
     row = one(conn, "SELECT receipt_json FROM recall_events WHERE receipt_id=?", (receipt_id,))
     if row is None:

@@ -39,6 +39,7 @@ def test_a_memory_that_is_not_there_is_said_without_a_session_the_cli_does_not_h
     err = capsys.readouterr().err
     assert err.startswith(f"error: no memory {missing}: check the id") and "session" not in err
     assert main(["recall", "explain", "rcp-nope", "--home", str(home)]) == 2
+    assert "is not a recall receipt id" in capsys.readouterr().err  # a typo, not "it may have been pruned"
     assert main(["checkpoints", "retry", "cp-nope", "--home", str(home)]) == 2
 
 

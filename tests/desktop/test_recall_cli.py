@@ -103,7 +103,7 @@ def test_recall_explain_prints_the_receipt(engine, home, capsys):
     assert shown["receipt"] == receipt and shown["mode"] == "lexical"
     assert main(["recall", "explain", "--home", str(home), receipt]) == 0  # read as --last reads one
     said = capsys.readouterr().out.splitlines()
-    assert said[0].endswith(f"no channel named  {receipt}") and said[1] == "  message: 'what coffee do I drink?'"
+    assert said[0].endswith(f"session {sid}  {receipt}") and said[1] == "  message: 'what coffee do I drink?'"
     assert said[2].startswith("  injected 1 of 1 considered (lexical, ") and "Coffee" in said[3]
 
 
