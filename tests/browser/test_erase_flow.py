@@ -3,7 +3,7 @@ confirmation, to a row that says erased, with the memory's text gone from the pa
 
 from __future__ import annotations
 
-from support.browser import sign_in
+from support.browser import check_axe, shoot, sign_in
 
 
 def test_erase_for_good_from_the_deleted_page_asks_then_leaves_an_erased_row(page, live):
@@ -13,8 +13,11 @@ def test_erase_for_good_from_the_deleted_page_asks_then_leaves_an_erased_row(pag
     eng.update(sid, doc, delete=True, source="ui")
     sign_in(page, live)
     page.goto(live.url + "/memories?deleted=1")
+    check_axe(page, "deleted-with-erase")
+    shoot(page, "deleted-with-erase")
     page.get_by_role("button", name="Erase Card hint for good").click()
     dialog = page.get_by_role("dialog")
+    shoot(page, "erase-confirm")
     assert "cannot be undone" in dialog.inner_text() and "will not learn the same claim again" in dialog.inner_text()
     dialog.get_by_role("button", name="Cancel").click()
     assert eng.deleted()[0][0]["erased_at"] is None  # cancelled: nothing erased
@@ -23,6 +26,8 @@ def test_erase_for_good_from_the_deleted_page_asks_then_leaves_an_erased_row(pag
     page.get_by_role("dialog").get_by_role("button", name="Erase for good").click()
     page.wait_for_url("**/memories?deleted=1&erased=1")
     assert page.get_by_text("Erased for good: its text is gone.").is_visible()
+    check_axe(page, "deleted-erased")
+    shoot(page, "deleted-erased")
     assert "zanzibarquokka" not in page.content() and "Card hint" not in page.content()
     assert page.get_by_role("button", name="Restore Card hint").count() == 0
     page.goto(live.url + "/memories?q=zanzibarquokka")
