@@ -66,6 +66,10 @@ class Browsing:
         self._wake_observer()  # its sessions ended: the observer distils them now
         return revoked
 
+    def sessions_ended_with(self, token: Token) -> int:
+        """How many open sessions a token's revocation ended."""
+        return self._read(tokens.sessions_ended_with, token)
+
     def get_token(self, token_id_or_name: str) -> Token:
         return self._read(tokens.get, token_id_or_name)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from .db import one, rows
+from .db import one, rows, scalar
 from .errors import InvalidInput, NotFound, ScopeError
 from .memory import new_id
 from .policy import ANY_BOUNDARY, AUDIENCES, PRIVACY_RANK, check_name
@@ -170,6 +170,14 @@ def revoke(conn: apsw.Connection, token_id_or_name: str, now: int, *, by: Token 
         conn.execute("UPDATE sessions SET status='ended', ended_at=?, updated_at=? WHERE token_id=?"
                      " AND status != 'ended'", (now, now, token.id))
     return get(conn, token.id)
+
+
+def sessions_ended_with(conn: apsw.Connection, token: Token) -> int:
+    """How many of a revoked token's sessions its revocation ended (they end at its moment)."""
+    if token.revoked_at is None:
+        return 0
+    return scalar(conn, "SELECT COUNT(*) FROM sessions WHERE token_id=? AND ended_at=?",
+                  (token.id, token.revoked_at)) or 0
 
 
 def create_unique(conn: apsw.Connection, name: str, audience_ceiling: str, boundaries, now: int) -> CreatedToken:

@@ -268,7 +268,10 @@ def cmd_token_revoke(args) -> int:
         local = engine.verify_token(secret) if secret else None
         if local is None or local.id != target.id:
             t = engine.revoke_token(target.id)
-            print(f"revoked {one_line(t.name)} ({t.id})")
+            ended = engine.sessions_ended_with(t)
+            print(f"revoked {one_line(t.name)} ({t.id})" + (
+                f"; {counted(ended, 'session')} it had open {'has' if ended == 1 else 'have'} ended (what was "
+                "said there is distilled)" if ended else ""))
             return 0
         running = DaemonClient.from_home(home)
         if running is None and (found := unreached(home)).running:

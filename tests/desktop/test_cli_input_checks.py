@@ -324,6 +324,19 @@ def test_revoking_a_revoked_token_says_so(tmp_path, capsys):
     assert main(["token", "create", "agent1", "--home", str(home)]) == 0  # the name is free again
 
 
+def test_revoking_a_token_says_which_of_its_sessions_ended(tmp_path, capsys):
+    home = a_store(tmp_path / "home")
+    assert main(["token", "create", "agent1", "--ceiling", "personal", "--home", str(home)]) == 0
+    with open_engine(home, settings=QUIET, start_workers=False) as engine:
+        agent = engine.get_token("agent1")
+        engine.open_session("personal", "work", token=agent)
+        engine.open_session("personal", "work", token=agent)
+    capsys.readouterr()
+    assert main(["token", "revoke", "agent1", "--home", str(home)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(
+        "; 2 sessions it had open have ended (what was said there is distilled)")
+
+
 # -- 5. --print-config and KEEPMIND_HOME -----------------------------------------------------------------
 
 def test_print_config_carries_a_data_dir_set_only_by_keepmind_home(tmp_path, capsys, monkeypatch):
