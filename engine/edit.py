@@ -78,12 +78,10 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
         follow_edges(conn, row, row["id"], body, now)
-        said = {"replace": f"replaced {count} occurrence{'' if count == 1 else 's'}", "rewrite": "rewritten",
-                "retitle": "retitled"}[mode]
-        return UpdateResult(row["id"], {"replace": "replaced", "rewrite": "rewritten",
-                                        "retitle": "retitled"}[mode], replacements=count,
-                            revision=revision, reason=f"{said}: revision {revision} (the earlier text stays in "
-                                                      "its history)")
+        action = {"replace": "replaced", "rewrite": "rewritten", "retitle": "retitled"}[mode]
+        said = f"replaced {count} occurrence{'' if count == 1 else 's'}" if mode == "replace" else action
+        return UpdateResult(row["id"], action, replacements=count, revision=revision,
+                            reason=f"{said}: revision {revision} (the earlier text stays in its history)")
     new = store.supersede_record(conn, row, new_title, body, now, source=source)
     follow_edges(conn, row, new, body, now)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count,
@@ -125,6 +123,7 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
     name: "Anna, my sister, lives in Lisbon" rewritten to "Anna moved to Lisbon last year" keeps
     the sister edge."""
     from .writepath import extractor  # the write path's cue phrases, as a memory is first learnt
+    from .writepath.curation import store_relations
 
     for edge in rows(conn, "SELECT e.edge_id, e.to_anchor_id FROM memory_edges e WHERE e.asserted_by=?"
                            " AND e.valid_to IS NULL", (row["id"],)):
@@ -135,9 +134,7 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
             conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
         else:  # it was never so: its interval closes where it began ("as of" any day it never held)
             conn.execute("UPDATE memory_edges SET valid_to=valid_from WHERE edge_id=?", (edge["edge_id"],))
-    facts = extractor.graph_facts(body)
-    relations = [store.Relation(r.relation, r.target, r.target_type, exclusive=r.exclusive, source=r.source,
-                                source_type=r.source_type) for r in extractor.relations(facts, "User")]
+    relations = store_relations(extractor.relations(extractor.graph_facts(body), "User"))
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
                            confidence=row.get("confidence") or 0.8)

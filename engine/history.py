@@ -20,6 +20,7 @@ from .db import one, rows
 from .memory import MemoryItem
 from .overview import turns as session_turns
 from .policy import permitted_sql
+from .store import record_chain
 
 _TOKENS = re.compile(r"\s+|\w+|[^\w\s]")  # spaces, words, single punctuation marks
 MAX_TURNS = 200
@@ -116,14 +117,7 @@ def _added_later(conn: apsw.Connection, item: MemoryItem, first_session: str, ce
 
 def chain_ids(conn: apsw.Connection, item: MemoryItem) -> list[str]:
     """The item's id and, for a record, every earlier record its chain superseded."""
-    if item.kind != "record":
-        return [item.id]
-    return [r[0] for r in conn.execute(
-        "WITH RECURSIVE chain(id, older) AS ("
-        " SELECT record_id, supersedes_record_id FROM memory_records WHERE record_id = ?"
-        " UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
-        " JOIN chain ON r.record_id = chain.older)"
-        " SELECT id FROM chain", (item.id,))]
+    return [item.id] if item.kind != "record" else record_chain(conn, item.id)
 
 
 def recall_history(conn: apsw.Connection, item: MemoryItem, *, ceiling: str,

@@ -313,6 +313,14 @@ def resolve_record_head(conn: apsw.Connection, record_id: str) -> str | None:
     )
 
 
+def record_chain(conn: apsw.Connection, record_id: str) -> list[str]:
+    """The record's id and every earlier record its chain superseded, newest first."""
+    return [r[0] for r in conn.execute(
+        "WITH RECURSIVE chain(id, older) AS (SELECT record_id, supersedes_record_id FROM memory_records"
+        " WHERE record_id = ? UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
+        " JOIN chain ON r.record_id = chain.older) SELECT id FROM chain", (record_id,))]
+
+
 def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now: int, *,
                     source: str, reason: str, semantics: str | None = None) -> int:
     """Write a new revision of a living document; every earlier body stays in memory_revisions."""
@@ -388,10 +396,7 @@ def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
     token cannot read it back for the receipts' 14 days. Returns the receipts changed."""
     ids = [row["id"]]
     if row["kind"] == "record":  # the earlier records of its chain said the same claim
-        ids = [r[0] for r in conn.execute(
-            "WITH RECURSIVE chain(id, older) AS (SELECT record_id, supersedes_record_id FROM memory_records"
-            " WHERE record_id = ? UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
-            " JOIN chain ON r.record_id = chain.older) SELECT id FROM chain", (row["id"],))] or ids
+        ids = record_chain(conn, row["id"]) or ids
     gone = set(ids)
     changed = 0
     for memory_id in ids:  # an id is unique text: a LIKE finds every receipt that names it

@@ -307,8 +307,13 @@ def _check_unchanged(conn: apsw.Connection, decision: Decision) -> dict[str, dic
 
 
 def _relations(proposal: Proposal) -> tuple[store.Relation, ...]:
+    return store_relations(proposal.relations)
+
+
+def store_relations(specs) -> tuple[store.Relation, ...]:
+    """A proposal's relations (RelationSpec) as the store asserts them."""
     return tuple(store.Relation(r.relation, r.target, r.target_type, exclusive=r.exclusive, source=r.source,
-                                source_type=r.source_type) for r in proposal.relations)
+                                source_type=r.source_type) for r in specs)
 
 
 def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
