@@ -247,10 +247,9 @@ class Browsing:
         self._require_enabled()
         ceiling, bounds = permission(token)
         erased = self.write(purge.erase, str(tombstone_id), self.now(), ceiling=ceiling, boundaries=bounds)
-        # recall's word counts in memory held its stems: counted again, from the live store, on next use
         recaller = getattr(self, "recaller", None)
-        if recaller is not None:
-            recaller.stats = type(recaller.stats)()
+        if recaller is not None:  # its word counts in memory held the erased stems
+            recaller.recount_terms()
         self.notify_written(erased["ids"])
         # the rows hold it no more; the file's freed pages and the WAL's old page copies still did.
         # The erase is committed already: a scrub that fails (a full disk: VACUUM needs a copy's

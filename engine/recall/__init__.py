@@ -53,6 +53,11 @@ class Recaller:
         self._warmer: threading.Thread | None = None
         engine.on_write(self._on_write)
 
+    def recount_terms(self) -> None:
+        """Drop the word counts held in memory: counted again from the live store on next use
+        (after an erase, whose stems they still held)."""
+        self.stats = TermStats()
+
     # -- lifecycle (the engine starts and stops it like a worker) ------------------------------
 
     def start(self) -> None:
