@@ -28,6 +28,7 @@ from .errors import EngineError, InvalidInput
 from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, content_hash, fingerprint, normalize_text
 from .policy import AUDIENCES, MEMORY_CLASSES, check_name
 from .secretfilter import refuse_secrets
+from .store import add_tombstone_fingerprints
 from .writepath.checkpoints import TRIGGERS
 from .writepath.entities import EXCLUSIVE
 
@@ -142,6 +143,22 @@ def nullable(check):
     return maybe
 
 
+def list_of(check):
+    """A list whose every item passes `check` (the error names the item's place). No cap on its
+    length: a memory may have had any number of wordings, and a store's export must import back."""
+    def every(v):
+        if not isinstance(v, list):
+            raise RowError("must be a list")
+        out = []
+        for n, item in enumerate(v):
+            try:
+                out.append(check(item))
+            except RowError as exc:
+                raise RowError(f"item {n + 1} {exc}") from None
+        return out
+    return every
+
+
 SEMANTICS = text(40)
 TERMS = text(MAX_TERMS_CHARS, required=False)
 NAME = text(STORED_NAME_CHARS)
@@ -184,7 +201,9 @@ FIELDS = {
                   "boundary": boundary, "memory_id": nullable(ident("doc", "rec", "cp")),
                   "model_id": nullable(text(64)), "reason": nullable(text(MAX_SHORT_CHARS, required=False)),
                   "source": nullable(one_of(TOMBSTONE_SOURCES)), "lifted_at": nullable(TIME),
-                  "erased_at": nullable(TIME), "created_at": TIME},
+                  "erased_at": nullable(TIME), "created_at": TIME,
+                  # the hashes of the memory's earlier wordings (tombstone_fingerprints), refused too
+                  "earlier_fingerprints": list_of(hex64)},
     "anchor_alias": {"alias": NAME, "normalized_name": NORMALIZED, "anchor_id": ident("anc"),
                      "audience": one_of(AUDIENCES), "boundary": boundary, "created_at": TIME},
     "anchor_merge": {"merge_id": ident("merge"), "from_anchor_id": ident("anc"), "from_name": NAME,
@@ -195,7 +214,8 @@ FIELDS = {
 OPTIONAL = {"aliases", "facets", "update_semantics", "sensitivity", "recall_mode", "confidence", "provenance_json",
             "revision", "is_tombstone", "status", "anchor_type", "normalized_name", "anchor_id", "session_id",
             "expires_at", "deleted_at", "deactivated_reason", "supersedes_record_id", "reason", "asserted_by",
-            "valid_to", "memory_id", "model_id", "source", "lifted_at", "completed_at", "erased_at"}
+            "valid_to", "memory_id", "model_id", "source", "lifted_at", "completed_at", "erased_at",
+            "earlier_fingerprints"}
 
 
 def check_row(kind: str, obj: dict) -> dict:
@@ -369,10 +389,13 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
             errors.append(f"line {line}: {problem}")
             continue
         row = {k: remap.get(v, v) if k.endswith("anchor_id") else v for k, v in row.items()}
+        earlier = row.pop("earlier_fingerprints", None) or ()  # a table of their own, not a column
         table = TABLES[kind][0]
         try:
             conn.execute(f"INSERT INTO {table}({','.join(row)}) VALUES ({','.join('?' * len(row))})",
                          tuple(row.values()))
+            if earlier:
+                add_tombstone_fingerprints(conn, row["tombstone_id"], earlier)
         except apsw.Error as exc:
             errors.append(f"line {line}: this {kind} does not fit the store ({exc})")
             continue

@@ -12,6 +12,8 @@ from typing import Callable
 
 import apsw
 
+from .memory import fingerprint
+
 Migration = tuple[str, Callable[[apsw.Connection], None]]
 
 
@@ -656,6 +658,43 @@ def _m013_erase_for_good(conn: apsw.Connection) -> None:
     )
 
 
+def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
+    """A memory deleted as wrong is refused in every wording it had, not only its last: a claim
+    corrected ("quokka" to "wombat") and then deleted must not come back as it was first said.
+
+    `tombstone_fingerprints` holds the fingerprints (hashes only, never text: an erase keeps them)
+    of a tombstone's earlier wordings, the ones that differ from `tombstones.fingerprint`. Each
+    curated proposal looks its fingerprint up here, hence the index on it. Standing tombstones of
+    memories not erased get theirs now; an erased one has no words left to hash.
+    """
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS tombstone_fingerprints (
+            tombstone_id TEXT NOT NULL REFERENCES tombstones(tombstone_id),
+            fingerprint TEXT NOT NULL,
+            PRIMARY KEY (tombstone_id, fingerprint)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS tombstone_fingerprints_fingerprint ON tombstone_fingerprints (fingerprint);
+        """
+    )
+    # The wordings as store.wordings reads them, written out here: a migration never changes.
+    # The hash is memory.fingerprint's own, so what is stored is what a lookup computes.
+    standing = list(conn.execute(
+        "SELECT tombstone_id, memory_id, fingerprint FROM tombstones WHERE lifted_at IS NULL"
+        " AND erased_at IS NULL AND memory_id IS NOT NULL"))
+    for tombstone_id, memory_id, own in standing:
+        bodies = conn.execute("SELECT body FROM memory_revisions WHERE document_id = ?", (memory_id,)).fetchall()
+        bodies += conn.execute(
+            "WITH RECURSIVE chain(id, older) AS (SELECT record_id, supersedes_record_id FROM memory_records"
+            " WHERE record_id = ? UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
+            " JOIN chain ON r.record_id = chain.older)"
+            " SELECT r.body FROM chain JOIN memory_records r ON r.record_id = chain.id WHERE r.is_tombstone = 0",
+            (memory_id,)).fetchall()
+        for found in sorted({fingerprint(b) for (b,) in bodies if b} - {own}):
+            conn.execute("INSERT OR IGNORE INTO tombstone_fingerprints(tombstone_id, fingerprint) VALUES (?, ?)",
+                         (tombstone_id, found))
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -670,6 +709,7 @@ MIGRATIONS: list[Migration] = [
     ("011_curation_events_session", _m011_curation_events_session),
     ("012_anchor_merge_moves", _m012_anchor_merge_moves),
     ("013_erase_for_good", _m013_erase_for_good),
+    ("014_tombstone_fingerprints", _m014_tombstone_fingerprints),
 ]
 
 

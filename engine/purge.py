@@ -7,7 +7,8 @@ made it and curation's copies of them, the session turns it was learnt from, the
 that proposed it, the recall receipts and labels that named it, and the graph it alone asserted.
 
 What stays, on purpose: the tombstone with the claim's fingerprint (a hash of its normalized
-words), so the same claim is still not learnt again; and the ids, times and counts of everything
+words) and those of its earlier wordings (tombstone_fingerprints, hashes too), so the same claim
+is still not learnt again in any wording it had; and the ids, times and counts of everything
 (a session keeps its number of turns, a receipt still says a memory was injected), so nothing
 else shifts. An erase cannot be undone, so a restore of its tombstone is refused.
 

@@ -378,13 +378,36 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
         # What it said of people and places no longer holds either (its home airport was not SFO):
         # its open edges close with the tombstone, at the same moment, so a restore can reopen them.
         conn.execute("UPDATE memory_edges SET valid_to=? WHERE asserted_by=? AND valid_to IS NULL", (now, row["id"]))
+        tombstone_id, own = new_id("tomb"), fingerprint(row["body"])
         conn.execute(
             "INSERT INTO tombstones(tombstone_id, fingerprint, audience, boundary, memory_id, reason,"
             " source, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (new_id("tomb"), fingerprint(row["body"]), row["audience"], row["boundary"], row["id"],
-             reason, source, now),
+            (tombstone_id, own, row["audience"], row["boundary"], row["id"], reason, source, now),
         )
+        # It was wrong in every wording it had: "quokka", corrected to "wombat" and then deleted,
+        # must not be learnt again as first said either.
+        earlier = {fingerprint(body) for body in wordings(conn, row["id"])} - {own}
+        add_tombstone_fingerprints(conn, tombstone_id, earlier)
         forget_in_receipts(conn, row)
+
+
+def wordings(conn: apsw.Connection, memory_id: str) -> list[str]:
+    """Every body a memory had: a document's revisions, a record's chain (record_chain; the
+    tombstones in it left out, they say nothing)."""
+    if memory_id.startswith("doc-"):
+        return [r[0] for r in conn.execute("SELECT body FROM memory_revisions WHERE document_id=?", (memory_id,))]
+    ids = record_chain(conn, memory_id) if memory_id.startswith("rec-") else []
+    if not ids:
+        return []
+    return [r[0] for r in conn.execute(f"SELECT body FROM memory_records WHERE is_tombstone=0"
+                                       f" AND record_id IN ({','.join('?' * len(ids))})", ids)]
+
+
+def add_tombstone_fingerprints(conn: apsw.Connection, tombstone_id: str, fingerprints) -> None:
+    """Refuse these fingerprints too while the tombstone stands (hashes only: an erase keeps them)."""
+    for found in sorted(set(fingerprints)):
+        conn.execute("INSERT OR IGNORE INTO tombstone_fingerprints(tombstone_id, fingerprint) VALUES (?, ?)",
+                     (tombstone_id, found))
 
 
 DELETED_TITLE = "(deleted memory)"
@@ -418,12 +441,16 @@ def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
 
 
 def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:
-    """The tombstone a person left when they deleted this claim (same normalized fingerprint) in
-    this scope, with the deleted memory's id (`memory_id`, None for an imported one without)."""
+    """The tombstone a person left when they deleted this claim (same normalized fingerprint as the
+    memory's last wording or any earlier one) in this scope, with the deleted memory's id
+    (`memory_id`, None for an imported one without)."""
+    # Runs on every curated proposal: SQLite answers the OR from both indexes (tombstones_fingerprint,
+    # tombstone_fingerprints_fingerprint) and filters the few tombstones found by scope.
     return one(
         conn,
-        "SELECT tombstone_id, memory_id FROM tombstones WHERE fingerprint=? AND boundary=? AND audience=?"
-        " AND lifted_at IS NULL ORDER BY created_at DESC LIMIT 1",
+        "SELECT tombstone_id, memory_id FROM tombstones WHERE (fingerprint=?1 OR tombstone_id IN"
+        " (SELECT tombstone_id FROM tombstone_fingerprints WHERE fingerprint=?1))"
+        " AND boundary=?2 AND audience=?3 AND lifted_at IS NULL ORDER BY created_at DESC LIMIT 1",
         (fingerprint(body), boundary, audience),
     )
 

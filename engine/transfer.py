@@ -2,11 +2,12 @@
 
 The JSON Lines export carries every row that makes up a memory (anchors, documents with all
 their revisions, records with their supersede chains, edges, tombstones) with ids and timestamps
-as stored, so importing it into an empty home gives back identical memories. A tombstone left by
-rejecting a proposal in review names that proposal (a checkpoint), so the proposal travels with it
-while the rejection stands: after an import the Deleted list still says what was rejected, and
-Restore still puts it back in review. Embeddings are not exported: they are derived data,
-re-created by gap repair for whichever model is active.
+as stored, so importing it into an empty home gives back identical memories. A tombstone carries
+the fingerprints of the memory's earlier wordings (`earlier_fingerprints`), so they stay refused
+too. A tombstone left by rejecting a proposal in review names that proposal (a checkpoint), so the
+proposal travels with it while the rejection stands: after an import the Deleted list still says
+what was rejected, and Restore still puts it back in review. Embeddings are not exported: they are
+derived data, re-created by gap repair for whichever model is active.
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ def _rejected_proposals(conn: apsw.Connection) -> list[dict]:
                       " ORDER BY rowid")
 
 
+def _earlier_fingerprints(conn: apsw.Connection) -> dict[str, list[str]]:
+    """Each tombstone's fingerprints of the memory's earlier wordings (store.delete_memory), sorted."""
+    found: dict[str, list[str]] = {}
+    for tombstone_id, fingerprint in conn.execute(
+            "SELECT tombstone_id, fingerprint FROM tombstone_fingerprints ORDER BY tombstone_id, fingerprint"):
+        found.setdefault(tombstone_id, []).append(fingerprint)
+    return found
+
+
 def export_rows(conn: apsw.Connection):
     """Every exportable row as (type, dict), parents before children (rowid order)."""
     for table, kind, _key in TABLES:
@@ -74,7 +84,12 @@ def export_rows(conn: apsw.Connection):
             yield from ((kind, row) for row in _rejected_proposals(conn))
             continue
         cols = [c for c in _columns(conn, table) if c != "vector"]
+        earlier = _earlier_fingerprints(conn) if kind == "tombstone" else {}
         for row in rows(conn, f"SELECT {','.join(cols)} FROM {table} ORDER BY rowid"):
+            # A tombstone stays one row: the hashes of the wordings its memory had before its last
+            # travel in it, and only when there are some (an older Keepmind then still reads the file).
+            if kind == "tombstone" and row["tombstone_id"] in earlier:
+                row["earlier_fingerprints"] = earlier[row["tombstone_id"]]
             yield kind, row
 
 

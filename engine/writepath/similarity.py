@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import search
 from ..db import rows
+from ..memory import content_hash
 from ..policy import Scope
 from ..stance import negated
 from .checkpoints import Lease
@@ -26,7 +27,8 @@ from .mergeguard import CJK_RE, contains_statement, unsaid
 from .proposals import Proposal
 
 LEXICAL_NOMINEE_OVERLAP = 0.5
-_tombstone_cache: dict[tuple[str, str], np.ndarray] = {}  # (tombstone id, model id) -> vector
+# (tombstone id, content hash of one of its wordings, model id) -> vector
+_tombstone_cache: dict[tuple[str, str, str], np.ndarray] = {}
 _cache_lock = threading.Lock()
 
 
@@ -159,39 +161,47 @@ def already_said(conn: apsw.Connection, lease: Lease, content: str, now: int) ->
 def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded,
                    content: str = "") -> tuple[str, float] | None:
     """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
-    says the same claim: one whose body lacks a number, date, name or identifier of `content` is
-    another claim ("…on 17 June 2027 at 14:30…" after "…on 3 May 2027 at 10:00…" was deleted as
-    wrong is the correction, however near its wording), and so is its negation ("I am not allergic
-    to peanuts." after "I am allergic to peanuts.", cosine 0.96)."""
+    says the same claim, in any wording the memory had (its last, and each earlier revision or
+    record of its chain: it was wrong as first said too): one whose body lacks a number, date,
+    name or identifier of `content` is another claim ("…on 17 June 2027 at 14:30…" after "…on 3 May
+    2027 at 10:00…" was deleted as wrong is the correction, however near its wording), and so is
+    its negation ("I am not allergic to peanuts." after "I am allergic to peanuts.", cosine 0.96)."""
     if embedded.vector is None:
         return None
     found = rows(
         conn,
-        "SELECT t.tombstone_id, t.memory_id, COALESCE(d.title, r.title) AS title,"
-        " COALESCE(d.body, r.body) AS body FROM tombstones t"
-        " LEFT JOIN memory_documents d ON d.document_id = t.memory_id"
-        " LEFT JOIN memory_records r ON r.record_id = t.memory_id"
-        " WHERE t.audience=? AND t.boundary=? AND t.lifted_at IS NULL AND t.erased_at IS NULL"
-        # an erased memory has no words left to be near: only its fingerprint refuses the claim
-        " AND COALESCE(d.body, r.body) IS NOT NULL",
+        # an erased memory has no words left to be near: only its fingerprints refuse the claim
+        "WITH RECURSIVE standing AS (SELECT tombstone_id, memory_id FROM tombstones WHERE audience=?"
+        " AND boundary=? AND lifted_at IS NULL AND erased_at IS NULL AND memory_id IS NOT NULL),"
+        " chain(tombstone_id, memory_id, record_id) AS (SELECT tombstone_id, memory_id, memory_id FROM standing"
+        " WHERE memory_id LIKE 'rec-%' UNION ALL SELECT c.tombstone_id, c.memory_id, r.supersedes_record_id"
+        " FROM chain c JOIN memory_records r ON r.record_id = c.record_id WHERE r.supersedes_record_id IS NOT NULL)"
+        " SELECT s.tombstone_id, s.memory_id, d.title, d.body FROM standing s"
+        " JOIN memory_documents d ON d.document_id = s.memory_id"
+        " UNION SELECT s.tombstone_id, s.memory_id, v.title, v.body FROM standing s"
+        " JOIN memory_revisions v ON v.document_id = s.memory_id"
+        " UNION SELECT c.tombstone_id, c.memory_id, r.title, r.body FROM chain c"
+        " JOIN memory_records r ON r.record_id = c.record_id AND r.is_tombstone = 0",
         (lease.audience, lease.boundary))
     if not found:
         return None
+    for t in found:
+        t["key"] = (t["tombstone_id"], content_hash(t["title"], t["body"]), embedded.model_id)
     embedder, _ = _embedder(engine)
     with _cache_lock:
-        missing = [t for t in found if (t["tombstone_id"], embedded.model_id) not in _tombstone_cache]
+        missing = list({t["key"]: t for t in found if t["key"] not in _tombstone_cache}.values())
     if missing:
         if embedder is None or embedder.model_id != embedded.model_id:
             return None
         vectors = embedder.embed_passages([_passage(engine, t["title"], t["body"]) for t in missing])
         with _cache_lock:
             for t, vec in zip(missing, vectors):
-                _tombstone_cache[(t["tombstone_id"], embedded.model_id)] = np.asarray(vec, dtype=np.float32)
+                _tombstone_cache[t["key"]] = np.asarray(vec, dtype=np.float32)
     threshold = float(engine.settings["memory.curation.tombstone_cosine"])
     best = None
     with _cache_lock:
         for t in found:
-            cosine = float(_tombstone_cache[(t["tombstone_id"], embedded.model_id)] @ embedded.vector)
+            cosine = float(_tombstone_cache[t["key"]] @ embedded.vector)
             if cosine >= threshold and (best is None or cosine > best[1]) and not unsaid([t["body"]], content) \
                     and negated(t["body"]) == negated(content):  # "…not allergic…" corrects "…allergic…"
                 best = (t["memory_id"], cosine)
