@@ -89,8 +89,14 @@ def _curated_by_server(engine, home: Path, where: dict[str, str], url: str) -> d
 def _embedded_by_server(engine, url: str, ids: list[str], wait_s: float = EMBED_WAIT_S) -> str:
     """Wait a little for the running Keepmind to embed what it kept (it does on write, or when its
     model finished loading); say how far it got."""
-    deadline = time.monotonic() + wait_s
     done = engine.embedded(ids)
+    if len(done) < len(ids) and not engine.models.embeddings_enabled:
+        return "embeddings are off (memory.embeddings.enabled): recall finds these by their words"
+    if len(done) < len(ids) and not engine.models.embedder_installed():  # nothing to wait for
+        it, its = ("it", "its") if len(ids) == 1 else ("them", "their")
+        return (f"the Keepmind at {url} has no embedding model installed: recall finds {it} by {its} words "
+                f"until one is (`keepmind models install-offline`), and embeds {it} then")
+    deadline = time.monotonic() + wait_s
     while len(done) < len(ids) and time.monotonic() < deadline:
         time.sleep(0.3)
         done = engine.embedded(ids)

@@ -168,6 +168,16 @@ class ModelRuntime:
         configured = self.engine.settings["memory.embeddings.model_id"]
         return (configured,) if configured else DEFAULT_EMBEDDERS
 
+    def embedder_installed(self) -> bool:
+        """Some embedding model this Keepmind would use has files in the models dir (cheap: no
+        hashing). False: a running Keepmind of this home cannot embed until one is installed."""
+        for model_id in self.embedder_candidates():
+            found = manifests.find(self.models_dir, model_id)
+            folder = model_dir(self.models_dir, model_id)
+            if found is not None and any((folder / f.name).is_file() for f in found.files):
+                return True
+        return False
+
     def verify(self, model_id: str) -> Verification:
         found = manifests.find(self.models_dir, model_id)
         if found is None:

@@ -52,6 +52,11 @@ def test_with_keepmind_running_the_running_one_curates_it(tmp_path, start_live, 
     try:
         code, out, _ = _add(capsys, live.daemon.home, "The user's dentist is Dr Okafor on Elm Street.")
         assert code == 0 and out.startswith("kept as doc-") and "personal/default" in out
+        # This home has no embedding model: it says so at once (it waited 20 s for a vector that
+        # could not come, then said "embeds the rest as soon as its model is ready")
+        assert out.splitlines()[1] == (f"the Keepmind at {live.url} has no embedding model installed: recall "
+                                       "finds it by its words until one is (`keepmind models install-offline`), "
+                                       "and embeds it then")
         memory_id = out.split()[2]
         sid = live.engine.open_session("personal", "default")
         assert [i.body for i in live.engine.get(sid, [memory_id]).items] == [
