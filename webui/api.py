@@ -1,4 +1,5 @@
-"""The JSON API under /api/v1: sessions, recall, the four memory tools, checkpoints and tokens.
+"""The JSON API under /api/v1: sessions, recall, the four memory tools, checkpoints, what was
+deleted as wrong, and tokens.
 
 Each route is declared once with `@route(...)` (registry.py): the declaration registers the Flask
 view and records the operation (request and response schema) that openapi.py publishes. Every session
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from urllib.parse import quote
 
@@ -84,6 +86,24 @@ def body(schema_name: str) -> dict:
     except RecursionError:
         raise InvalidInput("the body is nested too deeply") from None
     return data
+
+
+def query(schema_name: str) -> dict:
+    """The request's query parameters (the first of each), checked against their schemas
+    (schemas.QUERIES): a whole number where one is wanted, an unknown one refused by name."""
+    wanted = schemas.QUERIES[schema_name]
+    out = {}
+    for name in request.args:
+        if name not in wanted:
+            raise InvalidInput(f"unknown query parameter {name!r}; allowed: {', '.join(wanted)}")
+        value = request.args[name]
+        if wanted[name].get("type") == "integer" and re.fullmatch(r"-?[0-9]+", value.strip()):
+            value = _whole_number(value.strip())
+        schemas.check_text(value, name)
+        schemas.validate(value, wanted[name], name)
+        _refuse_long_numbers(value, name)
+        out[name] = value
+    return out
 
 
 def writable(scope) -> None:
@@ -317,6 +337,77 @@ def checkpoints():
        response="Checkpoint", tag="status")
 def checkpoint(checkpoint_id):
     return reply(checkpoint=engine().checkpoint(checkpoint_id, token=current_token()))
+
+
+# -- what was deleted as wrong --------------------------------------------------------------------
+# The Deleted page's list, Restore and Erase for good, for scripts and the CLI. Like /checkpoints,
+# they take no session: the calling token's ceiling and boundaries are the scope, and a tombstone
+# beyond them is "no deleted memory", exactly as one that does not exist. No MCP tool erases: an
+# agent's tools delete as wrong at most; erasing for good is a person's (the page, the CLI, a script).
+
+NO_SUCH_DELETION = ("no deleted memory {}: it was restored already, or it is not yours to see "
+                    "(GET /api/v1/deleted lists them)")
+CONFIRM_ERASE = 'erasing for good cannot be undone: send the body {"confirm": "erase"} to go on'
+ERASED_TITLE = "(erased)"
+
+
+def deleted_item(t: dict) -> dict:
+    """One deletion as the API and `keepmind memories deleted --json` show it."""
+    erased = t.get("erased_at") is not None
+    return {"tombstone_id": t["tombstone_id"], "memory_id": t.get("memory_id"),
+            "title": ERASED_TITLE if erased else (t.get("title") or ""),
+            "content": None if erased else t.get("body"), "class": t.get("memory_class"),
+            "audience": t["audience"], "boundary": t["boundary"], "deleted_at": t["created_at"],
+            "deleted_by": t.get("source"), "reason": t.get("reason"), "erased_at": t.get("erased_at")}
+
+
+def erased_result(erased: dict) -> dict:
+    """What Engine.erase returns, as the API answers it: the counts apart from the ids."""
+    counts = {k: v for k, v in erased.items()
+              if k not in ("tombstone_id", "memory_id", "ids", "scrubbed") and isinstance(v, int)
+              and not isinstance(v, bool)}
+    return {"tombstone_id": erased["tombstone_id"], "memory_id": erased.get("memory_id"), "counts": counts,
+            "scrubbed": bool(erased.get("scrubbed"))}
+
+
+def _on_deletion(act, tombstone_id: str):
+    """`act(tombstone_id, token=...)` (Engine.restore or erase) as the calling token; an unknown
+    tombstone and one beyond the token answer the same 404, naming the id."""
+    try:
+        return act(tombstone_id, token=current_token())
+    except NotFound:
+        raise NotFound(NO_SUCH_DELETION.format(tombstone_id)) from None
+
+
+@route("GET", "/deleted", summary="What was deleted as wrong and not restored, newest first, as the token may "
+       "see; keyset pages: ?limit=, and ?before= the next_before of the page before",
+       response="Deleted", query="DeletedPage", tag="deleted")
+def deleted_memories():
+    args = query("DeletedPage")
+    found, next_before = engine().deleted(token=current_token(), cursor=args.get("before"),
+                                          limit=int(args.get("limit", 50)))
+    return reply(deleted=[deleted_item(t) for t in found], next_before=next_before)
+
+
+@route("POST", "/deleted/<tombstone_id>/restore", summary="Restore a memory deleted as wrong: it is recalled "
+       "again, and the same fact may be learnt again (refused once it was erased for good)",
+       request_schema="Empty", response="Restored", tag="deleted", body_required=False)
+def restore_deleted(tombstone_id):
+    body("Empty")
+    memory_id = _on_deletion(engine().restore, tombstone_id)
+    return reply(restored={"tombstone_id": tombstone_id, "memory_id": memory_id})
+
+
+@route("POST", "/deleted/<tombstone_id>/erase", summary='Erase for good the text of a memory deleted as wrong, '
+       'everywhere Keepmind keeps it, and rewrite the database file without it (VACUUM). It cannot be undone: '
+       'send {"confirm": "erase"}. The tombstone stays, so the same claim is still not learnt again',
+       request_schema="EraseConfirm", response="Erased", tag="deleted")
+def erase_deleted(tombstone_id):
+    try:
+        body("EraseConfirm")
+    except InvalidInput as exc:
+        raise InvalidInput(f"{exc.message}; {CONFIRM_ERASE}") from None
+    return reply(erased=erased_result(_on_deletion(engine().erase, tombstone_id)))
 
 
 # -- tokens ---------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ PATH_PARAMS = {
     "token_id": ("A token id or name", schemas.TOKEN_REF),
     "receipt_id": ("A receipt id from a recall answer", schemas.RECEIPT_ID),
     "checkpoint_id": ("A checkpoint id from store_memory's answer", schemas.CHECKPOINT_ID),
+    "tombstone_id": ("A tombstone id from GET /deleted", schemas.TOMBSTONE_ID),
 }
 
 
@@ -52,6 +53,10 @@ def operation_doc(op: Operation) -> dict:
     if params:
         doc["parameters"] = [{"name": p, "in": "path", "required": True, "description": PATH_PARAMS[p][0],
                               "schema": PATH_PARAMS[p][1]} for p in params]
+    if op.query:
+        doc.setdefault("parameters", []).extend(
+            {"name": name, "in": "query", "required": False, "description": schema.get("description", ""),
+             "schema": schema} for name, schema in schemas.QUERIES[op.query].items())
     if op.public:
         doc["security"] = []  # no token: see the operation's summary
         doc["responses"].pop("401")

@@ -1,7 +1,7 @@
 """The JSON API's route registry: `@route(...)` declares a view once, for Flask and for OpenAPI.
 
 Each declaration registers the Flask view on the API blueprint and records an `Operation`
-(method, rule, request and response schema names) that `openapi.document(operations)` publishes.
+(method, rule, request, query and response schema names) that `openapi.document(operations)` publishes.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class Operation:
     tag: str
     body_required: bool = True
     public: bool = False  # answered without a token (declared `security: []` in the document)
+    query: str | None = None  # a schemas.QUERIES name: the query parameters it takes
 
 
 class Registry:
@@ -34,12 +35,12 @@ class Registry:
         self.operations: list[Operation] = []
 
     def route(self, method: str, rule: str, *, summary: str, response: str, request_schema: str | None = None,
-              tag: str = "memory", body_required: bool = True, public: bool = False):
+              tag: str = "memory", body_required: bool = True, public: bool = False, query: str | None = None):
         """Declare a view; `public=True` lets it answer without a bearer token (security.py reads
         the view's `public` attribute), which only a route that reveals nothing may be."""
         def decorator(fn):
             self.operations.append(Operation(method, rule, fn.__name__, summary, request_schema, response, tag,
-                                             body_required, public))
+                                             body_required, public, query))
             fn.public = public
             self.blueprint.add_url_rule(rule, fn.__name__, fn, methods=[method])
             return fn

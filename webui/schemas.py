@@ -25,6 +25,8 @@ BOUNDARY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"
                            "(a token's wildcard)"}
 SHORT_TEXT = {"type": "string", "maxLength": 500}
 STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 500}, "maxItems": 200}
+TOMBSTONE_ID = {"type": "string", "pattern": "^tomb-[0-9a-f]{32}$",
+                "description": "What a deletion as wrong left: GET /deleted lists them"}
 MEMORY_ID = {"type": "string", "pattern": "^\\s*(doc|rec)-[0-9a-f]{32}\\s*$",
              "x-message": "is not a memory id: ids look like doc-<32 hex digits> or rec-<32 hex digits>; "
                           "copy them verbatim from find results"}
@@ -81,6 +83,22 @@ REQUESTS = {
                         "audience_ceiling": AUDIENCE,
                         "boundaries": {"type": "array", "items": {"type": "string", "maxLength": 200},
                                        "minItems": 1, "maxItems": 100}}, ("name", "audience_ceiling")),
+    "EraseConfirm": obj({"confirm": {"type": "string", "enum": ["erase"],
+                                     "description": "Erasing for good cannot be undone: the word says you mean it"}},
+                        ("confirm",)),
+}
+
+# The query parameters of the GET routes that take some, by name: each one's schema (openapi.py
+# documents them as `in: query`; api.query() checks them).
+QUERIES = {
+    "DeletedPage": {
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many (default 50)"},
+        # 15 digits: any time in ms, and never a number SQLite's integers cannot hold
+        "before": {"type": "string", "pattern": "^[0-9]{1,15}\\.tomb-[0-9a-f]{32}$",
+                   "x-message": "is not a place in this list: send the next_before of the page before, or leave "
+                                "it out for the first page",
+                   "description": "The next_before of the page before: the page after it"},
+    },
 }
 
 _OK = {"type": "boolean", "const": True}
@@ -116,6 +134,16 @@ TOKEN = {"type": "object", "properties": {
     "boundaries": {"type": "array", "items": {"type": "string"}}, "created_at": {"type": "integer"},
     "last_used_at": _INT_OR_NULL, "revoked": {"type": "boolean"}},
     "required": ["id", "name", "audience_ceiling", "boundaries", "revoked"]}
+
+DELETED = {"type": "object", "properties": {
+    "tombstone_id": {"type": "string"}, "memory_id": _STR_OR_NULL,
+    "title": {"type": "string", "description": '"(erased)" once its text was erased for good'},
+    "content": {**_STR_OR_NULL, "description": "null once its text was erased for good"},
+    "class": _STR_OR_NULL, "audience": {"type": "string"}, "boundary": {"type": "string"},
+    "deleted_at": {"type": "integer"}, "deleted_by": {**_STR_OR_NULL, "description": "ui, tool, import, api, review"},
+    "reason": _STR_OR_NULL, "erased_at": _INT_OR_NULL},
+    "required": ["tombstone_id", "memory_id", "title", "content", "audience", "boundary", "deleted_at", "reason",
+                 "erased_at"]}
 
 RESPONSES = {
     "Error": {"type": "object", "properties": {
@@ -177,6 +205,19 @@ RESPONSES = {
     "TokenRevoked": ok({"token": {"$ref": "#/components/schemas/Token"}}, ("token",)),
     "SignInLinkCreated": ok({"url": {"type": "string"}, "expires_in": {"type": "integer"},
                              "token": {"$ref": "#/components/schemas/Token"}}, ("url", "expires_in", "token")),
+    "DeletedMemory": DELETED,
+    "Deleted": ok({"deleted": {"type": "array", "items": {"$ref": "#/components/schemas/DeletedMemory"}},
+                   "next_before": {**_STR_OR_NULL, "description": "send it as ?before= for the next page; null: "
+                                                                  "this was the last"}}, ("deleted", "next_before")),
+    "Restored": ok({"restored": {"type": "object", "properties": {
+        "tombstone_id": {"type": "string"}, "memory_id": {**_STR_OR_NULL, "description": "the id that holds it now"}},
+        "required": ["tombstone_id", "memory_id"]}}, ("restored",)),
+    "Erased": ok({"erased": {"type": "object", "properties": {
+        "tombstone_id": {"type": "string"}, "memory_id": _STR_OR_NULL,
+        "counts": {"type": "object", "additionalProperties": {"type": "integer"},
+                   "description": "how many of each place that held its text were blanked"},
+        "scrubbed": {"type": "boolean", "description": "the database file was rewritten without it (VACUUM)"}},
+        "required": ["tombstone_id", "memory_id", "counts", "scrubbed"]}}, ("erased",)),
     "OpenAPI": {"type": "object", "required": ["openapi", "paths"]},
     "HelloProof": ok({"service": {"type": "string", "const": "keepmind"},
                  "proof": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}, ("service", "proof")),

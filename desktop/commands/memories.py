@@ -1,18 +1,24 @@
-"""`keepmind memories list|show|add` and `keepmind sessions list`: what Keepmind holds, from a shell.
+"""`keepmind memories list|show|add|deleted|restore|erase` and `keepmind sessions list`: what
+Keepmind holds, from a shell.
 
 They read the store of the data dir directly (no server needed) with the local view: every
 audience a personal token sees, in every boundary. `memories add` stores one memory as an agent's
 store_memory does (curated: secrets blocked, duplicates skipped), in the scope agents use
 (mcp.audience / mcp.boundary unless told), and waits for the running Keepmind to curate it, or
-curates it here when none runs.
+curates it here when none runs. `memories deleted` lists what was deleted as wrong, as the
+browser's Deleted page does; `restore` and `erase` (for good, asked first) act through the running
+Keepmind when one answers, so its recall follows at once, else on the store here.
 """
 
 from __future__ import annotations
 
 import sys
+from itertools import islice
+from urllib.parse import quote
 
 from keepmind.engine import InvalidInput, NotFound, Scope, open_engine
 from keepmind.engine.clock import iso
+from keepmind.engine.wording import counted
 
 from ..paths import home_of, home_option, load_home_settings
 from .numbers import positive_int
@@ -46,6 +52,24 @@ def register(sub) -> None:
     q.add_argument("memory_id")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_show)
+    q = msub.add_parser("deleted", help="what was deleted as wrong, newest first, by tombstone id (to restore "
+                                        "or erase one)")
+    home_option(q)
+    q.add_argument("--limit", type=positive_int, default=20, help="at most this many (default 20)")
+    q.add_argument("--json", action="store_true", help="print JSON Lines")
+    q.set_defaults(func=cmd_deleted)
+    q = msub.add_parser("restore", help="bring back a memory deleted as wrong (its tombstone id from "
+                                        "`memories deleted`)")
+    home_option(q)
+    q.add_argument("tombstone_id", metavar="TOMBSTONE_ID")
+    q.set_defaults(func=cmd_restore)
+    q = msub.add_parser("erase", help="erase for good the text of a memory deleted as wrong, everywhere Keepmind "
+                                      "keeps it (cannot be undone)")
+    home_option(q)
+    q.add_argument("tombstone_id", metavar="TOMBSTONE_ID")
+    q.add_argument("--yes", "-y", action="store_true",
+                   help="erase without asking (needed when stdin is not a terminal)")
+    q.set_defaults(func=cmd_erase)
 
     p = sub.add_parser("sessions", help="list agent sessions")
     ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
@@ -146,6 +170,130 @@ def cmd_show(args) -> int:
             print(f"  r{rev['revision']}  {iso(rev['created_at'])}  {one_line(rev['source'])}  "
                   f"{one_line(rev['reason'] or '')}".rstrip())
     return 0
+
+
+# -- what was deleted as wrong --------------------------------------------------------------------
+
+# Where an erased memory's text was blanked (Engine.erase's counts), in words.
+ERASED_PLACES = (("revisions", "revision"), ("records", "record"), ("checkpoints", "proposal"),
+                 ("turns", "conversation turn"), ("observer_runs", "observer run"),
+                 ("curation_events", "curation decision"), ("receipts", "recall receipt"),
+                 ("anchors", "anchor"), ("edges", "graph edge"))
+ERASE_SAYS = ("Its text is erased everywhere Keepmind keeps it: every revision, the conversation turns it was "
+              "learnt from, the proposals and recall receipts that copied it, the people and topics only it "
+              "named. Keepmind keeps only a fingerprint, so it still will not learn the same claim again.")
+
+
+def _each_deleted(engine):
+    """Every deletion still standing, newest first, page by page (the local view)."""
+    cursor = None
+    while True:
+        found, cursor = engine.deleted(cursor=cursor, limit=100)
+        yield from found
+        if cursor is None:
+            return
+
+
+def _called(t: dict) -> str:
+    if t["erased_at"] is not None:
+        return "(erased)"
+    return one_line(t["title"] or (t["body"] or "")[:60] or t["memory_id"] or "(untitled)")
+
+
+def _deleted_line(t: dict) -> str:
+    erased = f"  erased for good {iso(t['erased_at'])}" if t["erased_at"] is not None else ""
+    return (f"{t['tombstone_id']}  deleted {iso(t['created_at'])}  {one_line(t['audience'])}/"
+            f"{one_line(t['boundary'])}  {_called(t)}{erased}")
+
+
+def _deletion(home, tombstone_id: str) -> dict:
+    """The deletion with this tombstone id (NotFound, in words, when there is none)."""
+    with open_engine(home, start_workers=False) as engine:
+        found = next((t for t in _each_deleted(engine) if t["tombstone_id"] == tombstone_id), None)
+    if found is None:
+        raise NotFound(f"no deleted memory {tombstone_id}: `keepmind memories deleted` lists them by tombstone id "
+                       "(a restored memory is no longer there)")
+    return found
+
+
+def _on_deletion(home, verb: str, tombstone_id: str) -> dict:
+    """Restore or erase (verb) through the running Keepmind when one answers, its caches and word
+    counts following at once; else on the store here. The answer is the API's (webui.api)."""
+    from keepmind.webui.api import erased_result
+
+    from ..process.client import DaemonClient
+
+    client = DaemonClient.from_home(home)
+    if client is not None:
+        try:
+            answer = client.post(f"/deleted/{quote(tombstone_id, safe='')}/{verb}",
+                                 {"confirm": "erase"} if verb == "erase" else {})
+        finally:
+            client.close()
+        return answer["erased" if verb == "erase" else "restored"]
+    with open_engine(home, start_workers=False) as engine:
+        if verb == "erase":
+            return erased_result(engine.erase(tombstone_id))
+        return {"tombstone_id": tombstone_id, "memory_id": engine.restore(tombstone_id)}
+
+
+def cmd_deleted(args) -> int:
+    from keepmind.webui.api import deleted_item
+
+    with open_engine(home_of(args), start_workers=False) as engine:
+        found = list(islice(_each_deleted(engine), args.limit + 1))
+    more, found = len(found) > args.limit, found[:args.limit]
+    for t in found:
+        print(json_for_terminal(deleted_item(t)) if args.json else _deleted_line(t))
+    if not found and not args.json:
+        print("nothing has been deleted")
+    if more:
+        print(f"the first {args.limit} shown: there are more (--limit N shows more)", file=sys.stderr)
+    return 0
+
+
+def cmd_restore(args) -> int:
+    home = home_of(args)
+    tombstone_id = args.tombstone_id.strip()
+    t = _deletion(home, tombstone_id)
+    restored = _on_deletion(home, "restore", tombstone_id)
+    held = f" as {restored['memory_id']}" if restored.get("memory_id") else ""
+    print(f"restored {_called(t)}{held} in {one_line(t['audience'])}/{one_line(t['boundary'])}: it is recalled "
+          "again, and the same fact may be learnt again")
+    return 0
+
+
+def cmd_erase(args) -> int:
+    home = home_of(args)
+    tombstone_id = args.tombstone_id.strip()
+    t = _deletion(home, tombstone_id)
+    if t["erased_at"] is not None:
+        raise InvalidInput(f"{tombstone_id} was erased for good already ({iso(t['erased_at'])}): its text is gone")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(f"not erased: erasing for good cannot be undone, so it asks first, and stdin is not a "
+                               f"terminal to ask on: add --yes to erase {tombstone_id} without asking")
+        print(f"Erase for good {_called(t)} (deleted {iso(t['created_at'])}, {one_line(t['audience'])}/"
+              f"{one_line(t['boundary'])})?\n{ERASE_SAYS}", file=sys.stderr)
+        print("This cannot be undone. Type erase to go on: ", end="", file=sys.stderr, flush=True)
+        if sys.stdin.readline().strip().lower() != "erase":
+            print("not erased", file=sys.stderr)
+            return 1
+    erased = _on_deletion(home, "erase", tombstone_id)
+    places = [counted(erased["counts"].get(key, 0), noun) for key, noun in ERASED_PLACES
+              if erased["counts"].get(key)]
+    # not its title again: what is erased for good is not printed once more
+    print(f"erased {tombstone_id} for good" + (f": its text is gone from {_listed(places)}" if places else ""))
+    if erased["scrubbed"]:
+        print("the database file was rewritten without it (VACUUM)")
+    else:
+        print("its text is gone from every row, but the database file could not be rewritten yet (a reader held "
+              "it, or the disk had no room): the next erase tries again")
+    return 0
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def cmd_sessions(args) -> int:

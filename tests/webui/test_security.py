@@ -97,7 +97,8 @@ OTHER_BODIES = {"status": None, "open_session": {"audience": "team", "boundary":
                 "checkpoints": None, "list_tokens": None, "openapi_json": None,
                 "create_token": {"name": "team-child", "audience_ceiling": "team"},
                 "revoke_token": {}, "pause": {}, "resume": {}, "checkpoint": None, "stats": None,
-                "shutdown": {}, "sign_in_link": {"as": "local"}}
+                "shutdown": {}, "sign_in_link": {"as": "local"},
+                "deleted_memories": None, "restore_deleted": {}, "erase_deleted": {"confirm": "erase"}}
 
 
 def test_the_other_routes_list_is_complete():
@@ -110,8 +111,13 @@ def test_no_other_route_shows_a_team_token_anything_personal(world, operation_id
     eng = live.engine
     if not world.get("queued"):
         world["queued"] = eng.store_memory(world["personal_sid"], "Bonus", f"The bonus is quuxbonus {SECRET_WORD}.").checkpoint_id
+    if not world.get("tomb"):  # a personal memory deleted as wrong: its tombstone
+        wrong = eng.store(world["personal_sid"], "Old salary", f"The salary was quuxold {SECRET_WORD}.").id
+        eng.update(world["personal_sid"], wrong, delete=True)
+        world["tomb"] = next(t["tombstone_id"] for t in eng.deleted()[0] if t["memory_id"] == wrong)
     op = next(o for o in OPERATIONS if o.operation_id == operation_id)
-    path = op.rule.replace("<token_id>", "local").replace("<checkpoint_id>", world.get("queued") or "chk-none")
+    path = (op.rule.replace("<token_id>", "local").replace("<checkpoint_id>", world.get("queued") or "chk-none")
+            .replace("<tombstone_id>", world["tomb"]))
     with live.client(world["team_token"]) as team_api:
         r = team_api.request(op.method, path, json=OTHER_BODIES[operation_id])
     assert r.status_code in (200, 403, 404), r.text
@@ -122,6 +128,10 @@ def test_no_other_route_shows_a_team_token_anything_personal(world, operation_id
         assert r.status_code == 403  # the local token is wider than the team token; only it pauses or stops
     if operation_id == "checkpoint":
         assert r.status_code == 404  # a personal checkpoint does not exist for a team token
+    if operation_id in ("restore_deleted", "erase_deleted"):
+        assert r.status_code == 404  # nor a personal deletion
+    assert "quuxold" not in r.text and world["tomb"] not in r.text.replace(f"no deleted memory {world['tomb']}", "")
+    assert any(t["tombstone_id"] == world["tomb"] and t["erased_at"] is None for t in eng.deleted()[0])
     assert not eng.paused and not live.daemon.shutdown_requested.is_set()
 
 
@@ -203,7 +213,7 @@ def test_only_the_instance_proof_answers_without_a_token():
 @pytest.mark.parametrize("path,method", [(f"/api/v1{op.rule}", op.method) for op in OPERATIONS if not op.public])
 def test_every_api_route_needs_a_token(live, path, method):
     path = (path.replace("<session_id>", "ses-" + "0" * 32).replace("<token_id>", "local")
-            .replace("<receipt_id>", "rcp-" + "0" * 32))
+            .replace("<receipt_id>", "rcp-" + "0" * 32).replace("<tombstone_id>", "tomb-" + "0" * 32))
     r = httpx.request(method, live.url + path, json={} if method == "POST" else None)
     assert r.status_code == 401
     assert r.json()["status"] == 401 and r.json()["ok"] is False
