@@ -17,7 +17,9 @@ def test_bench_recall_prints_stage_latencies(tmp_path, offline_models_home, caps
     assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts),
                  "--memories", "40", "--queries", "12", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["memories"] == 40 and result["modes"] == ["hybrid"]
+    # Hybrid recall ran (a query whose embedding overran its budget on a busy machine goes lexical,
+    # as recall does, and the bench says so in its modes: not a failure of the bench)
+    assert result["memories"] == 40 and "hybrid" in result["modes"]
     assert set(result["stages_ms"]) >= {"embed_ms", "candidates_ms", "total_ms"}
     assert result["recall_ms"]["p95"] >= result["recall_ms"]["p50"] > 0
     assert "recall over 40 memories" in capsys.readouterr().out
@@ -35,7 +37,7 @@ def test_bench_recall_builds_synthetically_measures_the_floor_and_a_cold_start(t
     assert main(["bench", "recall", "--home", str(offline_models_home), "--facts", str(facts), "--memories", "60",
                  "--distinct", "3", "--queries", "6", "--cold-starts", "1", "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["memories"] == 60 and result["distinct_embedded"] == 3 and result["modes"] == ["hybrid"]
+    assert result["memories"] == 60 and result["distinct_embedded"] == 3 and "hybrid" in result["modes"]
     assert result["floor_ms"]["embed"]["p95"] > 0 and result["floor_ms"]["scan"]["p95"] > 0
     assert result["ratio_p95"] == round(result["recall_ms"]["p95"] / (
         result["floor_ms"]["embed"]["p95"] + result["floor_ms"]["scan"]["p95"]), 2)
