@@ -49,20 +49,21 @@ def _proposal(payload_json: str) -> dict:
 
 def _outcomes(conn: apsw.Connection, found: list[dict]) -> None:
     """What curation made of each completed checkpoint, in words: its last decision's reason ("refused:
-    a person deleted this claim as wrong", "not kept: already said") and the memory it names, if live.
+    this claim was deleted as wrong", "not kept: already said") and the memory it names, if live.
     A proposal refused by a tombstone said nothing before: it looked as kept as any other."""
     for row in found:
         event = one(conn, "SELECT action, reason, targets_json FROM curation_events WHERE checkpoint_id=?"
                           " ORDER BY event_id DESC LIMIT 1", (row["checkpoint_id"],))
         if event is None:
-            row.update(action=None, outcome=None, memory_id=None)
+            row.update(action=None, reason=None, outcome=None, memory_id=None)
             continue
         targets = json.loads(event["targets_json"] or "[]")
         live = next((t for t in targets if one(
             conn, "SELECT 1 AS x FROM memory_documents WHERE document_id=? AND deleted_at IS NULL UNION ALL"
                   " SELECT 1 FROM memory_records r WHERE r.record_id=? AND r.is_tombstone=0 AND NOT EXISTS"
                   " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id)", (t, t))), None)
-        row.update(action=event["action"], outcome=reason_words(event["reason"]), memory_id=live)
+        row.update(action=event["action"], reason=event["reason"], outcome=reason_words(event["reason"]),
+                   memory_id=live)
 
 
 def backlog(conn: apsw.Connection, *, ceiling: str, boundaries, limit: int = 25) -> dict:

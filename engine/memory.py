@@ -76,6 +76,15 @@ def fingerprint(body: str) -> str:
     return hashlib.sha256(normalize_text(body).encode()).hexdigest()
 
 
+def claim_fingerprints(body: str) -> tuple[str, str]:
+    """(its fingerprint, that of the same words said by the user): a claim said by the user ("My dog
+    is a beagle.") and about the user ("User's dog is a beagle.", as the observer writes what the
+    user said) is one claim, so a deleted one refuses the other. Both are the same for a claim
+    with no "User's" in it."""
+    said = re.sub(r"\buser s\b", "my", normalize_text(body))
+    return fingerprint(body), hashlib.sha256(said.encode()).hexdigest()
+
+
 def content_hash(title: str, body: str) -> str:
     """Identifies the text a vector was computed from (title and body, whitespace-normalized)."""
     norm = lambda s: " ".join(s.lower().split())  # noqa: E731

@@ -12,7 +12,7 @@ from typing import Callable
 
 import apsw
 
-from .memory import fingerprint
+from .memory import claim_fingerprints
 
 Migration = tuple[str, Callable[[apsw.Connection], None]]
 
@@ -663,7 +663,8 @@ def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
     corrected ("quokka" to "wombat") and then deleted must not come back as it was first said.
 
     `tombstone_fingerprints` holds the fingerprints (hashes only, never text: an erase keeps them)
-    of a tombstone's earlier wordings, the ones that differ from `tombstones.fingerprint`. Each
+    of a tombstone's earlier wordings, and of each wording as the user would say it ("My cat…" for
+    the observer's "User's cat…"), the ones that differ from `tombstones.fingerprint`. Each
     curated proposal looks its fingerprint up here, hence the index on it. Standing tombstones of
     memories not erased get theirs now; an erased one has no words left to hash.
     """
@@ -678,7 +679,8 @@ def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
         """
     )
     # The wordings as store.wordings reads them, written out here: a migration never changes.
-    # The hash is memory.fingerprint's own, so what is stored is what a lookup computes.
+    # The hashes are memory.claim_fingerprints' own (a wording, and the same said by the user: "my"
+    # for "User's"), so what is stored is what a lookup computes.
     standing = list(conn.execute(
         "SELECT tombstone_id, memory_id, fingerprint FROM tombstones WHERE lifted_at IS NULL"
         " AND erased_at IS NULL AND memory_id IS NOT NULL"))
@@ -690,7 +692,7 @@ def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
             " JOIN chain ON r.record_id = chain.older)"
             " SELECT r.body FROM chain JOIN memory_records r ON r.record_id = chain.id WHERE r.is_tombstone = 0",
             (memory_id,)).fetchall()
-        for found in sorted({fingerprint(b) for (b,) in bodies if b} - {own}):
+        for found in sorted({fp for (b,) in bodies if b for fp in claim_fingerprints(b)} - {own}):
             conn.execute("INSERT OR IGNORE INTO tombstone_fingerprints(tombstone_id, fingerprint) VALUES (?, ?)",
                          (tombstone_id, found))
 

@@ -24,16 +24,11 @@ import apsw
 from .corrections import restore as _restore
 from .corrections import tombstone_row
 from .db import one, rows, scalar
+from .erasing import ERASED_TEXT, blank, erase_observer_runs, hunted_in
 from .errors import InvalidInput
-from .memory import text_terms
+from .memory import normalize_text, text_terms
 from .store import forget_in_receipts
 
-# What erased text reads as; migration 013's guard on memory_records checks for this literal.
-ERASED_TEXT = "(erased)"
-# A wording shorter than this is not hunted for inside other rows' text (a title like "Work" would
-# blank that word in other memories' copies); the memory's own rows, its proposals and their
-# entries in observer runs are blanked whole whatever their length.
-MIN_HUNTED_CHARS = 12
 NOTHING_TO_RESTORE = "erased for good: nothing left to restore"
 
 
@@ -99,15 +94,22 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
             checkpoints.add(cp)
     for cp in sorted(checkpoints):
         counts["checkpoints"] += _erase_checkpoint(conn, cp, texts, turns)
-    hunted = sorted((t for t in texts if t and len(t) >= MIN_HUNTED_CHARS and t != ERASED_TEXT),
-                    key=len, reverse=True)
+    # The conversations it came from say it in other turns too ("Please remember that my dog is a
+    # beagle named Rolo." before the agent's store_memory, whose provenance names no turn): left,
+    # the observer would learn it again from them. Those turns are blanked, and so are proposals
+    # made from them that still wait.
+    claims = [words for t in texts if t and t != ERASED_TEXT and len(words := content_words(t)) >= 2]
+    for session_id in list(turns):
+        turns[session_id] |= _turns_saying(conn, session_id, claims)
+        counts["checkpoints"] += _drop_waiting(conn, session_id, claims, texts, turns, now)
+    hunted = hunted_in(texts)
     for session_id, indexes in turns.items():
         for index in sorted(indexes):
             conn.execute("UPDATE session_turns SET user_text=CASE WHEN user_text='' THEN '' ELSE ?1 END,"
                          " assistant_text=CASE WHEN assistant_text='' THEN '' ELSE ?1 END, tools_json='[]'"
                          " WHERE session_id=?2 AND turn_index=?3", (ERASED_TEXT, session_id, index))
             counts["turns"] += conn.changes()
-        counts["observer_runs"] += _erase_observer_runs(conn, session_id, texts, hunted)
+        counts["observer_runs"] += erase_observer_runs(conn, session_id, texts, hunted)
     counts["curation_events"] = _erase_events(conn, checkpoints, ids, hunted)
     counts["receipts"] = _erase_receipt_copies(conn, ids, hunted)
     counts["edges"], counts["anchors"] = _erase_graph(conn, ids, anchors)
@@ -162,6 +164,52 @@ def _provenance(text: str | None, session_id: str | None, turns: dict, checkpoin
             checkpoints.add(ext["checkpoint"])
 
 
+# Words a claim's own words are told apart without: whose it is and how it is joined.
+_LIGHT = frozenset({"the", "and", "for", "that", "this", "with", "was", "were", "are", "has", "have", "had", "user",
+                    "not", "but", "from", "you", "your", "she", "her", "his", "him", "its", "who", "our", "mine",
+                    "named", "called"})
+SAYS_SHARE = 0.8  # of a claim's words a turn holds to say it ("Noted: your dog Rolo is a beagle." does)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """A text's words of three letters or more, whose and joining words left out."""
+    return frozenset(w for w in normalize_text(text).split() if len(w) >= 3 and w not in _LIGHT)
+
+
+def _says(text: str, claims: list[frozenset[str]]) -> bool:
+    """True when `text` holds most of the words of one of the claims (SAYS_SHARE of them, two at least)."""
+    words = content_words(text)
+    return any(len(c & words) >= max(2, SAYS_SHARE * len(c)) for c in claims)
+
+
+def _turns_saying(conn: apsw.Connection, session_id: str, claims: list[frozenset[str]]) -> set[int]:
+    """The turns of a session whose user or assistant text says one of the claims."""
+    if not claims:
+        return set()
+    return {r["turn_index"] for r in rows(conn, "SELECT turn_index, user_text, assistant_text FROM session_turns"
+                                                " WHERE session_id=?", (session_id,))
+            if _says(f"{r['user_text']}\n{r['assistant_text']}", claims)}
+
+
+def _drop_waiting(conn: apsw.Connection, session_id: str, claims: list[frozenset[str]], texts: set,
+                  turns: dict, now: int) -> int:
+    """Proposals of the session that say one of the claims and wait (for curation or review):
+    blanked, and discarded, so nothing learns the erased claim from them."""
+    dropped = 0
+    for row in rows(conn, "SELECT checkpoint_id, payload_json FROM memory_checkpoints WHERE session_id=?"
+                          " AND status IN ('pending', 'review', 'dead')", (session_id,)):
+        try:
+            proposal = (json.loads(row["payload_json"] or "{}").get("proposal") or {})
+        except (ValueError, AttributeError):
+            continue
+        said = " ".join(str(proposal.get(k) or "") for k in ("title", "content"))
+        if claims and _says(said, claims):
+            dropped += _erase_checkpoint(conn, row["checkpoint_id"], texts, turns)
+            conn.execute("UPDATE memory_checkpoints SET status='discarded', lease_owner=NULL, lease_expires_at=NULL,"
+                         " updated_at=?, completed_at=? WHERE checkpoint_id=?", (now, now, row["checkpoint_id"]))
+    return dropped
+
+
 def _chain(conn: apsw.Connection, record_id: str) -> list[dict]:
     """Every record of the chain `record_id` is in, oldest first (the ones it replaced and the
     ones that replaced it, its tombstone last)."""
@@ -175,16 +223,6 @@ def _chain(conn: apsw.Connection, record_id: str) -> list[dict]:
                        " SELECT r.* FROM c JOIN memory_records r ON r.record_id = c.id WHERE c.depth > 0"
                        " ORDER BY c.depth", (record_id,))
     return older + newer
-
-
-def _blank(text: str, hunted: list[str]) -> str:
-    """`text` with every hunted wording (as written, and as JSON writes it) replaced by the marker."""
-    for t in hunted:
-        text = text.replace(t, ERASED_TEXT)
-        escaped = json.dumps(t)[1:-1]
-        if escaped != t:
-            text = text.replace(escaped, ERASED_TEXT)
-    return text
 
 
 def _erase_checkpoint(conn: apsw.Connection, checkpoint_id: str, texts: set, turns: dict) -> int:
@@ -210,35 +248,13 @@ def _erase_checkpoint(conn: apsw.Connection, checkpoint_id: str, texts: set, tur
     prov = payload.get("provenance") if isinstance(payload, dict) else None
     if isinstance(prov, dict):
         _provenance(json.dumps(prov), row["session_id"], turns, set())
-    hunted = sorted((t for t in texts if t and len(t) >= MIN_HUNTED_CHARS and t != ERASED_TEXT), key=len,
-                    reverse=True)
+    hunted = hunted_in(texts)
     if isinstance(payload, dict):
         payload["erased"] = True
     conn.execute("UPDATE memory_checkpoints SET payload_json=?, last_error=? WHERE checkpoint_id=?",
-                 (_blank(json.dumps(payload, sort_keys=True), hunted),
-                  _blank(row["last_error"], hunted) if row["last_error"] else row["last_error"], checkpoint_id))
+                 (blank(json.dumps(payload, sort_keys=True), hunted),
+                  blank(row["last_error"], hunted) if row["last_error"] else row["last_error"], checkpoint_id))
     return 1
-
-
-def _erase_observer_runs(conn: apsw.Connection, session_id: str, texts: set, hunted: list[str]) -> int:
-    """The session's observer runs: a proposal of it among the accepted is blanked (kept as an
-    entry, so a run still says how many it proposed), and any copy in a rejection or an error."""
-    changed = 0
-    for run in rows(conn, "SELECT run_id, accepted_json, rejections_json, error FROM observer_runs"
-                          " WHERE session_id=?", (session_id,)):
-        accepted = json.loads(run["accepted_json"] or "[]")
-        for entry in accepted if isinstance(accepted, list) else []:
-            if isinstance(entry, dict) and any(entry.get(k) in texts for k in ("title", "content")):
-                for k in ("title", "content", "anchor"):
-                    if k in entry:
-                        entry[k] = ERASED_TEXT
-        new = (_blank(json.dumps(accepted), hunted), _blank(run["rejections_json"] or "{}", hunted),
-               _blank(run["error"], hunted) if run["error"] else run["error"])
-        if new != (run["accepted_json"], run["rejections_json"], run["error"]):
-            conn.execute("UPDATE observer_runs SET accepted_json=?, rejections_json=?, error=? WHERE run_id=?",
-                         (*new, run["run_id"]))
-            changed += 1
-    return changed
 
 
 def _erase_events(conn: apsw.Connection, checkpoints: set, ids: list[str], hunted: list[str]) -> int:
@@ -253,7 +269,7 @@ def _erase_events(conn: apsw.Connection, checkpoints: set, ids: list[str], hunte
                             " json_each(e.targets_json) j WHERE j.value=?", (memory,)):
             found[r["event_id"]] = r
     for r in found.values():
-        reason, detail = _blank(r["reason"], hunted), _blank(r["detail_json"], hunted)
+        reason, detail = blank(r["reason"], hunted), blank(r["detail_json"], hunted)
         if (reason, detail) != (r["reason"], r["detail_json"]):
             conn.execute("UPDATE curation_events SET reason=?, detail_json=? WHERE event_id=?",
                          (reason, detail, r["event_id"]))
@@ -277,7 +293,7 @@ def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[st
                 plan = body.get("plan")
                 if isinstance(plan, dict):
                     body["plan"] = {k: [] if isinstance(v, list) else v for k, v in plan.items()}
-            new = _blank(json.dumps(body), hunted)
+            new = blank(json.dumps(body), hunted)
             if new != text:
                 conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
                              (ERASED_TEXT, new, receipt_id))

@@ -21,6 +21,7 @@ from .memory import (
     RECALL_MODES,
     SOURCES,
     Provenance,
+    claim_fingerprints,
     clean_terms,
     clean_text,
     content_hash,
@@ -386,7 +387,8 @@ def delete_memory(conn: apsw.Connection, row: dict, now: int, *, reason: str, so
         )
         # It was wrong in every wording it had: "quokka", corrected to "wombat" and then deleted,
         # must not be learnt again as first said either.
-        earlier = {fingerprint(body) for body in wordings(conn, row["id"])} - {own}
+        # ...and as the observer would write it of the user ("User's cat…" for "My cat…": claim_fingerprints)
+        earlier = {fp for body in (row["body"], *wordings(conn, row["id"])) for fp in claim_fingerprints(body)} - {own}
         add_tombstone_fingerprints(conn, tombstone_id, earlier)
         forget_in_receipts(conn, row)
 
@@ -442,16 +444,17 @@ def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
 
 def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:
     """The tombstone a person left when they deleted this claim (same normalized fingerprint as the
-    memory's last wording or any earlier one) in this scope, with the deleted memory's id
-    (`memory_id`, None for an imported one without)."""
+    memory's last wording or any earlier one, said by the user or about them: claim_fingerprints)
+    in this scope, with the deleted memory's id (`memory_id`, None for an imported one without)
+    and when it was erased for good (`erased_at`, None while its text is kept)."""
     # Runs on every curated proposal: SQLite answers the OR from both indexes (tombstones_fingerprint,
     # tombstone_fingerprints_fingerprint) and filters the few tombstones found by scope.
     return one(
         conn,
-        "SELECT tombstone_id, memory_id FROM tombstones WHERE (fingerprint=?1 OR tombstone_id IN"
-        " (SELECT tombstone_id FROM tombstone_fingerprints WHERE fingerprint=?1))"
-        " AND boundary=?2 AND audience=?3 AND lifted_at IS NULL ORDER BY created_at DESC LIMIT 1",
-        (fingerprint(body), boundary, audience),
+        "SELECT tombstone_id, memory_id, erased_at FROM tombstones WHERE (fingerprint IN (?1, ?2) OR tombstone_id IN"
+        " (SELECT tombstone_id FROM tombstone_fingerprints WHERE fingerprint IN (?1, ?2)))"
+        " AND boundary=?3 AND audience=?4 AND lifted_at IS NULL ORDER BY created_at DESC LIMIT 1",
+        (*claim_fingerprints(body), boundary, audience),
     )
 
 

@@ -1,5 +1,5 @@
 """How Keepmind's numbers and codes read in what it says: a count ("1 memory", "2 memories", "0
-edges") and a curation reason ("tombstone": "refused: a person deleted this claim as wrong"), one
+edges") and a curation reason ("tombstone": "refused: this claim was deleted as wrong"), one
 rule for the CLI, the pages, the API and the engine's own messages."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _REASONS = {
     "already_in_document": "not kept: the memory already says it",
     "contained": "not kept: already said",
     "duplicate": "not kept: already said word for word",
-    "tombstone": "refused: a person deleted this claim as wrong",
+    "tombstone": "refused: this claim was deleted as wrong",
     "merge_without_body": "added to this memory (the model's merge came without its text)",
 }
 _WITHOUT_MODEL = {"no_llm": "no LLM is configured", "llm_failed": "the LLM failed",

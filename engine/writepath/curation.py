@@ -27,6 +27,7 @@ import apsw
 
 from .. import store
 from ..db import one
+from ..erasing import erase_observer_runs, hunted_in
 from ..memory import Provenance, normalize_text, title_follows
 from ..secretfilter import MARKER, secret_kinds
 from . import checkpoints, curator, mergeguard, similarity
@@ -326,6 +327,18 @@ def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
                            confidence=proposal.confidence)
 
 
+def _erased_claim(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> bool:
+    """A proposal refused because its claim was erased for good keeps no copy of it: not in its
+    checkpoint (scrubbed, as a secret's is), not in the observer run that proposed it. True then."""
+    tomb = store.tombstone_of(conn, proposal.content, lease.audience, lease.boundary)
+    if tomb is None or tomb["erased_at"] is None:
+        return False
+    if lease.session_id:
+        texts = {proposal.title, proposal.content}
+        erase_observer_runs(conn, lease.session_id, texts, hunted_in(texts))
+    return True
+
+
 def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Decision, now: int) -> Applied:
     """Write the decision, its curation event and the checkpoint's completion in one transaction."""
     checkpoints.hold(conn, lease.checkpoint_id, lease.owner)
@@ -366,7 +379,9 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
                  prompt_version=decision.prompt_version, response_sha256=decision.response_sha256,
                  detail={**decision.detail, "trigger": lease.trigger, "class": proposal.memory_class,
                          "attempt": lease.attempts})
-    checkpoints.complete(conn, lease.checkpoint_id, lease.owner, now,
-                         scrub_reason="secret" if action == "blocked" else None)
+    scrub = "secret" if action == "blocked" else None
+    if action == "skip" and reason == "tombstone" and _erased_claim(conn, lease, proposal):
+        scrub = "erased for good"
+    checkpoints.complete(conn, lease.checkpoint_id, lease.owner, now, scrub_reason=scrub)
     return Applied(lease.checkpoint_id, action, reason, tuple(written))
 

@@ -142,7 +142,11 @@ _INTERJECTION = re.compile(
     r"ah|omg|well|sure|ok|okay|so|totally|definitely|absolutely|exactly|true|nice|"
     # a correction's or an aside's lead-in: "Actually my sister lives in Porto now." is a fact about
     # the sister, and "Actually User's sister…" would be its text
-    r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction)"
+    r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction|"
+    # a request to remember is not part of what is remembered: "Please remember that my dog is a
+    # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
+    r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
+    r"do not forget)(?:\s+that)?)"
     r"\b[\s,!.:;~-]*)+", re.I)
 _SKIP = re.compile(
     r"^(?:if|when|would|could|should|maybe|perhaps|do you|did you|have you|are you|can you|what|why|"

@@ -24,7 +24,7 @@ import apsw
 from .. import store
 from ..db import one, rows
 from ..errors import InvalidInput, NotFound
-from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_text, fingerprint, new_id, title_follows
+from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, claim_fingerprints, clean_text, fingerprint, new_id, title_follows
 from ..policy import permitted_sql
 from ..secretfilter import refuse_secrets
 from .events import record_event
@@ -111,6 +111,7 @@ def reject(conn: apsw.Connection, checkpoint_id: str, now: int, *, ceiling: str 
                  " created_at) VALUES (?,?,?,?,?,?,?,?)",
                  (tombstone_id, fingerprint(content), row["audience"], row["boundary"], checkpoint_id,
                   "rejected in review", "review", now))
+    store.add_tombstone_fingerprints(conn, tombstone_id, set(claim_fingerprints(content)) - {fingerprint(content)})
     record_event(conn, checkpoint_id=checkpoint_id, session_id=row["session_id"], action="rejected",
                  reason="rejected in review: the same claim will not be proposed again", now=now,
                  decided_by="person")

@@ -3,52 +3,13 @@ its tombstone still refuses the claim, it cannot be restored, and nothing else i
 
 from __future__ import annotations
 
-import zlib
-
 import apsw
 import pytest
 
 from keepmind.engine import InvalidInput, NotFound, Relation
+from support.dbscan import in_the_files, occurrences
 
 WORDS = ("quokka", "wombat")  # the wrong text said "zanzibarquokka", its correction "zanzibarwombat"
-
-
-def occurrences(path, words=WORDS) -> list[tuple[str, str]]:
-    """(table, column) of every value in the SQLite file that holds one of `words`: every column of
-    every table (FTS shadow tables and BLOBs too, a compressed BLOB also unpacked), not a list."""
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    found = []
-    try:
-        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for table in tables:
-            columns = [c[1] for c in conn.execute(f'PRAGMA table_info("{table}")')]
-            for column in columns:
-                for (value,) in conn.execute(f'SELECT "{column}" FROM "{table}"'):
-                    texts = []
-                    if isinstance(value, str):
-                        texts.append(value)
-                    elif isinstance(value, bytes):
-                        texts.append(value.decode("utf-8", "replace"))
-                        try:
-                            texts.append(zlib.decompress(value).decode("utf-8", "replace"))
-                        except zlib.error:
-                            pass
-                    if any(w in t.lower() for t in texts for w in words):
-                        found.append((table, column))
-    finally:
-        conn.close()
-    return sorted(set(found))
-
-
-def in_the_files(path, words=WORDS) -> list[str]:
-    """The database's files (itself, its WAL) whose raw bytes hold one of `words`: a deleted row's
-    bytes stay in freed pages and old WAL frames unless the file is rewritten."""
-    found = []
-    for file in sorted(path.parent.glob(path.name + "*")):
-        data = file.read_bytes().lower()
-        if any(w.encode() in data for w in words):
-            found.append(file.name)
-    return found
 
 
 def learnt(engine, clock, session, text):
@@ -78,7 +39,7 @@ def erased(engine, clock, me):
     [doc] = [m for m in engine.list_memories(sid) if "zanzibarquokka" in m.body]
     engine.update(sid, doc.id, old_text="zanzibarquokka", new_text="zanzibarwombat")
     engine.recall(sid, "what do I play on Tuesdays, the zanzibarwombat?")
-    assert occurrences(engine.db.path)  # the words are there before: the scan can find them
+    assert occurrences(engine.db.path, WORDS)  # the words are there before: the scan can find them
     engine.update(sid, doc.id, delete=True, source="ui")
     [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == doc.id]
     result = engine.erase(tomb["tombstone_id"], token=me)
@@ -86,9 +47,9 @@ def erased(engine, clock, me):
 
 
 def test_an_erased_memory_leaves_no_word_of_its_text_in_any_table(engine, erased):
-    assert occurrences(engine.db.path) == []
+    assert occurrences(engine.db.path, WORDS) == []
     result = erased["result"]
-    assert result["scrubbed"] and in_the_files(engine.db.path) == []
+    assert result["scrubbed"] and in_the_files(engine.db.path, WORDS) == []
     assert result["revisions"] == 2 and result["turns"] >= 1 and result["checkpoints"] >= 1
     with engine.db.snapshot() as conn:
         for fts in ("memory_documents_fts", "memory_records_fts"):
@@ -158,7 +119,7 @@ def test_an_erased_record_chain_and_the_graph_only_it_named_are_gone(engine, me)
     [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == newer]
     result = engine.erase(tomb["tombstone_id"], token=me)
     assert result["records"] == 3 and result["anchors"] >= 1
-    assert occurrences(engine.db.path) == [] and in_the_files(engine.db.path) == []
+    assert occurrences(engine.db.path, WORDS) == [] and in_the_files(engine.db.path, WORDS) == []
     assert {a.name for a in engine.anchors(viewer)} >= {"Olsen", "User"}  # what others name stays
     assert engine.get(sid, [kept]).items[0].body == "My friend Olsen likes chess."
     # the append-only guard lets an erase through and nothing else: not a rewrite, nor one dressed as an erase

@@ -291,12 +291,12 @@ def test_the_backlog_says_what_curation_made_of_each_completed_proposal(client, 
     other = engine.store_memory(sid, "Tea", "I drink green tea every morning.")
     engine.drain_checkpoints()
     refused = engine.checkpoint(again.checkpoint_id)
-    assert (refused["reason"], refused["reason_words"]) == ("tombstone", "refused: a person deleted this claim as wrong")
+    assert (refused["reason"], refused["reason_words"]) == ("tombstone", "refused: this claim was deleted as wrong")
     client.get(link(client, local.secret))
     page = client.get("/checkpoints").get_data(as_text=True)
     row = page[page.index(f'id="cp-{again.checkpoint_id}"'):]
     row = row[:row.index("</tr>")]
-    assert "refused: a person deleted this claim as wrong" in row and 'href="/memories?deleted=1"' in row
+    assert "refused: this claim was deleted as wrong" in row and 'href="/memories?deleted=1"' in row
     tea = page[page.index(f'id="cp-{other.checkpoint_id}"'):]
     tea = tea[:tea.index("</tr>")]
     assert f'href="/memories/{engine.checkpoint(other.checkpoint_id)["memory_ids"][0]}"' in tea

@@ -16,7 +16,7 @@ from support.provider import drain
     ("llm_failed_nominee_create", "new (the LLM failed)"),
     ("merge_guard_failed: retention 0.40", "added to this memory: the model's merge would have lost what it said "
                                            "(retention 0.40)"),
-    ("tombstone", "refused: a person deleted this claim as wrong"),
+    ("tombstone", "refused: this claim was deleted as wrong"),
     ("curation:append", "added to by curation"),
     ("kept in review", "kept in review"),  # already words: as it is
     (None, ""),
