@@ -406,7 +406,8 @@ def erase_deleted(tombstone_id):
     try:
         body("EraseConfirm")
     except InvalidInput as exc:
-        raise InvalidInput(f"{exc.message}; {CONFIRM_ERASE}") from None
+        said = exc.message.replace("must be one of erase", 'must be the word "erase"')
+        raise InvalidInput(f"{said}; {CONFIRM_ERASE}") from None
     return reply(erased=erased_result(_on_deletion(engine().erase, tombstone_id)))
 
 

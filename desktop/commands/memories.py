@@ -52,6 +52,13 @@ def register(sub) -> None:
     q.add_argument("memory_id")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_show)
+    q = msub.add_parser("delete", help="delete a memory as wrong: it is not recalled or learnt again (`memories "
+                                       "restore` brings it back, `memories erase` erases its text for good)")
+    home_option(q)
+    q.add_argument("memory_id", metavar="MEMORY_ID")
+    q.add_argument("--reason", default="deleted as wrong", help="why, kept with the deletion (default: deleted "
+                                                                  "as wrong)")
+    q.set_defaults(func=cmd_delete)
     q = msub.add_parser("deleted", help="what was deleted as wrong, newest first, by tombstone id (to restore "
                                         "or erase one)")
     home_option(q)
@@ -150,8 +157,7 @@ def cmd_show(args) -> int:
         if not got.items:
             reason = got.missing[0][1] if got.missing else ""
             if "visible to this session" in reason or not reason:  # the CLI has no session: it sees every memory
-                raise NotFound(f"no memory {args.memory_id}: check the id (`keepmind memories list` shows them), "
-                               "or it was deleted")
+                raise _not_shown(args.memory_id)
             raise InvalidInput(reason)  # a malformed id: the reason names it already
         item = got.items[0]
         revisions = engine.revisions(LOCAL_VIEW, item.id)
@@ -172,6 +178,36 @@ def cmd_show(args) -> int:
     return 0
 
 
+def _not_shown(memory_id: str) -> NotFound:
+    return NotFound(f"no memory {memory_id}: check the id (`keepmind memories list` shows them); a memory deleted "
+                    "as wrong is listed by `keepmind memories deleted`")
+
+
+def cmd_delete(args) -> int:
+    """Delete as wrong, by hand: a person's deletion, as the browser's (a tombstone, the graph it
+    asserted closed). On the store directly, also with Keepmind running: its recall reads what
+    is visible from the store, so a deleted memory is not recalled from the next message on."""
+    memory_id = args.memory_id.strip()
+    with open_engine(home_of(args), start_workers=False) as engine:
+        got = engine.get(LOCAL_VIEW, [memory_id])
+        if not got.items:
+            reason = got.missing[0][1] if got.missing else ""
+            if "visible to this session" in reason or not reason:
+                raise _not_shown(memory_id)
+            raise InvalidInput(reason)
+        item = got.items[0]
+        engine.update(LOCAL_VIEW, item.id, delete=True, reason=args.reason.strip() or "deleted as wrong", source="ui")
+        [tomb] = [t for t in islice(_each_deleted(engine), 200) if t["memory_id"] == item.id][:1] or [None]
+    said = f" (tombstone {tomb['tombstone_id']})" if tomb else ""
+    print(f"deleted {_quoted(item.title or item.body[:60])} as wrong{said}: it is not recalled or learnt again; "
+          "`keepmind memories restore` brings it back, `keepmind memories erase` erases its text for good")
+    return 0
+
+
+def _quoted(text: str) -> str:
+    return f"\u201c{one_line(text)}\u201d"
+
+
 # -- what was deleted as wrong --------------------------------------------------------------------
 
 # Where an erased memory's text was blanked (Engine.erase's counts), in words.
@@ -181,7 +217,8 @@ ERASED_PLACES = (("revisions", "revision"), ("records", "record"), ("checkpoints
                  ("anchors", "anchor"), ("edges", "graph edge"))
 ERASE_SAYS = ("Its text is erased everywhere Keepmind keeps it: every revision, the conversation turns it was "
               "learnt from, the proposals and recall receipts that copied it, the people and topics only it "
-              "named. Keepmind keeps only a fingerprint, so it still will not learn the same claim again.")
+              "named, and the other turns of its conversations that say it. Keepmind keeps only fingerprints, so it "
+              "still will not learn the same claim again in those words.")
 
 
 def _each_deleted(engine):
@@ -211,6 +248,9 @@ def _deletion(home, tombstone_id: str) -> dict:
     with open_engine(home, start_workers=False) as engine:
         found = next((t for t in _each_deleted(engine) if t["tombstone_id"] == tombstone_id), None)
     if found is None:
+        if not tombstone_id.startswith("tomb-"):
+            raise InvalidInput(f"{tombstone_id or 'an empty id'} is not a tombstone id: a deletion is named by one "
+                               "starting with tomb- (`keepmind memories deleted` lists them)")
         raise NotFound(f"no deleted memory {tombstone_id}: `keepmind memories deleted` lists them by tombstone id "
                        "(a restored memory is no longer there)")
     return found
@@ -258,8 +298,8 @@ def cmd_restore(args) -> int:
     t = _deletion(home, tombstone_id)
     restored = _on_deletion(home, "restore", tombstone_id)
     held = f" as {restored['memory_id']}" if restored.get("memory_id") else ""
-    print(f"restored {_called(t)}{held} in {one_line(t['audience'])}/{one_line(t['boundary'])}: it is recalled "
-          "again, and the same fact may be learnt again")
+    print(f"restored {_quoted(_called(t))}{held} in {one_line(t['audience'])}/{one_line(t['boundary'])}: it is "
+          "recalled again, and the same fact may be learnt again")
     return 0
 
 
@@ -273,11 +313,11 @@ def cmd_erase(args) -> int:
         if not sys.stdin.isatty():
             raise InvalidInput(f"not erased: erasing for good cannot be undone, so it asks first, and stdin is not a "
                                f"terminal to ask on: add --yes to erase {tombstone_id} without asking")
-        print(f"Erase for good {_called(t)} (deleted {iso(t['created_at'])}, {one_line(t['audience'])}/"
+        print(f"Erase for good {_quoted(_called(t))} (deleted {iso(t['created_at'])}, {one_line(t['audience'])}/"
               f"{one_line(t['boundary'])})?\n{ERASE_SAYS}", file=sys.stderr)
         print("This cannot be undone. Type erase to go on: ", end="", file=sys.stderr, flush=True)
         if sys.stdin.readline().strip().lower() != "erase":
-            print("not erased", file=sys.stderr)
+            print("not erased (to go on, type the word erase)", file=sys.stderr)
             return 1
     erased = _on_deletion(home, "erase", tombstone_id)
     places = [counted(erased["counts"].get(key, 0), noun) for key, noun in ERASED_PLACES

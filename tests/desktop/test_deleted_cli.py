@@ -83,7 +83,7 @@ def test_restore_brings_the_memory_back(store, capsys):
     memory_id, tomb = made["Office"]
     code, out, _ = run(capsys, "memories", "restore", tomb, "--home", str(home))
     assert code == 0
-    assert out.strip() == (f"restored Office as {memory_id} in personal/work: it is recalled again, and the same "
+    assert out.strip() == (f"restored \u201cOffice\u201d as {memory_id} in personal/work: it is recalled again, and the same "
                            "fact may be learnt again")
     assert tomb not in standing(home)
     with open_engine(home, settings=QUIET, start_workers=False) as eng:
@@ -109,8 +109,8 @@ def test_erase_on_a_terminal_asks_first_and_only_the_word_erase_goes_on(store, c
     monkeypatch.setattr("sys.stdin", Terminal("yes\n"))
     code, out, err = run(capsys, "memories", "erase", tomb, "--home", str(home))
     assert code == 1 and out == ""
-    assert "Erase for good Card (deleted 2026-01-01T00:00:00" in err and "personal/work)?" in err
-    assert "This cannot be undone. Type erase to go on: " in err and err.endswith("not erased\n")
+    assert "Erase for good \u201cCard\u201d (deleted 2026-01-01T00:00:00" in err and "personal/work)?" in err
+    assert "This cannot be undone. Type erase to go on: " in err and err.endswith("not erased (to go on, type the word erase)\n")
     assert standing(home)[tomb]["erased_at"] is None
 
     monkeypatch.setattr("sys.stdin", Terminal("erase\n"))
@@ -164,7 +164,7 @@ def test_with_keepmind_running_restore_and_erase_go_through_it(tmp_path, clock, 
         home = live.daemon.home
         office_id, office = made["Office"]
         code, out, _ = run(capsys, "memories", "restore", office, "--home", str(home))
-        assert code == 0 and out.startswith(f"restored Office as {office_id} ")
+        assert code == 0 and out.startswith(f"restored \u201cOffice\u201d as {office_id} ")
         sid = live.engine.open_session("personal", "work")
         assert [i.id for i in live.engine.find(sid, "office Paris")] == [office_id]  # the running one recalls it
 
@@ -180,3 +180,23 @@ def test_with_keepmind_running_restore_and_erase_go_through_it(tmp_path, clock, 
                                 (f"%{SECRET}%",)).fetchone()[0] == 0
     finally:
         live.stop()
+
+
+def test_delete_from_a_shell_leaves_a_tombstone_and_says_how_to_undo_it(tmp_path, capsys):
+    """A person could add a memory from a shell but not delete one without a browser or an agent."""
+    home = tmp_path / "home"
+    with open_engine(home, settings=QUIET, start_workers=False) as eng:
+        sid = eng.open_session("personal", "work")
+        memory_id = eng.store(sid, "Office", "The office is in Paris.").id
+    code, out, _ = run(capsys, "memories", "delete", memory_id, "--home", str(home))
+    [tomb] = standing(home).values()
+    assert code == 0 and tomb["memory_id"] == memory_id and tomb["source"] == "ui"
+    assert out.strip() == (f"deleted \u201cOffice\u201d as wrong (tombstone {tomb['tombstone_id']}): it is not "
+                           "recalled or learnt again; `keepmind memories restore` brings it back, `keepmind memories "
+                           "erase` erases its text for good")
+    code, _, err = run(capsys, "memories", "delete", memory_id, "--home", str(home))
+    assert code == 2 and "a memory deleted as wrong is listed by `keepmind memories deleted`" in err
+    code, _, err = run(capsys, "memories", "show", memory_id, "--home", str(home))
+    assert code == 2 and "a memory deleted as wrong is listed by `keepmind memories deleted`" in err
+    code, _, err = run(capsys, "memories", "erase", memory_id, "--yes", "--home", str(home))
+    assert code == 2 and f"{memory_id} is not a tombstone id: a deletion is named by one starting with tomb-" in err

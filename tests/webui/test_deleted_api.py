@@ -80,7 +80,7 @@ def test_restore_brings_the_memory_back_and_takes_it_off_the_list(live, api, del
 @pytest.mark.parametrize("sent,said", [
     (None, "body needs 'confirm'"),
     ({}, "body needs 'confirm'"),
-    ({"confirm": "yes"}, "confirm must be one of erase"),
+    ({"confirm": "yes"}, 'confirm must be the word "erase"'),
     ({"confirm": True}, "confirm must be a string"),
 ])
 def test_erase_without_the_confirmation_is_refused_and_says_what_to_send(live, api, deleted, sent, said):
