@@ -73,6 +73,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
             rf"(?P<name>{_NAME})"),
     ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
+    # my dog is a beagle named Rolo
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{_PETS})\s+is\s+an?\s+(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
+            rf"(?P<name>{_NAME})"),
     ("pet_my", rf"\b[Mm]y\s+(?P<animal>{_PETS})\s+(?P<name>{_NAME})"),
     # someone named David; I met Sara
     ("knows", rf"\b(?:someone|somebody|an?\s+(?:[\w-]+\s+){{0,2}}?(?:guy|man|woman|girl|boy|lady|person|kid|friend|"

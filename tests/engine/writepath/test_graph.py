@@ -118,6 +118,8 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("At the fair I talked to someone named David.", {("User", "knows", "David")}),
     ("I got a new job at Initech.", {("User", "works_at", "Initech")}),
     ("We got another cat named Bailey too.", {("User", "pet", "Bailey")}),
+    ("My dog is a beagle named Rolo.", {("User", "pet", "Rolo")}),  # was a topic, 'User's person: dog beagle named'
+    ("Please remember that my cat is a quokka named Biscuit.", {("User", "pet", "Biscuit")}),
     ("Anthony and I went to a charity quiz.", {("User", "knows", "Anthony")}),
     ("Here is a photo from my trip to New York City!", {("User", "visited", "New York City")}),
     ("I took this at a lovely town called Woodhaven.", {("User", "visited", "Woodhaven")}),
