@@ -197,7 +197,7 @@ def cmd_delete(args) -> int:
             raise InvalidInput(reason)
         item = got.items[0]
         engine.update(LOCAL_VIEW, item.id, delete=True, reason=args.reason.strip() or "deleted as wrong", source="ui")
-        [tomb] = [t for t in islice(_each_deleted(engine), 200) if t["memory_id"] == item.id][:1] or [None]
+        tomb = next((t for t in islice(_each_deleted(engine), 200) if t["memory_id"] == item.id), None)
     said = f" (tombstone {tomb['tombstone_id']})" if tomb else ""
     print(f"deleted {_quoted(item.title or item.body[:60])} as wrong{said}: it is not recalled or learnt again; "
           "`keepmind memories restore` brings it back, `keepmind memories erase` erases its text for good")
