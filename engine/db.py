@@ -132,6 +132,9 @@ class _Bare:
 
 
 def _vacuum(conn: apsw.Connection) -> bool:
+    # The planner's statistics keep sample rows of the indexes (sqlite_stat4: an erased anchor's name
+    # was one): sampled again from what is left, before the file is rewritten without the old pages.
+    conn.execute("ANALYZE")
     conn.execute("VACUUM")
     busy, _, _ = next(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
     return not busy

@@ -18,6 +18,7 @@ Write functions (conn first, run on the writer thread, never commit).
 from __future__ import annotations
 
 import json
+import re
 
 import apsw
 
@@ -94,14 +95,13 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
             checkpoints.add(cp)
     for cp in sorted(checkpoints):
         counts["checkpoints"] += _erase_checkpoint(conn, cp, texts, turns)
-    # The conversations it came from say it in other turns too ("Please remember that my dog is a
-    # beagle named Rolo." before the agent's store_memory, whose provenance names no turn): left,
-    # the observer would learn it again from them. Those turns are blanked, and so are proposals
-    # made from them that still wait.
-    claims = [words for t in texts if t and t != ERASED_TEXT and len(words := content_words(t)) >= 2]
-    for session_id in list(turns):
-        turns[session_id] |= _turns_saying(conn, session_id, claims)
-        counts["checkpoints"] += _drop_waiting(conn, session_id, claims, texts, turns, now)
+    # The turns it was learnt from are blanked whole. Other turns say it too ("Please remember that
+    # my dog is a beagle named Rolo." before the agent's store_memory, whose provenance names no
+    # turn, or the same said in another conversation of its scope): left, the observer would learn
+    # it again from them. Their sentences that say it are blanked, and proposals of its scope that
+    # say it and still wait are dropped.
+    claims = [words for t in texts if t and t != ERASED_TEXT and len(words := content_words(t)) >= 3]
+    counts["checkpoints"] += _drop_waiting(conn, tomb["audience"], tomb["boundary"], claims, texts, turns, now)
     hunted = hunted_in(texts)
     for session_id, indexes in turns.items():
         for index in sorted(indexes):
@@ -109,6 +109,9 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
                          " assistant_text=CASE WHEN assistant_text='' THEN '' ELSE ?1 END, tools_json='[]'"
                          " WHERE session_id=?2 AND turn_index=?3", (ERASED_TEXT, session_id, index))
             counts["turns"] += conn.changes()
+    said_in = _blank_sentences_saying(conn, tomb["audience"], tomb["boundary"], claims)
+    counts["turns"] += sum(len(v) for v in said_in.values())
+    for session_id in {*turns, *said_in}:
         counts["observer_runs"] += erase_observer_runs(conn, session_id, texts, hunted)
     counts["curation_events"] = _erase_events(conn, checkpoints, ids, hunted)
     counts["receipts"] = _erase_receipt_copies(conn, ids, hunted)
@@ -182,28 +185,50 @@ def _says(text: str, claims: list[frozenset[str]]) -> bool:
     return any(len(c & words) >= max(2, SAYS_SHARE * len(c)) for c in claims)
 
 
-def _turns_saying(conn: apsw.Connection, session_id: str, claims: list[frozenset[str]]) -> set[int]:
-    """The turns of a session whose user or assistant text says one of the claims."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _blank_sentences_saying(conn: apsw.Connection, audience: str, boundary: str,
+                            claims: list[frozenset[str]]) -> dict[str, set[int]]:
+    """In every turn of the scope's sessions, the sentences that say one of the claims become the
+    marker; the turn's other sentences stay ("…named Rolo. Also, I live in Porto." keeps Porto).
+    Returns session -> the turns changed."""
+    changed: dict[str, set[int]] = {}
     if not claims:
-        return set()
-    return {r["turn_index"] for r in rows(conn, "SELECT turn_index, user_text, assistant_text FROM session_turns"
-                                                " WHERE session_id=?", (session_id,))
-            if _says(f"{r['user_text']}\n{r['assistant_text']}", claims)}
+        return changed
+    for r in rows(conn, "SELECT t.session_id, t.turn_index, t.user_text, t.assistant_text FROM session_turns t"
+                        " JOIN sessions s ON s.session_id = t.session_id WHERE s.audience=? AND s.boundary=?"
+                        " AND (t.user_text != ?3 OR t.assistant_text != ?3)", (audience, boundary, ERASED_TEXT)):
+        new = [_without_sentences_saying(r[k], claims) for k in ("user_text", "assistant_text")]
+        if new != [r["user_text"], r["assistant_text"]]:
+            conn.execute("UPDATE session_turns SET user_text=?, assistant_text=? WHERE session_id=? AND turn_index=?",
+                         (*new, r["session_id"], r["turn_index"]))
+            changed.setdefault(r["session_id"], set()).add(r["turn_index"])
+    return changed
 
 
-def _drop_waiting(conn: apsw.Connection, session_id: str, claims: list[frozenset[str]], texts: set,
+def _without_sentences_saying(text: str, claims: list[frozenset[str]]) -> str:
+    if not text or not _says(text, claims):  # most turns: one look at the whole, no split
+        return text
+    parts = _SENTENCE_END.split(text)
+    kept = [ERASED_TEXT if _says(part, claims) else part for part in parts]
+    return " ".join(kept) if kept != parts else text
+
+
+def _drop_waiting(conn: apsw.Connection, audience: str, boundary: str, claims: list[frozenset[str]], texts: set,
                   turns: dict, now: int) -> int:
-    """Proposals of the session that say one of the claims and wait (for curation or review):
-    blanked, and discarded, so nothing learns the erased claim from them."""
+    """Proposals of the scope that say one of the claims and wait (for curation or review, or
+    dead): blanked, and discarded, so nothing learns the erased claim from them."""
     dropped = 0
-    for row in rows(conn, "SELECT checkpoint_id, payload_json FROM memory_checkpoints WHERE session_id=?"
-                          " AND status IN ('pending', 'review', 'dead')", (session_id,)):
+    if not claims:
+        return dropped
+    for row in rows(conn, "SELECT checkpoint_id, payload_json FROM memory_checkpoints WHERE audience=? AND boundary=?"
+                          " AND status IN ('pending', 'review', 'dead')", (audience, boundary)):
         try:
             proposal = (json.loads(row["payload_json"] or "{}").get("proposal") or {})
         except (ValueError, AttributeError):
             continue
-        said = " ".join(str(proposal.get(k) or "") for k in ("title", "content"))
-        if claims and _says(said, claims):
+        if _says(" ".join(str(proposal.get(k) or "") for k in ("title", "content")), claims):
             dropped += _erase_checkpoint(conn, row["checkpoint_id"], texts, turns)
             conn.execute("UPDATE memory_checkpoints SET status='discarded', lease_owner=NULL, lease_expires_at=NULL,"
                          " updated_at=?, completed_at=? WHERE checkpoint_id=?", (now, now, row["checkpoint_id"]))

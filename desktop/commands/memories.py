@@ -216,9 +216,9 @@ ERASED_PLACES = (("revisions", "revision"), ("records", "record"), ("checkpoints
                  ("curation_events", "curation decision"), ("receipts", "recall receipt"),
                  ("anchors", "anchor"), ("edges", "graph edge"))
 ERASE_SAYS = ("Its text is erased everywhere Keepmind keeps it: every revision, the conversation turns it was "
-              "learnt from, the proposals and recall receipts that copied it, the people and topics only it "
-              "named, and the other turns of its conversations that say it. Keepmind keeps only fingerprints, so it "
-              "still will not learn the same claim again in those words.")
+              "learnt from, the sentences that say it in other conversations of its audience and boundary, the "
+              "proposals and recall receipts that copied it, the people and topics only it named. Keepmind keeps "
+              "only fingerprints, so it still will not learn the same claim again in those words.")
 
 
 def _each_deleted(engine):

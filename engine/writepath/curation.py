@@ -164,6 +164,8 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
     with engine.db.snapshot() as conn:
         proposal = resolve_kin(conn, lease, proposal)
         verdict = rule_verdict(conn, lease, proposal)
+        if verdict is None and (deleted := similarity.tombstone_said(conn, lease, proposal.content)):
+            verdict = Decision("skip", "tombstone", targets=(deleted,), detail={"says_the_deleted_claim": True})
         if verdict is None and proposal.memory_class == "durable_fact":
             said = similarity.already_said(conn, lease, proposal.content, now)
             verdict = Decision("skip", "contained", targets=(said,)) if said is not None else None

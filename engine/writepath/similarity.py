@@ -158,19 +158,12 @@ def already_said(conn: apsw.Connection, lease: Lease, content: str, now: int) ->
         cursor.close()
 
 
-def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded,
-                   content: str = "") -> tuple[str, float] | None:
-    """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
-    says the same claim, in any wording the memory had (its last, and each earlier revision or
-    record of its chain: it was wrong as first said too): one whose body lacks a number, date,
-    name or identifier of `content` is another claim ("…on 17 June 2027 at 14:30…" after "…on 3 May
-    2027 at 10:00…" was deleted as wrong is the correction, however near its wording), and so is
-    its negation ("I am not allergic to peanuts." after "I am allergic to peanuts.", cosine 0.96)."""
-    if embedded.vector is None:
-        return None
-    found = rows(
+def _tombstone_wordings(conn: apsw.Connection, lease: Lease) -> list[dict]:
+    """Every wording of the memories deleted as wrong in the lease's scope whose text is kept: the
+    last, and each earlier revision or record of its chain (it was wrong as first said too). An
+    erased memory has no words left: only its fingerprints refuse the claim."""
+    return rows(
         conn,
-        # an erased memory has no words left to be near: only its fingerprints refuse the claim
         "WITH RECURSIVE standing AS (SELECT tombstone_id, memory_id FROM tombstones WHERE audience=?"
         " AND boundary=? AND lifted_at IS NULL AND erased_at IS NULL AND memory_id IS NOT NULL),"
         " chain(tombstone_id, memory_id, record_id) AS (SELECT tombstone_id, memory_id, memory_id FROM standing"
@@ -183,6 +176,31 @@ def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedd
         " UNION SELECT c.tombstone_id, c.memory_id, r.title, r.body FROM chain c"
         " JOIN memory_records r ON r.record_id = c.record_id AND r.is_tombstone = 0",
         (lease.audience, lease.boundary))
+
+
+def tombstone_said(conn: apsw.Connection, lease: Lease, content: str) -> str | None:
+    """The id of a memory deleted as wrong in scope whose claim `content` says, word for word, with
+    more around it ("User's dog is a beagle named Rolo, he is 3." says the deleted "My dog is a
+    beagle named Rolo."; mergeguard.contains_statement reads "my" and "User's" alike). Its negation
+    is its correction, not the claim."""
+    for t in _tombstone_wordings(conn, lease):
+        body = t["body"] or ""
+        if body.strip() and contains_statement(content, body) and negated(body) == negated(content):
+            return t["memory_id"]
+    return None
+
+
+def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded,
+                   content: str = "") -> tuple[str, float] | None:
+    """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
+    says the same claim, in any wording the memory had (_tombstone_wordings): one whose body lacks
+    a number, date, name or identifier of `content` is another claim ("…on 17 June 2027 at 14:30…"
+    after "…on 3 May 2027 at 10:00…" was deleted as wrong is the correction, however near its
+    wording), and so is its negation ("I am not allergic to peanuts." after "I am allergic to
+    peanuts.", cosine 0.96)."""
+    if embedded.vector is None:
+        return None
+    found = _tombstone_wordings(conn, lease)
     if not found:
         return None
     for t in found:

@@ -105,3 +105,61 @@ def test_a_repeat_refused_after_the_erase_keeps_no_copy_of_it(engine, clock, me)
     assert (said["action"], said["reason"]) == ("skip", "tombstone")
     assert said["reason_words"] == "refused: this claim was deleted as wrong"
     assert occurrences(engine.db.path, WORDS) == []  # its checkpoint was scrubbed, as a secret's is
+
+
+def test_an_erase_blanks_the_sentences_that_say_it_in_the_other_conversations_of_its_scope(engine, clock, me):
+    sid = engine.open_session("personal", "work")
+    doc = stored_by_the_agent(engine, clock, sid)
+    other = engine.open_session("personal", "work")  # said again elsewhere, with another fact
+    engine.add_turn(other, user="My dog is a beagle named Rolo. Also, I play the cello on Mondays.", assistant="Got it.")
+    elsewhere = engine.open_session("personal", "home")  # another boundary: not this memory's scope
+    engine.add_turn(elsewhere, user="My dog is a beagle named Rolo.", assistant="Ok.")
+    engine.update(sid, doc.id, delete=True)
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == doc.id]
+    assert engine.erase(tomb["tombstone_id"], token=me)["turns"] == 2
+    with engine.db.snapshot() as conn:
+        said = dict(conn.execute("SELECT session_id, user_text FROM session_turns WHERE session_id IN (?, ?)",
+                                 (other, elsewhere)).fetchall())
+    assert said == {other: "(erased) Also, I play the cello on Mondays.", elsewhere: "My dog is a beagle named Rolo."}
+    idle(engine, clock)
+    assert dog_memories(engine, other) == []
+    assert [m.body for m in engine.list_memories(other) if "cello" in m.body]  # the other fact is learnt
+
+
+def test_a_proposal_of_another_session_waiting_in_review_is_dropped_by_the_erase(make_engine, tmp_path, clock):
+    engine = make_engine(tmp_path / "reviewing", memory__curation__review=True)
+    me = engine.create_token("me", "personal").token
+    sid = engine.open_session("personal", "work")
+    doc = stored_by_the_agent(engine, clock, sid)
+    other = engine.open_session("personal", "work")
+    engine.add_turn(other, user="My dog is a beagle named Rolo.", assistant="Ok.")
+    idle(engine, clock)  # the observer's proposal waits for review
+    engine.update(sid, doc.id, delete=True)
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == doc.id]
+    engine.erase(tomb["tombstone_id"], token=me)
+    assert engine.checkpoint_overview()["counts"].get("review", 0) == 0
+    assert occurrences(engine.db.path, WORDS) == []
+
+
+def test_a_deleted_claim_said_with_more_words_is_not_learnt_back(engine, clock):
+    sid = engine.open_session("personal", "work")
+    doc = stored_by_the_agent(engine, clock, sid)
+    engine.update(sid, doc.id, delete=True)
+    engine.add_turn(sid, user="Yes, my dog is a beagle named Rolo, he is 3.", assistant="Nice.")
+    idle(engine, clock)  # "User's dog is a beagle named Rolo, he is 3." says the deleted claim
+    assert dog_memories(engine, sid) == []
+    engine.add_turn(sid, user="My dog is not a beagle named Rolo.", assistant="Noted.")  # its correction
+    idle(engine, clock)
+    assert dog_memories(engine, sid) == ["User's dog is not a beagle named Rolo."]
+
+
+def test_the_planners_samples_of_an_erased_name_are_taken_again(engine, clock, me):
+    """`PRAGMA optimize` samples index rows into sqlite_stat4: an erased pet's name was one of them."""
+    sid = engine.open_session("personal", "work")
+    doc = stored_by_the_agent(engine, clock, sid)
+    engine.write(lambda conn: conn.execute("ANALYZE"))  # as PRAGMA optimize does on a store that grew
+    assert any(table.startswith("sqlite_stat") for table, _ in occurrences(engine.db.path, WORDS))
+    engine.update(sid, doc.id, delete=True)
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == doc.id]
+    engine.erase(tomb["tombstone_id"], token=me)
+    assert occurrences(engine.db.path, WORDS) == []

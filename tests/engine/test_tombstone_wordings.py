@@ -201,8 +201,9 @@ def test_a_rewording_of_an_earlier_wording_is_refused_by_similarity(offline_mode
         engine.update(sid, wrong, new_content="User drinks green tea every afternoon.")
         engine.update(sid, wrong, delete=True)
         engine.store_memory(sid, "Coffee", "Every morning the user drinks an oat milk flat white.")
-        # cosine 0.96 with the first wording, but it says a time that one lacks: another claim
-        engine.store_memory(sid, "Coffee", "User drinks oat-milk flat whites every morning at 7:30.")
+        # near the first wording, but it says a time that one lacks: another claim (said with the
+        # first wording whole, "…every morning at 7:30.", it would say the deleted claim: refused)
+        engine.store_memory(sid, "Coffee", "User drinks oat-milk flat whites at 7:30 every morning.")
         reworded, timed = drain(engine)
         assert (reworded.action, reworded.reason) == ("skip", "tombstone")
         with engine.db.snapshot() as conn:

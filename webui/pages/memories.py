@@ -142,9 +142,10 @@ def restore(tombstone_id: str):
 
 
 ERASE_TEXT = ("Its text is erased everywhere Keepmind keeps it: every revision, the conversation turns it was "
-              "learnt from, the proposals and recall receipts that copied it, and the people and topics only it "
-              "named. This cannot be undone: it can no longer be restored. Keepmind keeps only a fingerprint of "
-              "the claim, so it still will not learn the same claim again.")
+              "learnt from, the sentences that say it in other conversations of its audience and boundary, the "
+              "proposals and recall receipts that copied it, and the people and topics only it named. This cannot "
+              "be undone: it can no longer be restored. Keepmind keeps only fingerprints of the claim, so it still "
+              "will not learn the same claim again in those words.")
 ERASED_NOTICE = ("Erased for good: its text is gone. Keepmind keeps only the claim's fingerprint, so it will not "
                  "learn it again.")
 
