@@ -198,9 +198,10 @@ def cmd_delete(args) -> int:
         item = got.items[0]
         engine.update(LOCAL_VIEW, item.id, delete=True, reason=args.reason.strip() or "deleted as wrong", source="ui")
         tomb = next((t for t in islice(_each_deleted(engine), 200) if t["memory_id"] == item.id), None)
-    said = f" (tombstone {tomb['tombstone_id']})" if tomb else ""
-    print(f"deleted {_quoted(item.title or item.body[:60])} as wrong{said}: it is not recalled or learnt again; "
-          "`keepmind memories restore` brings it back, `keepmind memories erase` erases its text for good")
+    named = tomb["tombstone_id"] if tomb else "TOMBSTONE_ID"
+    print(f"deleted {_quoted(item.title or item.body[:60])} as wrong: it is not recalled or learnt again; "
+          f"`keepmind memories restore {named}` brings it back, `keepmind memories erase {named}` erases its "
+          "text for good")
     return 0
 
 
@@ -239,8 +240,10 @@ def _called(t: dict) -> str:
 
 def _deleted_line(t: dict) -> str:
     erased = f"  erased for good {iso(t['erased_at'])}" if t["erased_at"] is not None else ""
+    why = (t.get("reason") or "").strip()
+    why = f"  ({one_line(why)})" if why and why != "deleted as wrong" and t["erased_at"] is None else ""
     return (f"{t['tombstone_id']}  deleted {iso(t['created_at'])}  {one_line(t['audience'])}/"
-            f"{one_line(t['boundary'])}  {_called(t)}{erased}")
+            f"{one_line(t['boundary'])}  {_called(t)}{why}{erased}")
 
 
 def _deletion(home, tombstone_id: str) -> dict:

@@ -188,12 +188,14 @@ def test_delete_from_a_shell_leaves_a_tombstone_and_says_how_to_undo_it(tmp_path
     with open_engine(home, settings=QUIET, start_workers=False) as eng:
         sid = eng.open_session("personal", "work")
         memory_id = eng.store(sid, "Office", "The office is in Paris.").id
-    code, out, _ = run(capsys, "memories", "delete", memory_id, "--home", str(home))
+    code, out, _ = run(capsys, "memories", "delete", memory_id, "--reason", "it moved to Lyon", "--home", str(home))
     [tomb] = standing(home).values()
     assert code == 0 and tomb["memory_id"] == memory_id and tomb["source"] == "ui"
-    assert out.strip() == (f"deleted \u201cOffice\u201d as wrong (tombstone {tomb['tombstone_id']}): it is not "
-                           "recalled or learnt again; `keepmind memories restore` brings it back, `keepmind memories "
-                           "erase` erases its text for good")
+    t = tomb["tombstone_id"]
+    assert out.strip() == (f"deleted \u201cOffice\u201d as wrong: it is not recalled or learnt again; `keepmind "
+                           f"memories restore {t}` brings it back, `keepmind memories erase {t}` erases its text for good")
+    code, out, _ = run(capsys, "memories", "deleted", "--home", str(home))
+    assert out.strip().endswith("Office  (it moved to Lyon)")  # the reason given, in the list
     code, _, err = run(capsys, "memories", "delete", memory_id, "--home", str(home))
     assert code == 2 and "a memory deleted as wrong is listed by `keepmind memories deleted`" in err
     code, _, err = run(capsys, "memories", "show", memory_id, "--home", str(home))
