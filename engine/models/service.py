@@ -341,6 +341,10 @@ class ModelRuntime:
             self._thread.join(timeout=timeout_s)  # a hub download cannot be cancelled; it is a daemon
 
     def _run(self) -> None:
+        # What the models dir held before the first look: a model installed while that load (and
+        # its repair) runs is then still a change to take up, not part of what was already seen
+        # (taken after it, the state could already hold the new model, which was never loaded).
+        seen = self._models_dir_state()
         try:
             self.load(download=False, repair=False)
             self._ready.set()  # models are usable now; downloads and gap repair follow
@@ -353,7 +357,6 @@ class ModelRuntime:
         finally:
             self._ready.set()
         warmed = time.monotonic()
-        seen = self._models_dir_state()
         while not self._stop.is_set():
             self._wake.wait(GAP_CHECK_SECONDS)
             if self._stop.is_set():

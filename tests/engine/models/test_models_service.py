@@ -361,3 +361,34 @@ def test_a_model_installed_beside_a_running_keepmind_is_taken_up_without_a_resta
             assert not any("embeddings" in r for r in runtime.status_reasons())
         finally:
             runtime.stop(timeout_s=30)
+
+
+def test_a_model_installed_while_keepmind_starts_is_taken_up(tmp_path, clock, tiny):
+    """Installed while the first load's repair ran, the model was already in the models dir's state
+    the watch began from, so the change was never seen (under load, the test above failed so)."""
+    import time
+
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    staging = tmp_path / "staging"
+    tiny.install_tiny(staging, "tiny-embed")
+    with _open(home, clock, memory__embeddings__model_id="tiny-embed", memory__embeddings__auto_download=False,
+               memory__recall__gate__enabled=False) as engine:
+        runtime = ModelRuntime(engine)
+        first_repair = runtime.repair_gaps
+
+        def installed_meanwhile(*args, **kwargs):  # the shell's `keepmind models import` lands now
+            for entry in staging.iterdir():
+                entry.rename(home / "models" / entry.name)
+            runtime.repair_gaps = first_repair
+            return first_repair(*args, **kwargs)
+
+        runtime.repair_gaps = installed_meanwhile
+        runtime.start()
+        try:
+            deadline = time.monotonic() + 60
+            while runtime.embedder() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert runtime.embedder() is not None and runtime.embedder().model_id == "tiny-embed"
+        finally:
+            runtime.stop(timeout_s=30)
