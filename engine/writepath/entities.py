@@ -38,7 +38,7 @@ _ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=
 _SUBJECT = (rf"(?:(?P<kin>\b[Mm]y\s+(?:(?:older|younger|big|little|eldest|oldest|youngest|twin|best|new|old)\s+)?"
             rf"(?P<kin_role>{_ROLE}))(?!\s*,?\s+[A-Z])|(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)"
             rf"|(?P<who>{_NAME}))")
-_PETS = (r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|"
+PETS = (r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|"
          r"tortoise|snake|lizard|fish)")
 
 EXCLUSIVE = frozenset({"lives_in", "works_at", "home_airport", "from"})
@@ -69,14 +69,19 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
-    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{_PETS})\s+(?:named|called)\s+"
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS})\s+(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
     ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
     # my dog is a beagle named Rolo
-    ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{_PETS})\s+is\s+an?\s+(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{PETS})\s+is\s+an?\s+(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
-    ("pet_my", rf"\b[Mm]y\s+(?P<animal>{_PETS})\s+(?P<name>{_NAME})"),
+    # my hamster is called Biscuit / my cat's name is Luna
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{PETS})(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+(?P<name>{_NAME})"),
+    ("pet_my", rf"\b[Mm]y\s+(?P<animal>{PETS})\s+(?P<name>{_NAME})"),
+    # I'm married to Sam / we're engaged to… (the user's spouse or fiancé, named)
+    ("married", rf"\b(?:I|I'm|We|We're|we're)(?:\s+am|\s+are)?\s+(?:happily\s+)?(?P<bond>married|engaged)\s+to\s+"
+                rf"(?P<name>{_NAME})"),
     # someone named David; I met Sara
     ("knows", rf"\b(?:someone|somebody|an?\s+(?:[\w-]+\s+){{0,2}}?(?:guy|man|woman|girl|boy|lady|person|kid|friend|"
               rf"veteran|neighbou?r|coach|teacher|doctor|mentor|artist|musician|colleague|student))\s+(?:named|called)\s+"
@@ -93,10 +98,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
                 rf"headed|got\s+back|came\s+back|returned|visited|been|explored|toured)\s+(?:back\s+)?"
                 rf"(?:to\s+|from\s+|in\s+)?(?:the\s+)?(?P<place>{_NAME})"),
     # (I | Anna) live(s) in / moved to / relocated to / am based in Lisbon
-    ("lives_in", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|now\s+|still\s+)*(?:live|lives|lived|living|moved|move|moving|"
-                 rf"relocated|relocating|am\s+based|'m\s+based|is\s+based|are\s+based|'re\s+based)\s+"
+    ("lives_in", rf"{_SUBJECT}(?:'m|'re|'s)?\s+(?:\w+ly\s+|just\s+|now\s+|still\s+)*(?:live|lives|lived|living|"
+                 rf"moved|move|moving|relocated|relocating|am\s+based|is\s+based|are\s+based|based)\s+"
                  rf"(?:back\s+)?(?:in|to|near)\s+(?P<place>{_NAME})"),
-    ("from", rf"{_SUBJECT}\s+(?:am|'m|is|are|'re|was|were)\s+(?:originally\s+)?from\s+(?P<place>{_NAME})"),
+    ("from", rf"{_SUBJECT}(?:\s+(?:am|is|are|was|were)|'m|'re|'s)\s+(?:originally\s+)?from\s+(?P<place>{_NAME})"),
     ("from", rf"{_SUBJECT}\s+(?:grew\s+up|was\s+born|were\s+born)\s+in\s+(?P<place>{_NAME})"),
     # (I | Anna) work(s) at / for Acme; I'm a nurse at Mass General; joined Acme as
     ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|now\s+|still\s+)*(?:work|works|worked|working|am\s+working|'m\s+working|"
@@ -189,6 +194,10 @@ def _fact(kind: str, m: re.Match) -> GraphFact | None:
     if kind in ("pet", "pet_my"):
         name = _clean(groups["name"])
         return GraphFact(user, "pet", Entity(name, "pet")) if name else None
+    if kind == "married":
+        name = _clean(groups["name"])
+        return GraphFact(user, "spouse" if groups["bond"] == "married" else "fiance", Entity(name, "person")) \
+            if name else None
     if kind == "knows":
         name = _clean(groups["name"])
         return GraphFact(user, "knows", Entity(name, "person")) if name else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .entities import USER, GraphFact, graph_facts, main_entity
+from .entities import PETS, USER, GraphFact, graph_facts, main_entity
 from .person import third_person  # noqa: F401 - part of this module's interface
 from .proposals import Proposal, RelationSpec
 
@@ -80,7 +80,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)\s+(?:just\s+)?(?:joined|belong to|signed up for|volunteer (?:at|with|for))\b"),
     ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
     ("home", "durable_fact", 0.85,
-     r"\b(?:i|we)\s+(?:live|lived|grew up|was born|were born|moved|am based|'m based|are based)"
+     r"\b(?:i|we)(?:\s+(?:live|lived|grew up|was born|were born|moved|am based|are based)|'m\s+based|'re\s+based)"
      r"\s+(?:in|to|at|near|out of)\b"),
     ("home", "durable_fact", 0.85, r"\b(?:i|we)(?:'m| am| are)\s+from\b"),
     ("home", "durable_fact", 0.85, r"\bmy\s+(?:home(?:town)?|home (?:airport|city|town|base)|hometown)\b"),
@@ -107,8 +107,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"signed|landed|built|ran|painted|wrote|created|received|became)\b"),
     ("person", "durable_fact", 0.75,
      r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
-     r"father|sister|brother|friend|best friend|boss|manager|colleague|dog|cat|pet|grandma|grandpa|family)\b"
+     r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family|" + PETS + r")\b"
      r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
+    ("person", "durable_fact", 0.75, r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:happily\s+)?(?:married|engaged)\s+to\b"),
     ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
      r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
      r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
@@ -148,6 +149,11 @@ _INTERJECTION = re.compile(
     r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
     r"do not forget)(?:\s+that)?)"
     r"\b[\s,!.:;~-]*)+", re.I)
+# A request to remember asked as a question: "Can you remember that I'm vegetarian?" says "I'm
+# vegetarian." (a question is otherwise skipped: it asks, it does not tell).
+_ASKED_TO_REMEMBER = re.compile(
+    r"^(?:(?:can|could|would|will)\s+you\s+)(?:please\s+)?(?:remember|note|keep\s+in\s+mind|bear\s+in\s+mind|"
+    r"make\s+a\s+note)(?:\s+(?:of\s+)?that)?[\s,:]+(?P<what>[^?]*[^?\s,])\s*(?:,?\s*please)?\s*\?+$", re.I)
 _SKIP = re.compile(
     r"^(?:if|when|would|could|should|maybe|perhaps|do you|did you|have you|are you|can you|what|why|"
     r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay)\b", re.I)
@@ -216,7 +222,7 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
     that place a named person ("Anna moved to Porto.")."""
     found: list[Statement] = []
     for sentence in sentences((text or "").replace("’", "'")):
-        sentence = _INTERJECTION.sub("", sentence).strip()
+        sentence = _ASKED_TO_REMEMBER.sub(r"\g<what>.", _INTERJECTION.sub("", sentence).strip()).strip()
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
@@ -237,7 +243,7 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
                     break
                 span = _span(sentence, m, category)
                 fact = third_person(span, subject)
-                if len(_key_words(fact, subject)) < (1 if category == "health" else 2 if category in STANDING else 3):
+                if len(_key_words(fact, subject)) < _least_words(category, sentence):
                     break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence,
                                        own=span if category in STANDING else ""))
@@ -245,6 +251,25 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
         else:
             found += _naming(sentence, turn, subject)
     return found
+
+
+_COUNT = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I)
+
+
+def _least_words(category: str, sentence: str) -> int:
+    """How many key words a fact of this kind must keep to say something. Three for an event or a
+    plan ("User went there." says nothing); two for who the speaker is when it names someone,
+    somewhere or how many ("User lives in Lisbon.", "User is married to Sam.", "User has two kids.")."""
+    if category == "health":
+        return 1
+    if category in STANDING:
+        return 2
+    if category in _WHO and (graph_facts(sentence) or _COUNT.search(sentence)):
+        return 2
+    return 3
+
+
+_WHO = frozenset({"home", "work", "person", "membership", "possession"})
 
 
 def _naming(sentence: str, turn: int, subject: str) -> list[Statement]:

@@ -29,6 +29,14 @@ from keepmind.engine.writepath.extractor_eval import netclaw_baseline
      "User always flies out of Boston Logan, it's User's home airport."),
     ("We adopted a beagle last spring, that's my favourite thing this year.", "preference",
      "User and others adopted a beagle last spring, that's User's favourite thing this year."),
+    # short statements of who the user is: they name someone, somewhere or how many
+    ("I live in Lisbon.", "home", "User lives in Lisbon."),
+    ("I'm based in Berlin.", "home", "User is based in Berlin."),
+    ("I'm from Canada.", "home", "User is from Canada."),
+    ("I work at Acme.", "work", "User works at Acme."),
+    ("I have two kids.", "person", "User has two kids."),
+    ("I'm married to Sam.", "person", "User is married to Sam."),
+    ("My hamster is called Biscuit.", "person", "User's hamster is called Biscuit."),
 ])
 def test_lasting_statements_are_extracted(text, category, fact):
     [found] = statements(text)
@@ -43,6 +51,10 @@ def test_lasting_statements_are_extracted(text, category, fact):
     "The weather is nice today.",
     "I love it!",
     "You should use Postgres.",
+    # short, and naming no one, nowhere and no number: an event says nothing later
+    "I went there.",
+    "Can you remember my birthday?",
+    "Can you remember where I parked?",
 ])
 def test_questions_hypotheticals_chatter_and_empty_objects_are_skipped(text):
     assert statements(text) == []
@@ -227,3 +239,14 @@ def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
 def test_a_corrections_lead_in_is_not_part_of_the_fact(text, fact):
     [proposal] = extract([(0, text)])
     assert proposal.content == fact
+
+
+@pytest.mark.parametrize("text,fact", [
+    ("Can you remember that I am vegetarian?", "User is vegetarian."),
+    ("Could you please note that I work at Acme?", "User works at Acme."),
+    ("Can you remember that I'm allergic to peanuts, please?", "User is allergic to peanuts."),
+    ("Would you keep in mind that I prefer aisle seats on long flights?", "User prefers aisle seats on long flights."),
+])
+def test_a_request_to_remember_asked_as_a_question_is_what_it_asks_to_remember(text, fact):
+    [found] = statements(text)
+    assert found.fact == fact

@@ -123,6 +123,15 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("Anthony and I went to a charity quiz.", {("User", "knows", "Anthony")}),
     ("Here is a photo from my trip to New York City!", {("User", "visited", "New York City")}),
     ("I took this at a lovely town called Woodhaven.", {("User", "visited", "Woodhaven")}),
+    # who the user is, in the shortest words a user says it
+    ("I live in Lisbon.", {("User", "lives_in", "Lisbon")}),
+    ("I'm based in Berlin.", {("User", "lives_in", "Berlin")}),
+    ("I'm from Canada.", {("User", "from", "Canada")}),
+    ("Anna's from Spain.", {("Anna", "from", "Spain")}),
+    ("My hamster is called Biscuit.", {("User", "pet", "Biscuit")}),
+    ("My cat's name is Luna.", {("User", "pet", "Luna")}),
+    ("I'm married to Sam.", {("User", "spouse", "Sam")}),
+    ("We're engaged to be married next spring.", set()),
     ("I love hiking on weekends.", set()),
     ("I went to a support group last week.", set()),
 ])
@@ -197,3 +206,13 @@ def test_a_restore_does_not_reopen_an_edge_something_said_since_replaced(engine,
     engine.restore(tomb["tombstone_id"])
     current = {(a, r, b) for a, r, b, now in _edges(engine) if now}
     assert ("User", "home_airport", "OAK") in current and ("User", "home_airport", "SFO") not in current
+
+
+def test_the_shortest_statements_of_who_the_user_is_are_learnt_with_their_edges(engine, personal, clock):
+    _say(engine, personal, clock, "I live in Lisbon.", "I'm married to Sam.", "My hamster is called Biscuit.",
+         "Can you remember that I'm from Canada?")
+    assert {("User", "lives_in", "Lisbon", True), ("User", "spouse", "Sam", True), ("User", "pet", "Biscuit", True),
+            ("User", "from", "Canada", True)} <= set(_edges(engine))
+    bodies = {m.body for m in engine.list_memories(personal)}
+    assert {"User lives in Lisbon.", "User is married to Sam.", "User's hamster is called Biscuit.",
+            "User is from Canada."} <= bodies
