@@ -138,12 +138,19 @@ def sessions(conn: apsw.Connection, *, ceiling: str, boundaries: tuple[str, ...]
         " s.created_at, s.updated_at, s.ended_at,"
         " (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.session_id) AS turns,"
         # formed here, or added to by what was said here (an append to Tom's living document is
-        # this session's memory too): each memory once
+        # this session's memory too): each memory once, and only while it stands (one deleted,
+        # erased or merged away is no longer this session's memory)
         " (SELECT COUNT(*) FROM (SELECT d.document_id FROM memory_documents d WHERE d.session_id = s.session_id"
         "   UNION SELECT j.value FROM curation_events e, json_each(e.targets_json) j"
-        "   WHERE e.session_id = s.session_id AND e.action IN ('append', 'update', 'consolidate')))"
+        "   WHERE e.session_id = s.session_id AND e.action IN ('append', 'update', 'consolidate')) u"
+        "   JOIN memory_documents live ON live.document_id = u.document_id AND live.deleted_at IS NULL)"
+        # a record chain begun here, unless its newest record is a tombstone (a restore supersedes that)
         " + (SELECT COUNT(*) FROM memory_records r WHERE r.session_id = s.session_id"
-        "    AND r.supersedes_record_id IS NULL) AS memories_formed"
+        "    AND r.supersedes_record_id IS NULL AND r.erased_at IS NULL AND 0 = ("
+        "      WITH RECURSIVE later(id, dead, depth) AS (SELECT r.record_id, r.is_tombstone, 0 UNION ALL"
+        "        SELECT n.record_id, n.is_tombstone, later.depth + 1 FROM memory_records n"
+        "        JOIN later ON n.supersedes_record_id = later.id)"
+        "      SELECT dead FROM later ORDER BY depth DESC LIMIT 1)) AS memories_formed"
         f" FROM sessions s WHERE {' AND '.join(clauses)} ORDER BY s.created_at DESC LIMIT ?",
         (*params, _limit(limit)))
 

@@ -164,6 +164,29 @@ def test_a_session_counts_the_memories_its_turns_were_added_to_once_each(engine,
     assert counts == {"first": 1, "later": 1}  # two appends to Tom's one living document: one memory
 
 
+def test_a_session_counts_only_the_memories_that_still_stand(engine):
+    sid = engine.open_session("personal", "work", title="s")
+    doc = engine.store(sid, "Sky", "The sky is green.")
+    rec = engine.store(sid, "Trip", "The user went to Lisbon in May.", memory_class="evidence")
+    kept = engine.store(sid, "Tea", "The user drinks green tea.")
+    assert rec.id.startswith("rec-") and doc.id.startswith("doc-") and kept.id.startswith("doc-")
+
+    def counted():
+        return {s["title"]: s["memories_formed"] for s in engine.sessions()}["s"]
+
+    assert counted() == 3
+    engine.update(sid, doc.id, delete=True)
+    engine.update(sid, rec.id, delete=True)
+    assert counted() == 1  # a deleted document and a record closed by its tombstone are not counted
+    tombs = {t["memory_id"]: t["tombstone_id"] for t in engine.tombstones()}
+    engine.restore(tombs[rec.id])
+    engine.restore(tombs[doc.id])
+    assert counted() == 3  # a restore supersedes the record's tombstone: its chain stands again
+    engine.update(sid, doc.id, delete=True)
+    engine.erase({t["memory_id"]: t["tombstone_id"] for t in engine.tombstones()}[doc.id])
+    assert counted() == 2
+
+
 def test_store_memory_says_when_a_memory_is_longer_than_recall_ever_injects(engine):
     sid = engine.open_session("personal", "work")
     short = engine.store_memory(sid, "Kayak", "The user keeps the kayak in the garage.")
