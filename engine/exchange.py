@@ -318,9 +318,10 @@ def summary(report: dict) -> dict:
     if report.get("format") == "markdown" and "outcome" in report:
         tally = {**_tally(report["outcome"]), "deleted": 0, "earlier": 0}
     else:  # memories counted as the export counted them; the deleted and earlier versions apart
-        skipped = int(report.get("skipped") or 0)
+        skipped, erased = int(report.get("skipped") or 0), int(report.get("erased") or 0)
+        not_imported = {k: n for k, n in (("already here", skipped), ("erased for good here", erased)) if n}
         tally = {"imported": int(report.get("imported") or 0), "merged": 0, "waiting": 0, "failed": 0,
-                 "skipped": skipped, "not_imported": {"already here": skipped} if skipped else {}, "examples": [],
+                 "skipped": skipped + erased, "not_imported": not_imported, "examples": [],
                  "deleted": int(report.get("deleted") or 0), "earlier": int(report.get("earlier") or 0)}
     return {"name": report.get("name") or "", "format": report.get("format") or "jsonl", **tally,
             "carried": transfer.carried_said(tally["deleted"], tally["earlier"])}

@@ -23,7 +23,7 @@ import unicodedata
 
 import apsw
 
-from .db import one
+from .db import one, rows
 from .errors import EngineError, InvalidInput
 from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, content_hash, fingerprint, normalize_text
 from .policy import AUDIENCES, MEMORY_CLASSES, check_name
@@ -352,9 +352,10 @@ def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here
     return None
 
 
-def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> tuple[list[str], list[str]]:
+def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> tuple[list[str], list[str], list[str]]:
     """Insert the checked rows that are not stored yet; (ids of the memories written, ids of those
-    already stored as they are in the file).
+    already stored as they are in the file, ids of those this store erased for good, left out with
+    what only they named: erased_here).
 
     Raises ImportRefused (the transaction rolls back: nothing is imported) naming every line that
     would change a stored memory (its id is stored with other content), links outside the file or
@@ -364,7 +365,8 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
     remap: dict[str, str] = {}  # an imported anchor -> the stored anchor of the same name and scope
     new: dict[str, set] = {kind: set() for kind in TABLES}
     plan, written, skipped, errors = [], [], [], []
-    for line, kind, row in checked:
+    erased = erased_here(conn, checked)
+    for line, kind, row in _without_erased(conn, checked, erased):
         if (stored := _stored(conn, kind, row)) is not None:
             if changed := _changed(kind, row, stored):
                 what = (f"revision {row['revision']} of {row['document_id']}" if kind == "revision"
@@ -404,7 +406,60 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
     if errors:
         raise ImportRefused(errors)
     _settle_edges(conn, [row for _, kind, row in plan if kind == "edge" and row.get("from_anchor_id") in remap])
-    return written, skipped
+    return written, skipped, sorted(erased)
+
+
+def erased_here(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> set[str]:
+    """The documents and records of the file whose text this store erased for good (purge.erase): an
+    export made before the erase still holds it, and bringing it back would undo the erase. A
+    record is erased with its whole chain, so a record of the file superseding one is too."""
+    docs = [row["document_id"] for _, kind, row in checked if kind == "document"]
+    found = {r["memory_id"] for r in _each(conn, "SELECT memory_id FROM tombstones WHERE erased_at IS NOT NULL"
+                                                 " AND memory_id IN ({})", docs)}
+    records = [row for _, kind, row in checked if kind == "record"]
+    found |= {r["record_id"] for r in _each(conn, "SELECT record_id FROM memory_records WHERE erased_at IS NOT NULL"
+                                                  " AND record_id IN ({})", [r["record_id"] for r in records])}
+    grew = True
+    while grew:
+        more = {r["record_id"] for r in records if r.get("supersedes_record_id") in found} - found
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def _each(conn: apsw.Connection, sql: str, ids: list[str], size: int = 500) -> list[dict]:
+    out = []
+    for at in range(0, len(ids), size):
+        part = ids[at:at + size]
+        out += rows(conn, sql.format(",".join("?" * len(part))), tuple(part))
+    return out
+
+
+def _without_erased(conn: apsw.Connection, checked: list[tuple[int, str, dict]], erased: set[str]):
+    """The rows of the file but those that would bring an erased memory's words back: the memory,
+    its revisions, the edges it asserted, and the anchors only they named that the erase took away
+    (an anchor something else of the file names is kept, and so are its aliases and merges)."""
+    if not erased:
+        yield from checked
+        return
+    gone_edges = {row["edge_id"] for _, kind, row in checked if kind == "edge" and row.get("asserted_by") in erased}
+    named_by: dict[str, set[bool]] = {}  # anchor -> {True: named by an erased row, False: by another}
+    for _, kind, row in checked:
+        if kind in ("document", "record", "edge"):
+            gone = row["edge_id"] in gone_edges if kind == "edge" else row[TABLES[kind][1]] in erased
+            for end in ("anchor_id", "from_anchor_id", "to_anchor_id"):
+                if row.get(end):
+                    named_by.setdefault(row[end], set()).add(gone)
+    gone_anchors = {a for a, by in named_by.items() if by == {True}
+                    and _stored(conn, "anchor", {"anchor_id": a}) is None}
+    for line, kind, row in checked:
+        if ((kind in ("document", "record") and row[TABLES[kind][1]] in erased)
+                or (kind == "revision" and row["document_id"] in erased)
+                or (kind == "edge" and row["edge_id"] in gone_edges)
+                or (kind in ("anchor", "anchor_alias") and row["anchor_id"] in gone_anchors)
+                or (kind == "anchor_merge" and {row["from_anchor_id"], row["into_anchor_id"]} & gone_anchors)):
+            continue
+        yield line, kind, row
 
 
 def _settle_edges(conn: apsw.Connection, imported: list[dict]) -> None:

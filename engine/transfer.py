@@ -260,11 +260,12 @@ class ImportReport:
     skipped: int = 0
     deleted: int = 0
     earlier: int = 0
+    erased: int = 0  # memories this store erased for good: left out, with what only they named
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"imported": self.imported, "skipped": self.skipped, "deleted": self.deleted,
-                "earlier": self.earlier, "errors": self.errors}
+                "earlier": self.earlier, "erased": self.erased, "errors": self.errors}
 
 
 def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
@@ -429,12 +430,13 @@ def import_jsonl(engine, path: Path) -> ImportReport:
     if errors or problems:
         return ImportReport(errors=sorted(errors + problems, key=_line_number))
     try:
-        written, skipped = engine.write(importrows.write_rows, checked)
+        written, skipped, erased = engine.write(importrows.write_rows, checked)
     except importrows.ImportRefused as exc:
         return ImportReport(errors=sorted(exc.errors, key=_line_number))
     kinds = memory_kinds([(kind, row) for _, kind, row in checked])  # as the export counted them
     imported, deleted, earlier = count_kinds(kinds, written)
-    return ImportReport(imported=imported, skipped=count_kinds(kinds, skipped)[0], deleted=deleted, earlier=earlier)
+    return ImportReport(imported=imported, skipped=count_kinds(kinds, skipped)[0], deleted=deleted, earlier=earlier,
+                        erased=sum(count_kinds(kinds, erased)[:2]))
 
 
 def _line_number(error: str) -> int:

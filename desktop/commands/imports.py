@@ -236,7 +236,10 @@ def _import(args) -> int:
             also = carried_said(report["deleted"], report["earlier"])
             lines = [f"imported {counted(report['imported'], 'memory')} from {args.path}"
                      + (f" ({also})" if also else "")
-                     + f", skipped {report['skipped']} already present", embedded]
+                     + f", skipped {report['skipped']} already present"
+                     + (f", left out {report['erased']} erased for good here (with the names only"
+                        f" {'it' if report['erased'] == 1 else 'they'} gave)" if report.get("erased") else ""),
+                     embedded]
         else:
             where = report["checkpoints"]
             outcome, embedded = curate(engine, home, where, url if where else None)

@@ -176,3 +176,29 @@ def test_a_proposal_rejected_in_review_can_be_erased_with_its_repeat(make_engine
     assert in_the_files(reviewing.db.path, ("logan",)) == []
     with pytest.raises(InvalidInput, match="nothing left to restore"):
         reviewing.restore(tomb["tombstone_id"])
+
+
+def test_an_export_made_before_an_erase_imports_all_but_what_was_erased(engine, me, tmp_path):
+    from keepmind.engine import exchange, transfer
+
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    engine.store(sid, "Friend", "My friend Olsen likes chess.",
+                 relations=[Relation("friend", "Olsen", "person", False, "User", "person")])
+    doc = engine.store(sid, "Pet", "My pet Zanzibarquokka sleeps all day.",
+                       relations=[Relation("pet", "Zanzibarquokka", "pet", False, "User", "person")]).id
+    engine.update(sid, doc, old_text="sleeps all day", new_text="sleeps in the zanzibarwombat")
+    rec = engine.store(sid, "Trip", "I flew to Zanzibarquokka island in May.", memory_class="evidence").id
+    before = tmp_path / "before.jsonl"
+    transfer.export(engine, before)
+    for memory in (doc, rec):
+        engine.update(sid, memory, delete=True, source="ui")
+    for tomb in engine.deleted(token=me)[0]:
+        engine.erase(tomb["tombstone_id"], token=me)
+
+    report = transfer.import_path(engine, before)
+    assert (report["errors"], report["skipped"], report["erased"]) == ([], 1, 2), report
+    assert occurrences(engine.db.path, WORDS) == []  # not its text, revisions, edge nor the anchor it named
+    assert "Zanzibarquokka" not in {a.name for a in engine.anchors(viewer)}
+    assert "Olsen" in {a.name for a in engine.anchors(viewer)}
+    assert exchange.summary({**report, "format": "jsonl"})["not_imported"]["erased for good here"] == 2

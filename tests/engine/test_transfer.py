@@ -51,7 +51,7 @@ def test_jsonl_export_import_roundtrip_is_identical(tmp_path, clock):
     dst = open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False)
     report = transfer.import_path(dst, out)
     assert report == {"format": "jsonl", "imported": exported.memories, "skipped": 0, "deleted": exported.deleted,
-                      "earlier": exported.earlier, "errors": []}  # counted as the export counted them
+                      "earlier": exported.earlier, "erased": 0, "errors": []}  # counted as the export counted them
     before, after = snapshot(src), snapshot(dst)
     assert after == before
     assert set(before) == {"anchor", "document", "revision", "record", "edge", "tombstone"}
