@@ -153,13 +153,7 @@ def _outcome_line(outcome: dict, scope: str) -> str:
 
 def cmd_show(args) -> int:
     with open_engine(home_of(args), start_workers=False) as engine:
-        got = engine.get(LOCAL_VIEW, [args.memory_id])
-        if not got.items:
-            reason = got.missing[0][1] if got.missing else ""
-            if "visible to this session" in reason or not reason:  # the CLI has no session: it sees every memory
-                raise _not_shown(args.memory_id)
-            raise InvalidInput(reason)  # a malformed id: the reason names it already
-        item = got.items[0]
+        item = _one_memory(engine, args.memory_id)
         revisions = engine.revisions(LOCAL_VIEW, item.id)
     if args.json:
         print(json_for_terminal({**item.as_dict(), "revisions": revisions}, indent=2))
@@ -178,6 +172,17 @@ def cmd_show(args) -> int:
     return 0
 
 
+def _one_memory(engine, memory_id: str):
+    """The live memory with this id, or an error a person can act on."""
+    got = engine.get(LOCAL_VIEW, [memory_id])
+    if got.items:
+        return got.items[0]
+    reason = got.missing[0][1] if got.missing else ""
+    if "visible to this session" in reason or not reason:  # the CLI has no session: it sees every memory
+        raise _not_shown(memory_id)
+    raise InvalidInput(reason)  # a malformed id: the reason names it already
+
+
 def _not_shown(memory_id: str) -> NotFound:
     return NotFound(f"no memory {memory_id}: check the id (`keepmind memories list` shows them); a memory deleted "
                     "as wrong is listed by `keepmind memories deleted`")
@@ -189,13 +194,7 @@ def cmd_delete(args) -> int:
     is visible from the store, so a deleted memory is not recalled from the next message on."""
     memory_id = args.memory_id.strip()
     with open_engine(home_of(args), start_workers=False) as engine:
-        got = engine.get(LOCAL_VIEW, [memory_id])
-        if not got.items:
-            reason = got.missing[0][1] if got.missing else ""
-            if "visible to this session" in reason or not reason:
-                raise _not_shown(memory_id)
-            raise InvalidInput(reason)
-        item = got.items[0]
+        item = _one_memory(engine, memory_id)
         engine.update(LOCAL_VIEW, item.id, delete=True, reason=args.reason.strip() or "deleted as wrong", source="ui")
         tomb = next((t for t in islice(_each_deleted(engine), 200) if t["memory_id"] == item.id), None)
     named = tomb["tombstone_id"] if tomb else "TOMBSTONE_ID"
