@@ -18,7 +18,7 @@ import apsw
 import numpy as np
 
 from .. import search
-from ..db import rows
+from ..db import one, rows
 from ..memory import content_hash
 from ..policy import Scope
 from ..stance import negated
@@ -183,6 +183,9 @@ def tombstone_said(conn: apsw.Connection, lease: Lease, content: str) -> str | N
     more around it ("User's dog is a beagle named Rolo, he is 3." says the deleted "My dog is a
     beagle named Rolo."; mergeguard.contains_statement reads "my" and "User's" alike). Its negation
     is its correction, not the claim."""
+    if one(conn, "SELECT 1 AS x FROM tombstones WHERE audience=? AND boundary=? AND lifted_at IS NULL"
+                 " AND erased_at IS NULL AND memory_id IS NOT NULL LIMIT 1", (lease.audience, lease.boundary)) is None:
+        return None  # the common case, a scope with no memory deleted as wrong: no chains to walk
     for t in _tombstone_wordings(conn, lease):
         body = t["body"] or ""
         if body.strip() and contains_statement(content, body) and negated(body) == negated(content):
