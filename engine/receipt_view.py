@@ -26,6 +26,15 @@ def _fate(candidate: dict, injected: set[str], dropped: dict[str, dict], gated: 
     return "rank", "ranked below the candidates sent to the gate"
 
 
+def _found_by_common_words(candidate: dict) -> bool:
+    """Found by its words with a bm25 of about 0: FTS5 counts a word that half the memories or more
+    hold as saying nothing (its IDF is clamped), as every word is in a store of a few memories. The
+    share of the message's words it holds (coverage) ranked it; the receipt says so, or "Lexical
+    0.000" at rank 1 reads as a match on nothing."""
+    lexical = candidate.get("lexical")
+    return candidate.get("lexical_rank") is not None and isinstance(lexical, (int, float)) and lexical < 0.0005
+
+
 def stages(receipt: dict) -> list[dict]:
     """Every considered candidate with its scores and fate, best ranked first."""
     injected = {i.get("id") for i in receipt.get("injected") or []}
@@ -42,6 +51,7 @@ def stages(receipt: dict) -> list[dict]:
             "floor": None if floor is None or c.get("cosine") is None else ("pass" if c["cosine"] >= floor else "fail"),
             "gate": c.get("gate"), "stage": stage, "stage_name": STAGE_NAMES.get(stage, stage), "why": why,
             "reasons": c.get("reasons") or [],
+            "common_words": _found_by_common_words(c),
         })
     considered = {c.get("id") for c in receipt.get("considered") or []}
     for item in receipt.get("injected") or []:  # a companion joined by its facet, not ranked on its own

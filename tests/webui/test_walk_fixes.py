@@ -186,3 +186,26 @@ def test_an_empty_should_have_been_recalled_search_asks_for_words(server, browse
     assert re.search(r'<input id="pick-q"[^>]*aria-invalid="true" aria-describedby="pick-error" autofocus', r.text)
     r = web.get(f"/receipts/{receipt}/pick", params={"q": "coffee"}, headers=HX)
     assert r.status_code == 200 and "Coffee should have been recalled" in r.text
+
+
+def test_a_memory_found_by_its_words_with_a_lexical_score_of_zero_is_explained(server, browser):
+    """In a store of two memories each word is in half of them: FTS5's bm25 is about 0 (its IDF is
+    clamped), and a receipt's "Lexical 0.000" at rank 1 read as a match on nothing."""
+    web, _ = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    eng.store(sid, "Milk", "I drink oat milk in my coffee.")
+    eng.store(sid, "Anna", "My sister Anna lives in Lisbon.")
+    with server.client() as api:
+        receipt = api.post(f"/sessions/{sid}/recall", json={"message": "what milk do I drink?"}).json()["receipt"]
+    said = " ".join(web.get(f"/receipts/{receipt}").text.split())
+    assert re.search(r'0\.000<a href="#common-words" class="note-mark"', said)
+    assert "* Found by its words, with a lexical score of about 0" in said
+    # a store large enough for its words to be rare gives a real bm25, and no note
+    for i in range(20):
+        eng.store(sid, f"Fact {i}", f"The shelf number {i} holds jars of pickled item{i}.")
+    later = eng.open_session("personal", "work")  # not the session that has it injected already
+    with server.client() as api:
+        receipt = api.post(f"/sessions/{later}/recall", json={"message": "what milk do I drink?"}).json()["receipt"]
+    page = web.get(f"/receipts/{receipt}").text
+    assert "Milk" in page and "common-words" not in page
