@@ -39,6 +39,8 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
+# A status at work named by one word ("I'm retired.").
+_STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed)\b", re.I)
 _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I)) for c, k, p, r in [
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
     ("health", "durable_fact", 0.85,
@@ -115,6 +117,26 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
     ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|two|three|four|\d+)\s+(?:\w+\s+)?"
      r"(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|sisters?|brothers?)\b"),
+    # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use
+    ("identity", "durable_fact", 0.8,
+     r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|\bi(?:'m|\s+am)\s+\d{1,3}\s+years?\s+old\b|"
+     r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}(?:\s+years?\s+old)?\s*[.!]?$|\bmy\s+birthday\s+is\b|"
+     # "I am a plumber / an introvert / a night person / a car salesman": a noun of what one is
+     r"\bi(?:'m|\s+am)\s+(?:now\s+|also\s+|still\s+|currently\s+)?an?\s+(?!(?:bit|little|lot|fan|member|part|"
+     r"huge|big|real|total|complete|great|good|bad|long|few|couple|lucky|proud|happy|sucker)\b)"
+     r"(?:[\w-]+\s+){0,2}?(?:[\w-]+(?:er|or|ist|ian|ant|ent|ee|ert|ic)|[\w-]*(?:man|woman|person|mom|mother|dad|father|"
+     r"parent|veteran|student|nurse|chef|vegetarian|vegan|citizen|immigrant|introvert|extrovert|grad(?:uate)?))[.!]?$"),
+    ("skill", "durable_fact", 0.8,
+     r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+)?(?:speak|can\s+speak)\s+(?:(?:fluent|some|basic|a\s+little)\s+)?"
+     r"(?-i:[A-Z][a-z]+)|\bmy\s+(?:native|first|second)\s+language\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:fluent|bilingual|trilingual|a\s+native\s+speaker)\b"),
+    ("tool", "durable_fact", 0.75,
+     r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*(?:use|drive|ride|code\s+in|program\s+in|"
+     r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?-i:[A-Z][\w+#.-]*)"),
+    ("work", "durable_fact", 0.8,
+     r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
+     r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"
+     r"\bi\s+(?:study|studied|major\s+in|majored\s+in|teach|taught)\s+\w+(?:\s+\w+)?\s+(?:at|in)\s+(?-i:[A-Z])"),
     ("project", "durable_fact", 0.75,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:currently\s+|now\s+)?(?:working on|building|writing|"
      r"developing|running|training for|learning|studying|researching)\b"),
@@ -226,8 +248,9 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
-        # "I'm vegan." is short and says all it needs to: a diet or condition is kept at any length
-        if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS or (len(words) >= 2 and _CONDITION.search(sentence))):
+        # "I'm vegan." is short and says all it needs to: a diet, a condition or being retired is kept at any length
+        if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS
+                or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)))):
             continue
         if sentence.rstrip().endswith("?") or _SKIP.match(sentence) or _HEDGE.search(sentence):
             continue
@@ -264,12 +287,21 @@ def _least_words(category: str, sentence: str) -> int:
         return 1
     if category in STANDING:
         return 2
+    if category in ("person", "possession") and _KIN_OR_PET.search(sentence):
+        return 1  # "User has a dog.", "User has a younger sister."
     if category in _WHO and (graph_facts(sentence) or _COUNT.search(sentence)):
         return 2
+    if category in _SELF:
+        return 1 if category == "identity" or _STATUS.search(sentence) else 2
     return 3
 
 
-_WHO = frozenset({"home", "work", "person", "membership", "possession"})
+_WHO = frozenset({"home", "work", "person", "membership", "possession", "skill", "tool"})
+# Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
+# "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.
+_SELF = frozenset({"work", "skill", "tool", "identity", "home"})
+_KIN_OR_PET = re.compile(r"\b(?:a|an|one|my)\s+(?:[\w-]+\s+)?(?:" + PETS + r"|kid|child|son|daughter|sister|brother|"
+                         r"baby|grandchild|twin)s?\b", re.I)
 
 
 def _naming(sentence: str, turn: int, subject: str) -> list[Statement]:

@@ -37,6 +37,21 @@ from keepmind.engine.writepath.extractor_eval import netclaw_baseline
     ("I have two kids.", "person", "User has two kids."),
     ("I'm married to Sam.", "person", "User is married to Sam."),
     ("My hamster is called Biscuit.", "person", "User's hamster is called Biscuit."),
+    ("I have a dog.", "person", "User has a dog."),
+    ("I have a horse.", "possession", "User has a horse."),
+    # who the user is, by the words of the rule: a name, an age, what they are, speak, use, do
+    ("My name is Sam.", "identity", "User's name is Sam."),
+    ("I'm 34 years old.", "identity", "User is 34 years old."),
+    ("My birthday is on March 3.", "identity", "User's birthday is on March 3."),
+    ("I am a plumber.", "identity", "User is a plumber."),
+    ("I am a night person.", "identity", "User is a night person."),
+    ("I'm a software engineer.", "work", "User is a software engineer."),
+    ("I'm retired.", "work", "User is retired."),
+    ("I study biology at UCL.", "work", "User studies biology at UCL."),
+    ("I speak Spanish and French.", "skill", "User speaks Spanish and French."),
+    ("I use Neovim.", "tool", "User uses Neovim."),
+    ("I drive a Tesla.", "tool", "User drives a Tesla."),
+    ("I live in colorado.", "home", "User lives in colorado."),  # a place said in lower case
 ])
 def test_lasting_statements_are_extracted(text, category, fact):
     [found] = statements(text)
@@ -55,6 +70,11 @@ def test_lasting_statements_are_extracted(text, category, fact):
     "I went there.",
     "Can you remember my birthday?",
     "Can you remember where I parked?",
+    "My family is awesome.",
+    "I'm a bit tired.",
+    "I'm a mess.",
+    "I use it a lot.",
+    "I speak to my mom every day.",
 ])
 def test_questions_hypotheticals_chatter_and_empty_objects_are_skipped(text):
     assert statements(text) == []
