@@ -39,8 +39,10 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
+_NUMBER = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+)"
 # A status at work named by one word ("I'm retired.").
-_STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed)\b", re.I)
+_STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed|married|single|divorced|"
+                     r"widowed)\b", re.I)
 _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I)) for c, k, p, r in [
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
     ("health", "durable_fact", 0.85,
@@ -57,6 +59,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("preference", "durable_fact", 0.8,
      _FIRST_I + r"(?:learn|work|sleep|focus|study|relax|perform)\s+best\b|"
      + _I_AM + r"(?:not\s+)?(?:a\s+|an\s+)?(?:big\s+|huge\s+|massive\s+|real\s+)?(?:fan\s+of|passionate\s+about|"
+     r"(?!(?:(?:a|an|big|huge|massive|real|total|great|true|die-hard|lifelong|avid)\s+)+fan\b)(?:[\w-]+\s+){1,3}fan"
+     r"(?!\s+of)|"
      r"into|fond\s+of|keen\s+on|obsessed\s+with|interested\s+in|crazy\s+about|not\s+interested)\b"),
     ("preference", "durable_fact", 0.8,
      _FIRST_I + r"(?:have|'ve\s+got|feel|hold)\s+(?:a|an|no|little|zero)\s+(?:[\w-]+\s+){0,2}?(?:aversion|preference|"
@@ -83,7 +87,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
     ("home", "durable_fact", 0.85,
      r"\b(?:i|we)(?:\s+(?:live|lived|grew up|was born|were born|moved|am based|are based)|'m\s+based|'re\s+based)"
-     r"\s+(?:in|to|at|near|out of)\b"),
+     r"\s+(?:in|to|at|near|out of|on)\b"),
     ("home", "durable_fact", 0.85, r"\b(?:i|we)(?:'m| am| are)\s+from\b"),
     ("home", "durable_fact", 0.85, r"\bmy\s+(?:home(?:town)?|home (?:airport|city|town|base)|hometown)\b"),
     ("home", "durable_fact", 0.8, r"\bi\s+(?:usually\s+|always\s+)?fly\s+(?:out of|from)\b"),
@@ -97,6 +101,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"climb|ski|surf|skate|jog|lift|commute|fly|travel)\b(?=[^.]*\b(?:every|each|on\s+(?:mondays|tuesdays|"
      r"wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays)|daily|weekly|monthly|twice|once\s+a|"
      r"(?:in|on)\s+the\s+(?:mornings|evenings|weekends)|at\s+night|regularly|most\s+(?:days|mornings|evenings)|"
+     r"from\s+time\s+to\s+time|occasionally|in\s+my\s+(?:free|spare)\s+time|as\s+a\s+hobby|for\s+fun|"
      r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays))\b)"),
     ("habit", "durable_fact", 0.75, _FIRST_I + r"(?:play|practi[cs]e)\s+(?:the\s+|in\s+)?[\w-]+"),
     ("decision", "durable_fact", 0.8,
@@ -115,12 +120,15 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
      r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
      r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
-    ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|two|three|four|\d+)\s+(?:\w+\s+)?"
+    ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+(?:\w+\s+)?"
      r"(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|sisters?|brothers?)\b"),
     # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use
     ("identity", "durable_fact", 0.8,
-     r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|\bi(?:'m|\s+am)\s+\d{1,3}\s+years?\s+old\b|"
-     r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}(?:\s+years?\s+old)?\s*[.!]?$|\bmy\s+birthday\s+is\b|"
+     r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:almost\s+|nearly\s+|over\s+|turning\s+)?(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
+     r"eighty|ninety)(?:[\s-]\w+)?|" + _NUMBER + r")[\s-]+years?[\s-]+old\b|"
+     r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}\s*[.!]?$|\bmy\s+birthday\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:not\s+|happily\s+|recently\s+|newly\s+)?(?:married|single|divorced|widowed|separated)\b|"
      # "I am a plumber / an introvert / a night person / a car salesman": a noun of what one is
      r"\bi(?:'m|\s+am)\s+(?:now\s+|also\s+|still\s+|currently\s+)?an?\s+(?!(?:bit|little|lot|fan|member|part|"
      r"huge|big|real|total|complete|great|good|bad|long|few|couple|lucky|proud|happy|sucker)\b)"
@@ -136,7 +144,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("work", "durable_fact", 0.8,
      r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
      r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"
-     r"\bi\s+(?:study|studied|major\s+in|majored\s+in|teach|taught)\s+\w+(?:\s+\w+)?\s+(?:at|in)\s+(?-i:[A-Z])"),
+     r"\bi\s+(?:study|studied|major\s+in|majored\s+in|teach|taught)\s+\w+(?:\s+\w+)?\s+(?:at|in)\s+"
+     r"(?:(?-i:[A-Z])|(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}(?:school|college|university|academy)\b)|"
+     r"\bi\s+(?:go\s+to|attend)\s+(?:college|university|school|high\s+school|grad\s+school)\b"),
     ("project", "durable_fact", 0.75,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:currently\s+|now\s+)?(?:working on|building|writing|"
      r"developing|running|training for|learning|studying|researching)\b"),
@@ -153,7 +163,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
      r"meaning|feeling|going through)\w+ing\b"),
     ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b|\bi\s+(?:still\s+)?(?:have|own)\s+"
-     r"(?:a|an|my|this|that|some|lots|two|three)\b"),
+     r"(?:a|an|my|this|that|some|lots|multiple|several|many|" + _NUMBER + r")\b"),
     ("event", "evidence", 0.65,
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|been to|visited|attended|"
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
@@ -276,7 +286,7 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
     return found
 
 
-_COUNT = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.I)
+_COUNT = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|multiple|several|\d+)\b", re.I)
 
 
 def _least_words(category: str, sentence: str) -> int:
@@ -300,7 +310,8 @@ _WHO = frozenset({"home", "work", "person", "membership", "possession", "skill",
 # Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
 # "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.
 _SELF = frozenset({"work", "skill", "tool", "identity", "home"})
-_KIN_OR_PET = re.compile(r"\b(?:a|an|one|my)\s+(?:[\w-]+\s+)?(?:" + PETS + r"|kid|child|son|daughter|sister|brother|"
+_KIN_OR_PET = re.compile(r"\b(?:a|an|my|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|multiple|several|"
+                         r"many|\d+)\s+(?:[\w-]+\s+)?(?:" + PETS + r"|kid|child|son|daughter|sister|brother|"
                          r"baby|grandchild|twin)s?\b", re.I)
 
 

@@ -52,6 +52,15 @@ from keepmind.engine.writepath.extractor_eval import netclaw_baseline
     ("I use Neovim.", "tool", "User uses Neovim."),
     ("I drive a Tesla.", "tool", "User drives a Tesla."),
     ("I live in colorado.", "home", "User lives in colorado."),  # a place said in lower case
+    ("I am 25-years old.", "identity", "User is 25-years old."),
+    ("I'm four years old.", "identity", "User is four years old."),
+    ("I am not married.", "identity", "User is not married."),
+    ("I'm single.", "identity", "User is single."),
+    ("I am a Raptors fan.", "preference", "User is a Raptors fan."),
+    ("I knit from time to time.", "habit", "User knits from time to time."),
+    ("I have six brothers.", "person", "User has six brothers."),
+    ("I own multiple cats.", "possession", "User owns multiple cats."),
+    ("I teach english in a secondary school.", "work", "User teaches english in a secondary school."),
 ])
 def test_lasting_statements_are_extracted(text, category, fact):
     [found] = statements(text)
@@ -75,6 +84,7 @@ def test_lasting_statements_are_extracted(text, category, fact):
     "I'm a mess.",
     "I use it a lot.",
     "I speak to my mom every day.",
+    "I'm a huge fan.",
 ])
 def test_questions_hypotheticals_chatter_and_empty_objects_are_skipped(text):
     assert statements(text) == []
