@@ -414,25 +414,19 @@ def erased_here(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> 
     export made before the erase still holds it, and bringing it back would undo the erase. A
     record is erased with its whole chain, so a record of the file superseding one is too."""
     docs = [row["document_id"] for _, kind, row in checked if kind == "document"]
-    found = {r["memory_id"] for r in _each(conn, "SELECT memory_id FROM tombstones WHERE erased_at IS NOT NULL"
-                                                 " AND memory_id IN ({})", docs)}
+    found = {r["memory_id"] for r in rows(conn, "SELECT memory_id FROM tombstones WHERE erased_at IS NOT NULL"
+                                                " AND memory_id IN (SELECT value FROM json_each(?))",
+                                          (json.dumps(docs),))}
     records = [row for _, kind, row in checked if kind == "record"]
-    found |= {r["record_id"] for r in _each(conn, "SELECT record_id FROM memory_records WHERE erased_at IS NOT NULL"
-                                                  " AND record_id IN ({})", [r["record_id"] for r in records])}
+    found |= {r["record_id"] for r in rows(conn, "SELECT record_id FROM memory_records WHERE erased_at IS NOT NULL"
+                                                 " AND record_id IN (SELECT value FROM json_each(?))",
+                                           (json.dumps([r["record_id"] for r in records]),))}
     grew = True
     while grew:
         more = {r["record_id"] for r in records if r.get("supersedes_record_id") in found} - found
         found |= more
         grew = bool(more)
     return found
-
-
-def _each(conn: apsw.Connection, sql: str, ids: list[str], size: int = 500) -> list[dict]:
-    out = []
-    for at in range(0, len(ids), size):
-        part = ids[at:at + size]
-        out += rows(conn, sql.format(",".join("?" * len(part))), tuple(part))
-    return out
 
 
 def _without_erased(conn: apsw.Connection, checked: list[tuple[int, str, dict]], erased: set[str]):
