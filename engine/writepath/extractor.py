@@ -39,7 +39,8 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
-_NUMBER = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+)"
+_SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
+_NUMBER = r"(?:one|" + _SEVERAL + ")"
 # A status at work named by one word ("I'm retired.").
 _STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed|married|single|divorced|"
                      r"widowed)\b", re.I)
@@ -286,7 +287,7 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
     return found
 
 
-_COUNT = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|multiple|several|\d+)\b", re.I)
+_COUNT = re.compile(r"\b(?:" + _SEVERAL + r"|multiple|several)\b", re.I)
 
 
 def _least_words(category: str, sentence: str) -> int:
@@ -310,8 +311,8 @@ _WHO = frozenset({"home", "work", "person", "membership", "possession", "skill",
 # Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
 # "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.
 _SELF = frozenset({"work", "skill", "tool", "identity", "home"})
-_KIN_OR_PET = re.compile(r"\b(?:a|an|my|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|multiple|several|"
-                         r"many|\d+)\s+(?:[\w-]+\s+)?(?:" + PETS + r"|kid|child|son|daughter|sister|brother|"
+_KIN_OR_PET = re.compile(r"\b(?:a|an|my|" + _SEVERAL + r"|multiple|several|many)\s+(?:[\w-]+\s+)?(?:" + PETS
+                         + r"|kid|child|son|daughter|sister|brother|"
                          r"baby|grandchild|twin)s?\b", re.I)
 
 
