@@ -63,6 +63,7 @@ class Edge:
     valid_to: int | None
     asserted_by: str | None
     confidence: float
+    deleted_as_wrong: bool = False  # closed when the memory that said it was deleted as wrong (WRONG_SQL)
 
     @property
     def current(self) -> bool:
@@ -70,17 +71,18 @@ class Edge:
 
     @property
     def corrected(self) -> bool:
-        """Retired as never so (a correction closed it where it began), not ended by a later fact."""
-        return self.valid_to is not None and self.valid_to == self.valid_from
+        """Retired as never so (a correction closed it where it began, or the memory that said it
+        was deleted as wrong), not ended by a later fact."""
+        return self.valid_to is not None and (self.valid_to == self.valid_from or self.deleted_as_wrong)
 
     def holds_at(self, when: int) -> bool:
-        return self.valid_from <= when and (self.valid_to is None or self.valid_to > when)
+        return not self.deleted_as_wrong and self.valid_from <= when and (self.valid_to is None or self.valid_to > when)
 
     def as_dict(self) -> dict:
         return {"id": self.id, "from": {"id": self.from_id, "name": self.from_name},
                 "relation": self.relation, "to": {"id": self.to_id, "name": self.to_name},
                 "valid_from": self.valid_from, "valid_to": self.valid_to, "current": self.current,
-                "corrected": self.corrected,
+                "corrected": self.corrected, "deleted_as_wrong": self.deleted_as_wrong,
                 "asserted_by": self.asserted_by, "confidence": self.confidence}
 
 
@@ -174,6 +176,13 @@ def anchor(conn: apsw.Connection, scope: Scope, anchor_id: str, now: int) -> Anc
     return _anchor(row, _counts(conn, scope, [anchor_id], now)[anchor_id])
 
 
+# An edge the deletion of its memory as wrong closed: that deletion's tombstone still stands, made at
+# the moment the edge closed (store.delete_memory closes them at that moment so a restore can reopen
+# them). It never held: no "as of" view shows it, and it reads "never so", not "previously".
+WRONG_SQL = ("(e.valid_to IS NOT NULL AND EXISTS (SELECT 1 FROM tombstones t WHERE t.memory_id = e.asserted_by"
+             " AND t.created_at = e.valid_to AND t.lifted_at IS NULL))")
+
+
 def edges(conn: apsw.Connection, scope: Scope, anchor_id: str, *, as_of: int | None = None) -> list[Edge]:
     """Every edge touching the anchor that this scope may see, current first, newest first.
 
@@ -183,19 +192,20 @@ def edges(conn: apsw.Connection, scope: Scope, anchor_id: str, *, as_of: int | N
     fa, fparams = scope_sql("fa", scope)
     ta, tparams = scope_sql("ta", scope)
     sql = (
-        "SELECT e.*, fa.canonical_name AS from_name, ta.canonical_name AS to_name FROM memory_edges e"
+        f"SELECT e.*, fa.canonical_name AS from_name, ta.canonical_name AS to_name, {WRONG_SQL} AS wrong"
+        " FROM memory_edges e"
         " JOIN memory_anchors fa ON fa.anchor_id = e.from_anchor_id"
         " JOIN memory_anchors ta ON ta.anchor_id = e.to_anchor_id"
         f" WHERE (e.from_anchor_id = ? OR e.to_anchor_id = ?) AND {where} AND {fa} AND {ta}"
     )
     args: list = [anchor_id, anchor_id, *params, *fparams, *tparams]
     if as_of is not None:
-        sql += " AND e.valid_from <= ? AND (e.valid_to IS NULL OR e.valid_to > ?)"
+        sql += f" AND e.valid_from <= ? AND (e.valid_to IS NULL OR e.valid_to > ?) AND NOT {WRONG_SQL}"
         args += [as_of, as_of]
     sql += " ORDER BY (e.valid_to IS NULL) DESC, e.valid_from DESC LIMIT ?"
     args.append(MAX_LIMIT)
     return [Edge(r["edge_id"], r["from_anchor_id"], r["from_name"], r["relation"], r["to_anchor_id"],
-                 r["to_name"], r["valid_from"], r["valid_to"], r["asserted_by"], r["confidence"])
+                 r["to_name"], r["valid_from"], r["valid_to"], r["asserted_by"], r["confidence"], bool(r["wrong"]))
             for r in rows(conn, sql, args)]
 
 

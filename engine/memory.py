@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .clock import DAY_MS, HOUR_MS
 from .errors import InvalidInput
+from .person import third_person
 from .policy import MEMORY_CLASSES
 
 ID_RE = re.compile(r"^(doc|rec)-[0-9a-f]{32}$")
@@ -77,11 +78,12 @@ def fingerprint(body: str) -> str:
 
 
 def claim_fingerprints(body: str) -> tuple[str, str]:
-    """(its fingerprint, that of the same words said by the user): a claim said by the user ("My dog
-    is a beagle.") and about the user ("User's dog is a beagle.", as the observer writes what the
-    user said) is one claim, so a deleted one refuses the other. Both are the same for a claim
-    with no "User's" in it."""
-    said = re.sub(r"\buser s\b", "my", normalize_text(body))
+    """(its fingerprint, that of the claim however its subject is said): a claim said by the user
+    ("My dog is a beagle.", "I am a plumber.") and about the user ("User's dog is a beagle.", "User
+    is a plumber.", as the observer writes what the user said) is one claim, so a deleted one
+    refuses the other. The second is the claim written of the user (person.third_person) with
+    "User's" read as "my"; both are the same for a claim with neither "I" nor "User's" in it."""
+    said = re.sub(r"\buser s\b", "my", normalize_text(third_person(body, "User")))
     return fingerprint(body), hashlib.sha256(said.encode()).hexdigest()
 
 

@@ -678,14 +678,20 @@ def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
         CREATE INDEX IF NOT EXISTS tombstone_fingerprints_fingerprint ON tombstone_fingerprints (fingerprint);
         """
     )
+    _fingerprint_standing_wordings(conn)
+
+
+def _fingerprint_standing_wordings(conn: apsw.Connection) -> None:
+    """Every fingerprint memory.claim_fingerprints gives each wording of a memory deleted as wrong
+    whose text is kept (an erased one has none left: what it had stays)."""
     # The wordings as store.wordings reads them, written out here: a migration never changes.
-    # The hashes are memory.claim_fingerprints' own (a wording, and the same said by the user: "my"
-    # for "User's"), so what is stored is what a lookup computes.
+    # The hashes are memory.claim_fingerprints' own, so what is stored is what a lookup computes.
     standing = list(conn.execute(
         "SELECT tombstone_id, memory_id, fingerprint FROM tombstones WHERE lifted_at IS NULL"
         " AND erased_at IS NULL AND memory_id IS NOT NULL"))
     for tombstone_id, memory_id, own in standing:
-        bodies = conn.execute("SELECT body FROM memory_revisions WHERE document_id = ?", (memory_id,)).fetchall()
+        bodies = conn.execute("SELECT body FROM memory_documents WHERE document_id = ?1 UNION ALL"
+                              " SELECT body FROM memory_revisions WHERE document_id = ?1", (memory_id,)).fetchall()
         bodies += conn.execute(
             "WITH RECURSIVE chain(id, older) AS (SELECT record_id, supersedes_record_id FROM memory_records"
             " WHERE record_id = ? UNION ALL SELECT r.record_id, r.supersedes_record_id FROM memory_records r"
@@ -695,6 +701,19 @@ def _m014_tombstone_fingerprints(conn: apsw.Connection) -> None:
         for found in sorted({fp for (b,) in bodies if b for fp in claim_fingerprints(b)} - {own}):
             conn.execute("INSERT OR IGNORE INTO tombstone_fingerprints(tombstone_id, fingerprint) VALUES (?, ?)",
                          (tombstone_id, found))
+
+
+def _m015_tombstone_fingerprints_third_person(conn: apsw.Connection) -> None:
+    """A claim the user said of themselves ("I am a plumber.") is refused, once deleted, as the
+    observer writes it too ("User is a plumber."): claim_fingerprints gives that wording now, and
+    the tombstones already standing get it."""
+    _fingerprint_standing_wordings(conn)
+
+
+def _m016_tombstones_memory(conn: apsw.Connection) -> None:
+    """The graph asks, of each retired edge, whether the memory that said it was deleted as wrong
+    (graph.WRONG_SQL): by the memory's id."""
+    conn.execute("CREATE INDEX IF NOT EXISTS tombstones_memory ON tombstones (memory_id)")
 
 
 MIGRATIONS: list[Migration] = [
@@ -712,6 +731,8 @@ MIGRATIONS: list[Migration] = [
     ("012_anchor_merge_moves", _m012_anchor_merge_moves),
     ("013_erase_for_good", _m013_erase_for_good),
     ("014_tombstone_fingerprints", _m014_tombstone_fingerprints),
+    ("015_tombstone_fingerprints_third_person", _m015_tombstone_fingerprints_third_person),
+    ("016_tombstones_memory", _m016_tombstones_memory),
 ]
 
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from keepmind.engine import transfer
+from keepmind.engine import store, transfer
 from keepmind.engine.migrations import migrate
 from keepmind.engine.writepath.events import events_for
 from support.provider import drain
@@ -57,6 +57,39 @@ def test_the_first_wording_of_a_memory_corrected_then_deleted_as_wrong_is_refuse
     # another claim, and the same claim in another scope, are not refused
     assert engine.store(sid, "Dog", "My dog is a corgi named Biscuit.").action == "created"
     assert engine.store(engine.open_session("personal", "home"), "Cat", FIRST).action == "created"
+
+
+@pytest.mark.parametrize(("deleted", "again"), [
+    ("User is a plumber.", "I am a plumber."), ("User is a plumber.", "I'm a plumber."),
+    ("I have a dog.", "User has a dog."), ("User lives in Lisbon.", "I live in Lisbon."),
+    ("I always prefer a window seat.", "User always prefers a window seat.")])
+def test_a_claim_deleted_in_one_person_is_refused_in_the_other(engine, me, deleted, again):
+    """The observer writes what the user said of themselves in the third person: a person who
+    deletes "User is a plumber." is not asked to delete "I am a plumber." too, stored by hand, by
+    an agent or learnt, nor after the erase that leaves only its fingerprints."""
+    sid = engine.open_session("personal", "work")
+    engine.update(sid, engine.store(sid, "Fact", deleted).id, delete=True)
+    assert engine.store(sid, "Fact", again).action == "tombstoned"
+    assert curated(engine, sid, again).reason == "tombstone"
+    [tomb] = engine.deleted(token=me)[0]
+    engine.erase(tomb["tombstone_id"], token=me)
+    assert engine.store(sid, "Fact", again).action == "tombstoned"
+    assert engine.store(sid, "Fact", "I am not a plumber.").action == "created"  # another claim
+
+
+def test_the_migration_gives_deletions_made_before_it_their_other_person(engine):
+    sid = engine.open_session("personal", "work")
+    engine.update(sid, engine.store(sid, "Fact", "I am a plumber.").id, delete=True)
+
+    def as_before_015(conn):
+        conn.execute("DELETE FROM tombstone_fingerprints")
+        conn.execute("DELETE FROM _migrations WHERE name='015_tombstone_fingerprints_third_person'")
+
+    engine.write(as_before_015)
+    with engine.db.snapshot() as conn:  # what a store made before it missed
+        assert not store.is_tombstoned(conn, "User is a plumber.", "personal", "work")
+    assert engine.write(lambda conn: migrate(conn, 1)) == ["015_tombstone_fingerprints_third_person"]
+    assert engine.store(sid, "Fact", "User is a plumber.").action == "tombstoned"
 
 
 def test_the_deleted_list_shows_one_row_for_the_deletion_of_a_corrected_memory(engine, me):

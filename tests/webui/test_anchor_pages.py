@@ -152,3 +152,32 @@ def test_a_corrected_fact_is_said_as_never_so_not_as_a_move(client, engine, pers
     assert "Previously lives in Trondheim" not in retired and "replaced by" not in retired
     held, _ = page("2026-12-02")  # between the wrong text and its correction: she never lived there
     assert "Trondheim" not in held
+
+
+def test_a_fact_deleted_as_wrong_is_said_as_never_so_and_a_restore_makes_it_hold_again(client, engine, personal,
+                                                                                          clock):
+    """Deleted as wrong, "User is married to Sam." was never so: the anchor page said "Previously
+    spouse Sam", as if a marriage had ended, and the day before the deletion showed it held."""
+    clock.now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    doc = engine.store(personal, "Spouse", "User is married to Sam.", anchor="Sam", anchor_type="person",
+                       relations=[Relation("spouse", "Sam", "person", True, "User", "person")]).id
+    clock.advance(3 * DAY_MS)
+    engine.update(personal, doc, delete=True, source="ui")
+    sign_in(client, engine)
+    viewer = engine.viewer(engine.get_token("local"))
+    sam = next(a.id for a in engine.anchors(viewer) if a.name == "Sam")
+
+    def page(as_of: str | None = None) -> tuple[str, str]:
+        html = client.get(f"/anchors/{sam}" + (f"?as_of={as_of}" if as_of else "")).get_data(as_text=True)
+        return section(html, "edges-h"), section(html, "retired-h")
+
+    held, retired = page()
+    assert "Deleted as wrong, never so" in retired and "spouse" in retired and "Previously" not in retired
+    assert "spouse" not in page("2026-12-02")[0]  # the day before the deletion: it never held
+    [edge] = engine.edges(viewer, sam)
+    assert edge.corrected and edge.deleted_as_wrong and engine.edges(viewer, sam, as_of=clock() - DAY_MS) == []
+    [tomb] = engine.deleted()[0]
+    engine.restore(tomb["tombstone_id"])
+    [edge] = engine.edges(viewer, sam)
+    assert edge.current and not edge.deleted_as_wrong
+    assert "spouse" in page()[0]
