@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..person import third_person  # noqa: F401 - part of this module's interface
 from .entities import PETS, USER, GraphFact, graph_facts, main_entity
-from .person import third_person  # noqa: F401 - part of this module's interface
 from .proposals import Proposal, RelationSpec
 
 _SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
@@ -115,14 +115,18 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"signed|landed|built|ran|painted|wrote|created|received|became)\b"),
     ("person", "durable_fact", 0.75,
      r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
-     r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family|" + PETS + r")\b"
+     r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family)\b"
      r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
+    ("pet", "durable_fact", 0.75,
+     r"\bmy\s+" + PETS + r"s?\b(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|just|turned|got)\b"),
     ("person", "durable_fact", 0.75, r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:happily\s+)?(?:married|engaged)\s+to\b"),
     ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
      r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
      r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
     ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+(?:\w+\s+)?"
-     r"(?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|sisters?|brothers?)\b"),
+     r"(?:kids?|children|sons?|daughters?|sisters?|brothers?)\b"),
+    ("pet", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+(?:\w+\s+)?"
+     r"(?:dogs?|cats?|pets?)\b"),
     # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use
     ("identity", "durable_fact", 0.8,
      r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
@@ -298,7 +302,7 @@ def _least_words(category: str, sentence: str) -> int:
         return 1
     if category in STANDING:
         return 2
-    if category in ("person", "possession") and _KIN_OR_PET.search(sentence):
+    if category in ("person", "pet", "possession") and _KIN_OR_PET.search(sentence):
         return 1  # "User has a dog.", "User has a younger sister."
     if category in _WHO and (graph_facts(sentence) or _COUNT.search(sentence)):
         return 2
@@ -307,7 +311,7 @@ def _least_words(category: str, sentence: str) -> int:
     return 3
 
 
-_WHO = frozenset({"home", "work", "person", "membership", "possession", "skill", "tool"})
+_WHO = frozenset({"home", "work", "person", "pet", "membership", "possession", "skill", "tool"})
 # Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
 # "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.
 _SELF = frozenset({"work", "skill", "tool", "identity", "home"})

@@ -36,8 +36,10 @@ from keepmind.engine.writepath.extractor_eval import netclaw_baseline
     ("I work at Acme.", "work", "User works at Acme."),
     ("I have two kids.", "person", "User has two kids."),
     ("I'm married to Sam.", "person", "User is married to Sam."),
-    ("My hamster is called Biscuit.", "person", "User's hamster is called Biscuit."),
-    ("I have a dog.", "person", "User has a dog."),
+    ("My hamster is called Biscuit.", "pet", "User's hamster is called Biscuit."),
+    ("I have a dog.", "pet", "User has a dog."),
+    ("I have two cats.", "pet", "User has two cats."),
+    ("My dog is a beagle named Rolo.", "pet", "User's dog is a beagle named Rolo."),
     ("I have a horse.", "possession", "User has a horse."),
     # who the user is, by the words of the rule: a name, an age, what they are, speak, use, do
     ("My name is Sam.", "identity", "User's name is Sam."),
