@@ -13,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
-from keepmind.engine import DB_NAME, SETTINGS_NAME, EngineError
+from keepmind.engine import DB_NAME, SETTINGS_NAME, EngineError, InvalidInput
 from keepmind.engine.settings import Settings
 from keepmind.engine.settings import load as load_settings
 
@@ -83,6 +83,15 @@ def settings_path(home: Path) -> Path:
 
 def load_home_settings(home: Path) -> Settings:
     return load_settings(settings_path(home))
+
+
+def chosen_scope(args, settings: Settings) -> tuple[str, str]:
+    """(audience, boundary) of a command's --audience and --boundary, else the agents' own
+    (mcp.audience, mcp.boundary). An empty --boundary is a slip, not a request for the default."""
+    if args.boundary is not None and not args.boundary.strip():
+        raise InvalidInput("--boundary is empty: give a boundary name, or leave it out for "
+                           f"{settings['mcp.boundary']!r}")
+    return args.audience or settings["mcp.audience"], (args.boundary or settings["mcp.boundary"]).strip()
 
 
 def home_option(parser: argparse.ArgumentParser) -> None:

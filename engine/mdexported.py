@@ -18,7 +18,7 @@ from .mdunits import TITLE_CHARS, Parsed, Skipped, Unit, cut, has_text, plain
 
 _MEMORY_ID = r"(?:doc|rec)-[0-9a-f]{32}"
 EXPORT_MEMORY_RES = (  # the three lines under a memory's `## title` and a blank line
-    re.compile(rf"^- id: `{_MEMORY_ID}` · class: \S+ · .+ / .*$"),
+    re.compile(rf"^- id: `{_MEMORY_ID}` · class: \S+ · (?P<audience>\S+) / (?P<boundary>.*)$"),
     re.compile(r"^- authored: (?P<authored>\S+) · created: \S+$"),
     re.compile(r"^- provenance: `.*`$"),
 )
@@ -93,6 +93,7 @@ def export_units(text: str) -> Parsed:
             parsed.skipped.append(Skipped(start + 1, "no text", cut(title, 80)))
             continue
         authored = EXPORT_MEMORY_RES[1].match(lines[start + 3]).group("authored")
+        scope = EXPORT_MEMORY_RES[0].match(lines[start + 2])
         parsed.units.append(Unit(body, "memory", start + 1, section, title or cut(plain(body), TITLE_CHARS),
-                                 _authored(authored)))
+                                 _authored(authored), (scope.group("audience"), scope.group("boundary").strip())))
     return parsed

@@ -60,6 +60,7 @@ class Queued:
     not_memories: list[tuple[str, str]] = field(default_factory=list)  # ("file:line", reason)
     errors: list[str] = field(default_factory=list)
     planned: list[tuple[str, Proposal, dict]] = field(default_factory=list)  # ("file:line", proposal, extra)
+    exported_from: list[tuple[str, str]] = field(default_factory=list)  # scopes a Keepmind export's memories name
     resumed: int = 0  # units an interrupted import of the same file left queued, taken over
 
     @property
@@ -181,6 +182,20 @@ def queue_markdown(engine, path: Path, *, audience: str, boundary: str) -> Queue
     return found
 
 
+def exported_scopes(path: Path) -> list[tuple[str, str]]:
+    """The (audience, boundary) scopes the memories of a Keepmind Markdown export name, sorted; none
+    for other Markdown (or a file that cannot be read: the import says why)."""
+    found: set[tuple[str, str]] = set()
+    for file in markdown_files(path):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if is_export(text):
+            found.update(u.scope for u in export_units(text).units if u.scope)
+    return sorted(found)
+
+
 def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
     """The units a Markdown import would queue (checked, nothing written): the preview, and the
     first half of queue_markdown."""
@@ -197,6 +212,7 @@ def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
             found.errors.append(f"{rel}: not UTF-8 text")
             continue
         parsed = export_units(text) if is_export(text) else units(text)
+        found.exported_from = sorted({*found.exported_from, *(u.scope for u in parsed.units if u.scope)})
         found.not_memories += [(f"{rel}:{s.line}", s.reason) for s in parsed.skipped]
         for unit in parsed.units:
             proposal, extra = _proposal(unit, rel, _day(file.name))

@@ -51,6 +51,7 @@ class Unit:
     section: tuple[str, ...]
     title: str
     authored_at: int | None = None  # when it was said (ms), as a Keepmind export records it
+    scope: tuple[str, str] | None = None  # (audience, boundary) it was exported from, as a Keepmind export records it
 
 
 @dataclass(frozen=True)

@@ -259,12 +259,14 @@ class Operations:
 
         return transfer.export(self, output, fmt=fmt, history=history)
 
-    def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
+    def import_path(self, path: str | Path, *, audience: str = "personal", boundary: str = "default",
+                    as_exported: bool = False) -> dict:
         """A JSON Lines export written as it is, or OpenClaw-style Markdown queued for curation unit by
-        unit in `audience`/`boundary` (see transfer.import_path); a running curation worker is woken."""
+        unit in `audience`/`boundary`, or with `as_exported` Keepmind's Markdown export in the one scope
+        it names (see transfer.import_path); a running curation worker is woken."""
         from . import transfer
 
-        report = transfer.import_path(self, path, audience=audience, boundary=boundary)
+        report = transfer.import_path(self, path, audience=audience, boundary=boundary, as_exported=as_exported)
         if report.get("queued"):
             self.writepath.curation.wake()
         return report

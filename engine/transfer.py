@@ -104,6 +104,7 @@ class Exported:
     earlier: int = 0
     path: Path | None = None
     single_file: bool = True
+    made_folder: Path | None = None  # the first folder above `path` that did not exist: the export made it
 
 
 def memory_kinds(items: list[tuple[str, dict]]) -> dict[str, str]:
@@ -154,7 +155,8 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl", history: bool = Fa
     `output` ends in `.md`, else a folder with one file per anchor. Markdown carries each memory as
     it stands; with `history`, a document's earlier revisions too (a correction's wrong text
     included, so only when asked: Markdown is the export people pass on)."""
-    output = Path(output)
+    output = export_target(output, fmt)
+    made = next((p for p in reversed(output.parents) if not p.exists()), None)  # a folder export's own is asked for
     with engine.db.snapshot() as conn:
         items = list(export_rows(conn))
     live, deleted, earlier = count_exported(items)
@@ -163,13 +165,17 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl", history: bool = Fa
         output.parent.mkdir(parents=True, exist_ok=True)
         tmp = output.with_name(output.name + ".tmp")
         tmp.unlink(missing_ok=True)
-        with open_private(tmp) as fh:  # every memory: readable by its owner only
-            fh.write(json.dumps({"type": "header", "format": FORMAT, "version": VERSION,
-                                 "exported_at": engine.now()}) + "\n")
-            for kind, row in items:
-                fh.write(json.dumps({"type": kind, **row}, ensure_ascii=False, sort_keys=True) + "\n")
-        tmp.replace(output)
-    elif fmt == "markdown":
+        try:
+            with open_private(tmp) as fh:  # every memory: readable by its owner only
+                fh.write(json.dumps({"type": "header", "format": FORMAT, "version": VERSION,
+                                     "exported_at": engine.now()}) + "\n")
+                for kind, row in items:
+                    fh.write(json.dumps({"type": kind, **row}, ensure_ascii=False, sort_keys=True) + "\n")
+            tmp.replace(output)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # never a half-written copy of every memory left behind
+            raise
+    else:
         pages = markdown_pages(items, history=history)
         if output.suffix.lower() == ".md":
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -179,9 +185,25 @@ def export(engine, output: str | Path, *, fmt: str = "jsonl", history: bool = Fa
             make_private_dir(output)
             for slug, text in pages:
                 write_private(output / f"{slug}.md", text)
-    else:
+    return Exported(live, deleted, earlier, output, single, made)
+
+
+def export_target(output: str | Path, fmt: str) -> Path:
+    """Where an export may be written, or InvalidInput saying why not: JSON Lines and a `.md`
+    Markdown export are one file (not a folder, not the empty path, which is the current folder);
+    a Markdown export to any other name is a folder (not a file)."""
+    if fmt not in ("jsonl", "markdown"):
         raise InvalidInput(f"unknown export format {fmt!r}: use jsonl or markdown")
-    return Exported(live, deleted, earlier, output, single)
+    if not str(output).strip():
+        raise InvalidInput("give the file to export to: a .jsonl file, or for Markdown a .md file or a folder")
+    path = Path(output)
+    one_file = fmt == "jsonl" or path.suffix.lower() == ".md"
+    if one_file and path.is_dir():
+        name = "keepmind.jsonl" if fmt == "jsonl" else "keepmind.md"
+        raise InvalidInput(f"{path} is a folder: give the file to write, such as {path / name}")
+    if not one_file and path.exists() and not path.is_dir():
+        raise InvalidInput(f"{path} is a file: a Markdown export to a folder needs a folder, or a name ending in .md")
+    return path
 
 
 # -- Markdown export ------------------------------------------------------------------------
@@ -268,17 +290,24 @@ class ImportReport:
                 "earlier": self.earlier, "erased": self.erased, "errors": self.errors}
 
 
-def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default") -> dict:
+def import_path(engine, path: str | Path, *, audience: str = "personal", boundary: str = "default",
+                as_exported: bool = False) -> dict:
     """Import a Keepmind JSON Lines export (rows written as they are, in their own scopes), or
     OpenClaw-style Markdown memory (or Keepmind's Markdown export), a folder or a file, into
     `audience`/`boundary`: its units of meaning are queued for curation (engine/mdimport.py), and
     `checkpoints` maps each checkpoint to the file:line it came from (mdimport.outcome says what
-    became of them). A .zip of any of these is unpacked first, checked as a browser upload is."""
+    became of them). A .zip of any of these is unpacked first, checked as a browser upload is.
+
+    With `as_exported`, Keepmind's own Markdown export whose memories all name one scope goes back
+    into that scope, not `audience`/`boundary`: there its deletions still refuse what was deleted.
+    `exported_from` lists the scopes an export names, so a caller can say when they differ."""
+    if not str(path).strip():  # Path("") is the current folder: never imported by a slip
+        raise InvalidInput("give what to import: a .jsonl export, a Markdown file, a folder or a .zip")
     path = Path(path)
     if not path.exists():
         raise InvalidInput(f"{path} does not exist: give a .jsonl export, a Markdown file, a folder or a .zip")
     if path.is_file() and path.suffix.lower() == ".zip":
-        return _import_zip(engine, path, audience=audience, boundary=boundary)
+        return _import_zip(engine, path, audience=audience, boundary=boundary, as_exported=as_exported)
     if path.is_file():
         refuse_empty(path, path.name)
     if path.is_file() and path.suffix in (".jsonl", ".json", ".ndjson"):
@@ -286,14 +315,19 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
         if report.imported or report.deleted or report.earlier:
             engine.notify_written([])
         return {"format": "jsonl", **report.as_dict()}
+    exported_from = mdimport.exported_scopes(path)
+    if as_exported and len(exported_from) == 1 and exported_from[0][0] in ("personal", "team"):
+        audience, boundary = exported_from[0]
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
     queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary))
     return {"format": "markdown", "files": queued.files, "queued": len(queued.where), "resumed": queued.resumed,
-            "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors}
+            "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors,
+            "scope": {"audience": audience, "boundary": boundary},
+            "exported_from": [{"audience": a, "boundary": b} for a, b in exported_from]}
 
 
-def _import_zip(engine, archive: Path, *, audience: str, boundary: str) -> dict:
+def _import_zip(engine, archive: Path, *, audience: str, boundary: str, as_exported: bool = False) -> dict:
     """A zip (of a JSON Lines export, of Keepmind's Markdown export, of an OpenClaw-style folder)
     unpacked into a private folder of the data dir with the browser upload's checks (`unzip`), its
     content imported, the folder removed."""
@@ -304,7 +338,7 @@ def _import_zip(engine, archive: Path, *, audience: str, boundary: str) -> dict:
         target = import_target(folder)
         if target.is_file():
             refuse_empty(target, f"{target.name} in {archive.name}")
-        return import_path(engine, target, audience=audience, boundary=boundary)
+        return import_path(engine, target, audience=audience, boundary=boundary, as_exported=as_exported)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -17,11 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-from keepmind.engine import EngineError, open_engine
+from keepmind.engine import EngineError, InvalidInput, open_engine
 from keepmind.engine.transfer import carried_said
 from keepmind.engine.wording import counted
 
-from ..paths import home_of, home_option, load_home_settings
+from ..paths import chosen_scope, home_of, home_option, load_home_settings
 from .failures import STORE_ERRORS, failure_line
 from .quiet import quieted
 from .terminal import for_terminal, json_for_terminal
@@ -41,7 +41,8 @@ def register(sub) -> None:
                    help="audience of Markdown memories (default: mcp.audience in keepmind.json, personal)")
     p.add_argument("--boundary", default=None,
                    help="boundary of Markdown memories (default: mcp.boundary in keepmind.json, 'default'), "
-                        "the one your agents' sessions use")
+                        "the one your agents' sessions use; Keepmind's own Markdown export goes back to the "
+                        "one audience and boundary its memories name unless --audience or --boundary is given")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_import)
 
@@ -193,6 +194,18 @@ def _summary(report: dict, outcome: dict) -> list[str]:
     return lines
 
 
+def _elsewhere(report: dict) -> str:
+    """A warning when Keepmind's Markdown export went into a scope its memories were not exported
+    from: the memories deleted there are not refused here, so they may come back."""
+    scope = report["scope"]
+    other = [f"{s['audience']}/{s['boundary']}" for s in report.get("exported_from") or () if s != scope]
+    if not other:
+        return ""
+    return (f"note: these memories were exported from {', '.join(other)}; in {scope['audience']}/{scope['boundary']} "
+            "the memories deleted there are not refused. Import into one scope with --audience and --boundary, "
+            "or leave both out to import an export of one scope where it came from.")
+
+
 def cmd_import(args) -> int:
     if not args.json:
         return _import(args)
@@ -214,11 +227,11 @@ def _print_json(report: dict) -> None:
 def _import(args) -> int:
     home = home_of(args, create=True)
     settings = load_home_settings(home)
-    audience = args.audience or settings["mcp.audience"]
-    boundary = args.boundary or settings["mcp.boundary"]
+    audience, boundary = chosen_scope(args, settings)
     url = _running(home)
     with open_engine(home, settings=settings, start_workers=False) as engine:
-        report = engine.import_path(args.path, audience=audience, boundary=boundary)
+        report = engine.import_path(args.path, audience=audience, boundary=boundary,
+                                    as_exported=args.audience is None and args.boundary is None)
         if report["errors"]:
             if args.json:
                 _print_json(report)
@@ -227,6 +240,11 @@ def _import(args) -> int:
             for err in report["errors"][:20]:
                 print(f"  {for_terminal(err)}")
             return 1
+        if report["format"] == "jsonl" and not any(report[k] for k in ("imported", "skipped", "deleted", "earlier",
+                                                                          "erased")):
+            # an export of an empty store (its header, nothing else): the browser says so too
+            raise InvalidInput(f"{Path(args.path).name} holds no memories (only an export header): there is "
+                               "nothing to import in it")
         if report["format"] == "jsonl":
             embedded = ("" if not report["imported"] else f"the Keepmind at {url} embeds them within seconds"
                         if url else _embed_here(engine))
@@ -243,11 +261,11 @@ def _import(args) -> int:
         else:
             where = report["checkpoints"]
             outcome, embedded = curate(engine, home, where, url if where else None)
-            out = {**report, "scope": {"audience": audience, "boundary": boundary}, "outcome": outcome,
-                   "embeddings": embedded}
+            out = {**report, "outcome": outcome, "embeddings": embedded}
+            audience, boundary = report["scope"]["audience"], report["scope"]["boundary"]
             lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "
                      f"into {audience}/{boundary}: {report['queued']} units of meaning",
-                     *_summary(report, outcome), embedded]
+                     *_summary(report, outcome), embedded, _elsewhere(report)]
     if args.json:
         _print_json(out)
     else:

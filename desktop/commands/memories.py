@@ -1,13 +1,13 @@
-"""`keepmind memories list|show|add|deleted|restore|erase` and `keepmind sessions list`: what
-Keepmind holds, from a shell.
+"""`keepmind memories list|show|add|edit|delete|deleted|restore|erase` and `keepmind sessions
+list`: what Keepmind holds, from a shell.
 
 They read the store of the data dir directly (no server needed) with the local view: every
 audience a personal token sees, in every boundary. `memories add` stores one memory as an agent's
 store_memory does (curated: secrets blocked, duplicates skipped), in the scope agents use
 (mcp.audience / mcp.boundary unless told), and waits for the running Keepmind to curate it, or
 curates it here when none runs. `memories deleted` lists what was deleted as wrong, as the
-browser's Deleted page does; `restore` and `erase` (for good, asked first) act through the running
-Keepmind when one answers, so its recall follows at once, else on the store here.
+browser's Deleted page does; `edit`, `restore` and `erase` (for good, asked first) act through the
+running Keepmind when one answers, so its recall follows at once, else on the store here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from keepmind.engine import InvalidInput, NotFound, Scope, open_engine
 from keepmind.engine.clock import iso
 from keepmind.engine.wording import counted
 
-from ..paths import home_of, home_option, load_home_settings
+from ..paths import chosen_scope, home_of, home_option, load_home_settings
 from .numbers import positive_int
 from .terminal import for_terminal, json_for_terminal, one_line
 
@@ -59,6 +59,15 @@ def register(sub) -> None:
     q.add_argument("--reason", default="deleted as wrong", help="why, kept with the deletion (default: deleted "
                                                                   "as wrong)")
     q.set_defaults(func=cmd_delete)
+    q = msub.add_parser("edit", help="correct a memory by hand: its whole text, one wording in it, or its title")
+    home_option(q)
+    q.add_argument("memory_id", metavar="MEMORY_ID")
+    q.add_argument("--text", default=None, help="its corrected text, whole")
+    q.add_argument("--replace", nargs=2, metavar=("OLD", "NEW"), default=None,
+                   help="replace every occurrence of OLD in its text by NEW")
+    q.add_argument("--title", default=None, help="its new title")
+    q.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    q.set_defaults(func=cmd_edit)
     q = msub.add_parser("deleted", help="what was deleted as wrong, newest first, by tombstone id (to restore "
                                         "or erase one)")
     home_option(q)
@@ -115,8 +124,7 @@ def cmd_add(args) -> int:
 
     home = home_of(args, create=True)
     settings = load_home_settings(home)
-    audience = args.audience or settings["mcp.audience"]
-    boundary = args.boundary or settings["mcp.boundary"]
+    audience, boundary = chosen_scope(args, settings)
     url = _running(home)
     with open_engine(home, settings=settings, start_workers=False) as engine:
         session = engine.open_session(audience, boundary, channel="cli", title="keepmind memories add")
@@ -202,6 +210,78 @@ def cmd_delete(args) -> int:
           f"`keepmind memories restore {named}` brings it back, `keepmind memories erase {named}` erases its "
           "text for good")
     return 0
+
+
+# What an edit did (UpdateResult.action), in words.
+EDITED = {"replaced": "corrected", "rewritten": "rewritten", "retitled": "retitled",
+          "superseded": "corrected (a new record supersedes it)", "unchanged": "left as it was: nothing changed"}
+
+
+def cmd_edit(args) -> int:
+    """Correct a memory by hand, as the browser's edit does: a new revision (a record: the record
+    that supersedes it), the graph it asserted following. Through the running Keepmind when one
+    answers, so the new text is embedded and recalled at once; else on the store here, embedded
+    here."""
+    if args.text is None and args.replace is None and args.title is None:
+        raise InvalidInput("say what to change: --text NEW, --replace OLD NEW, or --title TITLE")
+    if args.text is not None and args.replace is not None:
+        raise InvalidInput("give --text (the whole new text) or --replace OLD NEW, not both")
+    change: dict = {}
+    if args.text is not None:
+        change["new_content"] = args.text
+    if args.replace is not None:
+        change["old_text"], change["new_text"] = args.replace
+    if args.title is not None:
+        change["title"] = args.title
+    home = home_of(args)
+    with open_engine(home, start_workers=False) as engine:
+        item = _one_memory(engine, args.memory_id.strip())
+    if args.replace is not None and args.replace[0] not in item.body:
+        raise InvalidInput(f"{_quoted(args.replace[0])} is not in its text: copy it exactly (case matters); "
+                           f"`keepmind memories show {item.id}` shows it")
+    result, embedded = _edited(home, item, change)
+    if result["action"] == "blocked":
+        print(for_terminal(f"not changed: {result['reason']}"), file=sys.stderr)
+        return 1
+    now_id = result.get("new_id") or item.id
+    if args.json:
+        print(json_for_terminal({**result, "embeddings": embedded}))
+        return 0
+    said = EDITED.get(result["action"], result["action"])
+    count = (f" ({counted(result['replacements'], 'replacement')})"
+             if result["action"] == "replaced" and result.get("replacements") else "")
+    print(for_terminal(f"{_quoted(item.title or item.body[:60])} {said}{count}"
+                       + (f": now {now_id}" if now_id != item.id else "")))
+    if embedded:
+        print(for_terminal(embedded))
+    return 0
+
+
+def _edited(home, item, change: dict) -> tuple[dict, str]:
+    """(the update's result as the API answers it, what became of its vector): through the running
+    Keepmind, in a session of the memory's own scope, or on the store here."""
+    from ..process.client import DaemonClient
+    from .imports import _embed_here
+
+    client = DaemonClient.from_home(home)
+    if client is not None:
+        try:
+            session = client.post("/sessions", {"audience": item.audience, "boundary": item.boundary,
+                                                "channel": "cli", "title": "keepmind memories edit"})["session"]
+            try:
+                result = client.post(f"/sessions/{quote(session['id'], safe='')}/tools/update_memory",
+                                     {"id": item.id, **change})["result"]
+            finally:
+                client.post(f"/sessions/{quote(session['id'], safe='')}/end")
+        finally:
+            client.close()
+        return result, ""  # the running Keepmind embeds what it writes
+    with open_engine(home, start_workers=False) as engine:
+        done = engine.update(LOCAL_VIEW, item.id, source="ui", **change)
+        result = {"id": done.id, "action": done.action, "new_id": done.new_id, "replacements": done.replacements,
+                  "revision": done.revision, "reason": done.reason}
+        embedded = "" if done.action in ("unchanged", "blocked") else _embed_here(engine, [done.new_id or done.id])
+    return result, embedded
 
 
 def _quoted(text: str) -> str:

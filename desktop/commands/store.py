@@ -74,4 +74,6 @@ def cmd_export(args) -> int:
     also = carried_said(done.deleted, done.earlier) if args.format == "jsonl" else ""
     where = f"{done.path}" + ("" if done.single_file else " (a folder: one file per anchor)")
     print(f"exported {counted(done.memories, 'memory')} to {where}" + (f" ({also})" if also else ""))
+    if done.made_folder is not None:
+        print(f"(the folder {done.made_folder} did not exist: it was made for this export)")
     return 0
