@@ -128,10 +128,15 @@ def load(conn, receipt_id: str) -> dict:
 
 def injected_this_epoch(conn, session_id: str, epoch: int) -> frozenset[str]:
     """Ids already injected in this session since its last compaction (progressive exclusion): read
-    from the injection rows, so a session's hundredth turn does not parse its 99 receipts."""
+    from the injection rows, so a session's hundredth turn does not parse its 99 receipts. A
+    document corrected since it was last injected is not among them: the agent holds its old text,
+    so the correction is injected again. (A corrected record has a new id of its own.)"""
     return frozenset(r[0] for r in conn.execute(
-        "SELECT DISTINCT i.item_id FROM recall_events e JOIN recall_injections i ON i.receipt_id = e.receipt_id"
-        " WHERE e.session_id=? AND e.compaction_epoch=? AND e.injected_count > 0", (session_id, epoch)))
+        "SELECT i.item_id FROM recall_events e JOIN recall_injections i ON i.receipt_id = e.receipt_id"
+        " LEFT JOIN memory_documents d ON d.document_id = i.item_id"
+        " WHERE e.session_id=? AND e.compaction_epoch=? AND e.injected_count > 0"
+        " GROUP BY i.item_id HAVING MAX(d.updated_at) IS NULL OR MAX(d.updated_at) <= MAX(i.created_at)",
+        (session_id, epoch)))
 
 
 def count(conn) -> int:

@@ -94,6 +94,24 @@ def test_progressive_exclusion_until_the_session_compacts(model_engine):
     assert third.items[0].id == first.items[0].id
 
 
+def test_a_memory_corrected_since_it_was_injected_is_injected_again(model_engine, clock):
+    """The agent holds the old text: progressive exclusion leaves out only what it already knows."""
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, **UNHURRIED)
+    first = model_engine.recall(sid, "dentist appointment")
+    corrected = first.items[0]
+    clock.advance(1000)
+    assert model_engine.update(sid, corrected.id, new_content=corrected.content + " It moved to 4pm.",
+                               source="ui").action == "rewritten"
+    clock.advance(1000)
+    second = model_engine.recall(sid, "dentist appointment")
+    assert corrected.id in [i.id for i in second.items]
+    assert {i.id for i in first.items[1:]}.isdisjoint(i.id for i in second.items)  # the others stay left out
+    third = model_engine.recall(sid, "dentist appointment")
+    assert corrected.id not in [i.id for i in third.items]  # injected as it stands: left out again
+
+
 def test_receipts_explain_each_stage_and_are_pruned(model_engine, clock):
     sid = model_engine.open_session("personal", "work")
     ids = fill(model_engine, sid)
