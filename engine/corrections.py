@@ -11,7 +11,7 @@ from __future__ import annotations
 import apsw
 
 from .db import one, rows, scalar
-from .edit import follow_edges
+from .edit import follow_anchor, follow_edges
 from .errors import InvalidInput, NotFound, ScopeError
 from .policy import PRIVACY_RANK, Scope, permitted_sql
 from .store import load_visible, revise_document, supersede_record, upsert_anchor
@@ -31,7 +31,8 @@ def revert(conn: apsw.Connection, scope: Scope, memory_id: str, revision: int, n
         raise InvalidInput(f"revision {revision} is already the current one")
     number = revise_document(conn, row, old["title"], old["body"], now, source=source,
                              reason=f"revert to {revision}")
-    follow_edges(conn, row, row["id"], old["body"], now)  # the graph goes back with the text
+    row = follow_anchor(conn, row, row["id"], old["body"], now)  # the graph goes back with the text
+    follow_edges(conn, row, row["id"], old["body"], now)
     return number
 
 

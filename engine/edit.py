@@ -77,13 +77,14 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
         _follow_topic_name(conn, scope, row, old_text, new_text, now)
     if row["kind"] == "document":
         revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
+        row = follow_anchor(conn, row, row["id"], body, now)
         follow_edges(conn, row, row["id"], body, now)
         action = {"replace": "replaced", "rewrite": "rewritten", "retitle": "retitled"}[mode]
         said = f"replaced {count} occurrence{'' if count == 1 else 's'}" if mode == "replace" else action
         return UpdateResult(row["id"], action, replacements=count, revision=revision,
                             reason=f"{said}: revision {revision} (the earlier text stays in its history)")
     new = store.supersede_record(conn, row, new_title, body, now, source=source)
-    follow_edges(conn, row, new, body, now)
+    follow_edges(conn, follow_anchor(conn, row, new, body, now), new, body, now)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count,
                         reason=f"a record is never changed in place: {new} supersedes it (use that id from now on)")
 
@@ -108,6 +109,38 @@ def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: s
         graph_edit.rename(conn, scope, anchor["anchor_id"], anchor["canonical_name"].replace(old_text, new_text), now)
     except InvalidInput:
         pass  # the new name is another anchor's: the correction stands, the name waits for a person
+
+
+def follow_anchor(conn, row: dict, memory_id: str, body: str, now: int) -> dict:
+    """A memory filed under someone or somewhere its text named moves with the correction: "User
+    lives in Lisbon." corrected to "…in Porto." is filed under Porto, not under a place it no
+    longer names (nor in the Markdown export's lisbon.md). It moves only when the old text named
+    its anchor (by name or alias), the new one does not, and the new one names whom or where it
+    is about (entities.main_entity); topics and concepts, named by a person or an LLM, stay.
+    The row as it now stands (its anchor_id); the old anchor leaves the graph once nothing uses it."""
+    from .corrections import retire_if_empty
+    from .writepath import extractor
+
+    anchor = one(conn, "SELECT anchor_id, anchor_type FROM memory_anchors WHERE anchor_id=? AND anchor_type IN"
+                       " ('person', 'place', 'organisation', 'membership', 'pet')", (row.get("anchor_id"),))
+    if anchor is None:
+        return row
+    names = [n for (n,) in conn.execute(
+        "SELECT canonical_name FROM memory_anchors WHERE anchor_id=?1 UNION"
+        " SELECT alias FROM anchor_aliases WHERE anchor_id=?1", (anchor["anchor_id"],))]
+    if any(_names(body, n) for n in names) or not any(_names(row["body"], n) for n in names):
+        return row
+    about = extractor.main_entity(extractor.graph_facts(body))
+    if about is None:
+        return row
+    moved = store.upsert_anchor(conn, about.name, about.kind, row["audience"], row["boundary"], now)
+    if moved is None or moved == anchor["anchor_id"]:
+        return row
+    table, key = ("memory_documents", "document_id") if memory_id.startswith("doc-") else ("memory_records",
+                                                                                         "record_id")
+    conn.execute(f"UPDATE {table} SET anchor_id=? WHERE {key}=?", (moved, memory_id))
+    retire_if_empty(conn, anchor["anchor_id"])
+    return {**row, "anchor_id": moved}
 
 
 def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:

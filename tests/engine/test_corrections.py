@@ -291,6 +291,37 @@ def test_a_correction_takes_the_graph_along(engine, me, clock):
     assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Trondheim"), ("User", "sister", "Anna")]
 
 
+def _filed_under(engine, memory_id: str) -> str | None:
+    with engine.db.snapshot() as conn:
+        found = conn.execute("SELECT a.canonical_name FROM memory_documents d JOIN memory_anchors a"
+                             " ON a.anchor_id = d.anchor_id WHERE d.document_id = ? UNION ALL"
+                             " SELECT a.canonical_name FROM memory_records r JOIN memory_anchors a"
+                             " ON a.anchor_id = r.anchor_id WHERE r.record_id = ?", (memory_id, memory_id)).fetchall()
+    return found[0][0] if found else None
+
+
+def test_a_memory_filed_under_a_place_it_no_longer_names_moves_with_the_correction(engine, me, clock):
+    sid = engine.open_session("personal", "work")
+    doc = engine.store(sid, "Home", "User lives in Lisbon.", anchor="Lisbon", anchor_type="place",
+                       relations=[Relation("lives_in", "Lisbon", "place", True, "User", "person")]).id
+    clock.advance(1000)
+    engine.update(sid, doc, old_text="Lisbon", new_text="Porto")
+    assert _filed_under(engine, doc) == "Porto"
+    engine.revert(engine.viewer(me), doc, 1)  # back to the first text, back under Lisbon
+    assert _filed_under(engine, doc) == "Lisbon"
+    # a record moves too; a memory whose text still names its anchor, or a topic, stays
+    rec = engine.store(sid, "Trip", "Flew to Oslo with Anna.", memory_class="evidence", anchor="Anna",
+                       anchor_type="person").id
+    assert _filed_under(engine, engine.update(sid, rec, old_text="Oslo", new_text="Rome").new_id) == "Anna"
+    moved = engine.update(sid, engine.store(sid, "Job", "User works at Acme.", anchor="Acme",
+                                            anchor_type="organisation", memory_class="evidence").id,
+                          new_content="User works at Globex.").new_id
+    assert _filed_under(engine, moved) == "Globex"
+    topic = engine.store(sid, "Tea", "User drinks green tea.", anchor="green tea", anchor_type="topic").id
+    engine.update(sid, topic, new_content="User drinks coffee in Lisbon.")
+    assert _filed_under(engine, topic) == "green tea"
+
+
 def test_a_rewritten_record_retires_what_it_no_longer_says_and_its_deletion_closes_the_rest(engine, me):
     sid = engine.open_session("personal", "work")
     viewer = engine.viewer(me)
