@@ -45,6 +45,14 @@ class DataDirLock:
             if _same_file(fh, self.path):
                 break
             fh.close()  # the holder removed the file as we locked it: lock the one at the path now
+        if (running := _running_without_its_lock(self.path.parent)) is not None:
+            if _same_file(fh, self.path):
+                self.path.unlink(missing_ok=True)  # the empty file this start made: not the running one's
+            _unlock(fh)
+            fh.close()
+            raise AlreadyRunning(f"Keepmind is already running for this data dir at {running['url']} (pid "
+                                 f"{running.get('pid')}), though its {LOCK_FILE} was deleted: stop it first "
+                                 "(`keepmind stop`), or use another --home")
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
@@ -123,6 +131,19 @@ def is_keepmind_process(pid: int) -> bool:
         return "keepmind" in " ".join(process.cmdline()).lower()
     except psutil.Error:
         return False
+
+
+def _running_without_its_lock(home: Path) -> dict | None:
+    """server.json of a Keepmind that still runs though its lock file was deleted by hand (so the OS
+    lock, taken on a new file, cannot see it): a live process other than this one that proves it
+    wrote server.json (client.proves_instance). None when server.json is absent or stale."""
+    from .client import proves_instance
+
+    info = read_server_json(home)
+    pid = info.get("pid") if info else None
+    if not isinstance(pid, int) or pid == os.getpid() or not is_keepmind_process(pid):
+        return None
+    return info if proves_instance(home, info, timeout=2.0) else None
 
 
 def _lock_soon(fh) -> None:

@@ -26,7 +26,7 @@ from keepmind.desktop.commands.tray import open_running
 from keepmind.desktop.process import daemon as daemon_module
 from keepmind.desktop.process.files import read_server_json, write_server_json
 from keepmind.desktop.process.health import check_server_of
-from keepmind.desktop.process.lock import DataDirLock, lock_holder
+from keepmind.desktop.process.lock import AlreadyRunning, DataDirLock, lock_holder
 from keepmind.desktop.tray.menu import TrayState, tooltip
 from keepmind.desktop.tray.system import Notifier
 
@@ -70,6 +70,21 @@ def test_a_stop_never_removes_the_lock_of_an_instance_started_after_its_lock_fil
     assert second.path.exists() and lock_holder(tmp_path) == os.getpid()  # still the second one's
     second.release()
     assert not second.path.exists() and lock_holder(tmp_path) is None
+
+
+def test_a_keepmind_whose_lock_file_was_deleted_still_keeps_a_second_one_from_starting(serving, capsys):
+    """The OS lock is on a file: deleted by hand, a new one at the path locks at once. The running
+    server still proves it is the one server.json names, so a second start is refused all the same."""
+    home, process = serving
+    (home / "keepmind.lock").unlink()
+    second = DataDirLock(home)
+    with pytest.raises(AlreadyRunning, match=rf"already running .* \(pid {process.pid}\), though its keepmind.lock "
+                                             "was deleted"):
+        second.acquire()
+    assert not second.held and not (home / "keepmind.lock").exists()  # nothing of the refused start is left
+    assert main(["serve", "--home", str(home)]) != 0  # and `keepmind serve` says so
+    assert "though its keepmind.lock was deleted" in capsys.readouterr().err
+    assert process.poll() is None  # the running one runs on
 
 
 # -- B: a live lock holder is running, whatever server.json says -----------------------------------
