@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import apsw
 
-from .db import one, rows, scalar
-from .edit import follow_anchor, follow_edges
+from .db import one, rows
+from .edit import follow_anchor, follow_edges, retire_if_empty
 from .errors import InvalidInput, NotFound, ScopeError
 from .policy import PRIVACY_RANK, Scope, permitted_sql
 from .store import load_visible, revise_document, supersede_record, upsert_anchor
@@ -140,14 +140,4 @@ def _anchor_in(conn, anchor_id: str, audience: str, now: int) -> str:
     return upsert_anchor(conn, a["canonical_name"], a["anchor_type"], audience, a["boundary"], now)
 
 
-def retire_if_empty(conn, anchor_id: str) -> None:
-    """An anchor no memory and no edge points to any more leaves the graph (status tombstoned)."""
-    used = scalar(conn, "SELECT EXISTS (SELECT 1 FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL)"
-                        " OR EXISTS (SELECT 1 FROM memory_records WHERE anchor_id=?)"
-                        " OR EXISTS (SELECT 1 FROM memory_edges WHERE from_anchor_id=? OR to_anchor_id=?)",
-                  (anchor_id, anchor_id, anchor_id, anchor_id))
-    if not used:
-        conn.execute("UPDATE memory_anchors SET status='tombstoned' WHERE anchor_id=?", (anchor_id,))
-
-
-__all__ = ["deleted_page", "narrow_audience", "restore", "revert", "retire_if_empty"]
+__all__ = ["deleted_page", "narrow_audience", "restore", "revert"]

@@ -118,7 +118,6 @@ def follow_anchor(conn, row: dict, memory_id: str, body: str, now: int) -> dict:
     its anchor (by name or alias), the new one does not, and the new one names whom or where it
     is about (entities.main_entity); topics and concepts, named by a person or an LLM, stay.
     The row as it now stands (its anchor_id); the old anchor leaves the graph once nothing uses it."""
-    from .corrections import retire_if_empty
     from .writepath import extractor
 
     anchor = one(conn, "SELECT anchor_id, anchor_type FROM memory_anchors WHERE anchor_id=? AND anchor_type IN"
@@ -176,3 +175,13 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
 def _names(text: str, name: str) -> bool:
     """True when `text` says `name` as a word (any case): "Bergen" is not in "Bergenfield"."""
     return bool(name.strip()) and re.search(rf"(?<!\w){re.escape(name.strip())}(?!\w)", text, re.I) is not None
+
+
+def retire_if_empty(conn, anchor_id: str) -> None:
+    """An anchor no memory and no edge points to any more leaves the graph (status tombstoned)."""
+    used = scalar(conn, "SELECT EXISTS (SELECT 1 FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL)"
+                        " OR EXISTS (SELECT 1 FROM memory_records WHERE anchor_id=?)"
+                        " OR EXISTS (SELECT 1 FROM memory_edges WHERE from_anchor_id=? OR to_anchor_id=?)",
+                  (anchor_id, anchor_id, anchor_id, anchor_id))
+    if not used:
+        conn.execute("UPDATE memory_anchors SET status='tombstoned' WHERE anchor_id=?", (anchor_id,))

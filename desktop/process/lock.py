@@ -14,6 +14,7 @@ from pathlib import Path
 from keepmind.engine import EngineError
 
 from .files import LOCK_FILE, read_lock_pid, read_server_json
+from .proof import proves_instance
 
 
 class AlreadyRunning(EngineError):
@@ -136,9 +137,7 @@ def is_keepmind_process(pid: int) -> bool:
 def _running_without_its_lock(home: Path) -> dict | None:
     """server.json of a Keepmind that still runs though its lock file was deleted by hand (so the OS
     lock, taken on a new file, cannot see it): a live process other than this one that proves it
-    wrote server.json (client.proves_instance). None when server.json is absent or stale."""
-    from .client import proves_instance
-
+    wrote server.json (proof.proves_instance). None when server.json is absent or stale."""
     info = read_server_json(home)
     pid = info.get("pid") if info else None
     if not isinstance(pid, int) or pid == os.getpid() or not is_keepmind_process(pid):
