@@ -230,6 +230,9 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
         elif k == "record" and not r["is_tombstone"] and r["record_id"] not in superseded:
             by_anchor.setdefault(r["anchor_id"], []).append((k, r))
     edges = [r for k, r in items if k == "edge"]
+    # (memory, when) of each standing tombstone: an edge its memory's deletion as wrong closed was never so
+    deleted_as_wrong = {(r["memory_id"], r["created_at"]) for k, r in items
+                        if k == "tombstone" and r.get("memory_id") and r.get("lifted_at") is None}
     # an anchor that holds no memory but says something (the user's anchor: "sister → Anna") gets
     # its page too, or those edges would be in no file
     for e in edges:
@@ -251,8 +254,7 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
                 # as it stands: a retired edge (a correction's wrong value, a former home) only with history
                 if e["from_anchor_id"] == anchor_id and (history or e["valid_to"] is None):
                     target = anchors.get(e["to_anchor_id"], {}).get("canonical_name", e["to_anchor_id"])
-                    until = f" until {iso(e['valid_to'])}" if e["valid_to"] else ""
-                    lines.append(f"- {e['relation']} → {target} (since {iso(e['valid_from'])}{until})")
+                    lines.append(f"- {e['relation']} → {target} ({_edge_when(e, deleted_as_wrong)})")
             lines.append("")
         for kind, r in sorted(members, key=lambda m: m[1]["created_at"]):
             mid = r["document_id"] if kind == "document" else r["record_id"]
@@ -268,6 +270,20 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
                 lines += ["</details>", ""]
         pages.append((slug, "\n".join(lines)))
     return pages
+
+
+def _edge_when(edge: dict, deleted_as_wrong: set[tuple[str, int]]) -> str:
+    """When an exported edge held, as the anchor page says it (graph.Edge.corrected): a correction
+    that closed it where it began, or the deletion as wrong of the memory that said it, means it was
+    never so, not that it held until then."""
+    since, until = edge["valid_from"], edge["valid_to"]
+    if until is None:
+        return f"since {iso(since)}"
+    if (edge.get("asserted_by"), until) in deleted_as_wrong:
+        return f"never so: said {iso(since)}, deleted as wrong {iso(until)}"
+    if until == since:
+        return f"never so: said and corrected {iso(since)}"
+    return f"since {iso(since)} until {iso(until)}"
 
 
 # -- import ---------------------------------------------------------------------------------

@@ -201,3 +201,25 @@ def test_markdown_gives_an_anchor_with_edges_and_no_memory_its_page(tmp_path, en
     user = (tmp_path / "md" / "user.md").read_text()
     assert user.startswith("# User") and "- sister → Anna" in user
     assert "- lives_in → Lisbon" in (tmp_path / "md" / "anna.md").read_text()
+
+
+def test_markdown_history_says_an_edge_deleted_as_wrong_or_corrected_was_never_so(tmp_path, engine, clock):
+    """An export with history said "spouse → Sam (since 1 Dec until 4 Dec)" for a marriage deleted
+    as wrong, as if it had ended; the anchor page says it was never so, and so does the export now.
+    A home that a later statement replaced still held until then."""
+    s = engine.open_session("personal", "work")
+    clock.now = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    wrong = engine.store(s, "Spouse", "User is married to Sam.", anchor="user",
+                         relations=[Relation("spouse", "Sam", "person")]).id
+    engine.store(s, "Home airport", "AMS", anchor="user", relations=[Relation("home_airport", "AMS")])
+    clock.advance(3 * DAY_MS)
+    engine.update(s, wrong, delete=True)
+    engine.store(s, "Home airport", "RTM now", anchor="user", relations=[Relation("home_airport", "RTM")])
+    transfer.export(engine, tmp_path / "md", fmt="markdown", history=True)
+    user = (tmp_path / "md" / "user.md").read_text()
+    [spouse] = [line for line in user.splitlines() if line.startswith("- spouse")]
+    assert "never so" in spouse and "deleted as wrong 2026-12-04" in spouse and "until" not in spouse
+    [ams] = [line for line in user.splitlines() if "home_airport → AMS" in line]
+    assert "until 2026-12-04" in ams and "never so" not in ams
+    transfer.export(engine, tmp_path / "now", fmt="markdown")
+    assert "spouse" not in (tmp_path / "now" / "user.md").read_text()  # as it stands: not there at all
