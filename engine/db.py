@@ -136,8 +136,29 @@ def _vacuum(conn: apsw.Connection) -> bool:
     # was one): sampled again from what is left, before the file is rewritten without the old pages.
     conn.execute("ANALYZE")
     conn.execute("VACUUM")
+    return _truncate_wal(conn)
+
+
+def _truncate_wal(conn: apsw.Connection) -> bool:
     busy, _, _ = next(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
     return not busy
+
+
+@contextmanager
+def secure_delete(conn: apsw.Connection, on: bool = True) -> Iterator[None]:
+    """While inside, what the statements free is overwritten with zeros (an old row version's cell,
+    a freed overflow page) instead of lingering in the file's pages: for the rare scrub of text that
+    must not stay (a refused proposal of an erased claim, a secret), without a VACUUM of the file.
+    Its page copies in the WAL stay until Database.truncate_wal."""
+    if not on:
+        yield
+        return
+    (prior,) = next(conn.execute("PRAGMA secure_delete"))
+    conn.execute("PRAGMA secure_delete=ON")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA secure_delete={ {0: 'OFF', 1: 'ON'}.get(prior, 'FAST') }")
 
 
 class Database:
@@ -211,6 +232,12 @@ class Database:
         erase for good (purge.py); it rewrites the whole file, so it is not for ordinary deletes.
         True when the WAL was emptied (a reader still in a snapshot can keep it for now)."""
         return self.submit(_Bare(_vacuum)).result()
+
+    def truncate_wal(self) -> bool:
+        """Copy the WAL into the file and empty it, so no old copy of a page (a row scrubbed under
+        secure_delete) stays in it; cheap, unlike scrub. True when emptied (a reader still in a
+        snapshot can keep it for now: the next checkpoint copies over those frames)."""
+        return self.submit(_Bare(_truncate_wal)).result()
 
     # -- reads ------------------------------------------------------------------------------
 

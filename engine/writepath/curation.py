@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import apsw
 
 from .. import store
-from ..db import one
+from ..db import one, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
 from ..memory import Provenance, normalize_text, title_follows
 from ..secretfilter import MARKER, secret_kinds
@@ -75,6 +75,7 @@ class Applied:
     action: str
     reason: str
     memory_ids: tuple[str, ...]
+    scrubbed: bool = False  # its proposal's text was scrubbed: the WAL's old copies go too (worker)
 
 
 def parse_payload(lease: Lease) -> tuple[Proposal, dict]:
@@ -330,15 +331,12 @@ def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
 
 
 def _erased_claim(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> bool:
-    """A proposal refused because its claim was erased for good keeps no copy of it: not in its
-    checkpoint (scrubbed, as a secret's is), not in the observer run that proposed it. True then."""
+    """Was the proposal refused because its claim was erased for good? It then keeps no copy of it
+    (apply): not in its checkpoint (scrubbed, as a secret's is), not in the observer run that
+    proposed it, not in the file's freed space or the WAL (secure_delete, then the worker's
+    truncate_wal)."""
     tomb = store.tombstone_of(conn, proposal.content, lease.audience, lease.boundary)
-    if tomb is None or tomb["erased_at"] is None:
-        return False
-    if lease.session_id:
-        texts = {proposal.title, proposal.content}
-        erase_observer_runs(conn, lease.session_id, texts, hunted_in(texts))
-    return True
+    return tomb is not None and tomb["erased_at"] is not None
 
 
 def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Decision, now: int) -> Applied:
@@ -384,6 +382,10 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
     scrub = "secret" if action == "blocked" else None
     if action == "skip" and reason == "tombstone" and _erased_claim(conn, lease, proposal):
         scrub = "erased for good"
-    checkpoints.complete(conn, lease.checkpoint_id, lease.owner, now, scrub_reason=scrub)
-    return Applied(lease.checkpoint_id, action, reason, tuple(written))
+    with secure_delete(conn, scrub is not None):
+        if scrub == "erased for good" and lease.session_id:
+            texts = {proposal.title, proposal.content}
+            erase_observer_runs(conn, lease.session_id, texts, hunted_in(texts))
+        checkpoints.complete(conn, lease.checkpoint_id, lease.owner, now, scrub_reason=scrub)
+    return Applied(lease.checkpoint_id, action, reason, tuple(written), scrubbed=scrub is not None)
 

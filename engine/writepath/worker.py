@@ -143,6 +143,8 @@ class CurationWorker(_Loop):
             return self._fail(lease, f"{type(exc).__name__}: {exc}", now)
         log.info("curation_decision checkpoint=%s action=%s reason=%s", applied.checkpoint_id,
                  applied.action, applied.reason)
+        if applied.scrubbed and not engine.db.truncate_wal():  # a reader's snapshot holds it for now
+            log.info("curation_scrub_wal_busy checkpoint=%s", applied.checkpoint_id)
         if applied.action == "create" and applied.memory_ids and decision.vector is not None:
             _adopt(engine, applied.memory_ids[0], proposal, decision)
         if applied.memory_ids:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from keepmind.engine.writepath import extractor
-from support.dbscan import occurrences
+from support.dbscan import in_the_files, occurrences
 from support.provider import drain
 
 WORDS = ("beagle", "rolo")
@@ -105,6 +105,8 @@ def test_a_repeat_refused_after_the_erase_keeps_no_copy_of_it(engine, clock, me)
     assert (said["action"], said["reason"]) == ("skip", "tombstone")
     assert said["reason_words"] == "refused: this claim was deleted as wrong"
     assert occurrences(engine.db.path, WORDS) == []  # its checkpoint was scrubbed, as a secret's is
+    # and no old copy of its pages holds it: not the file's freed space, not the WAL
+    assert in_the_files(engine.db.path, WORDS) == []
 
 
 def test_an_erase_blanks_the_sentences_that_say_it_in_the_other_conversations_of_its_scope(engine, clock, me):
