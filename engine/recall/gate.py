@@ -137,16 +137,19 @@ class FeatureGateParams:
 
 @dataclass(frozen=True)
 class Surprise:
-    """Keep a task message's standing statement, in a store with too few of them for the task gate to
-    read, when chance alone would rarely score it so high.
+    """Keep a task message's standing statement, in a store small enough to have been seen whole,
+    when chance alone would rarely score it so high.
 
     The task gate reads where a standing statement's cosine stands among the others at the head of
-    the ranking, and it learnt from stores of twenty of them: in a store of one or two, a preference
-    well clear of chance ("Book me a flight to Berlin next week." and "I always prefer a window seat
-    when I fly.", cosine 0.28, where an unrelated one scores about 0.10) reads like the best of twenty
-    unrelated ones and is refused. So when the vector channel saw every memory the scope may recall
-    (it found fewer than it asked for) and fewer than MIN_STANDING of them are standing statements,
-    this rule decides them instead: with `mean` and `sd` the cosines of task messages to preferences
+    the ranking, and it learnt from stores of hundreds of memories with twenty of them: in a store of
+    one or two, a preference well clear of chance ("Book me a flight to Berlin next week." and "I
+    always prefer a window seat when I fly.", cosine 0.28, where an unrelated one scores about 0.10)
+    reads like the best of twenty unrelated ones and is refused; in a newcomer's store of seven with
+    five preferences (the seat, peanuts, three about drinks) its query model refused the seat too
+    (0.010 under a bar of 0.124: it learnt that a message's words are known to a store that has
+    something on them). So when the vector channel saw every memory the scope may recall (it found
+    fewer than it asked for), this rule decides them as well, however many there are (the bar rises
+    with each; with twenty, 0.3 is chance): with `mean` and `sd` the cosines of task messages to preferences
     that do not bear on them (the calibration measures them on its task data, every question against
     every preference of another topic), the chance that the best of the n standing statements scores
     at least this cosine is 1 - Phi(z)^n, and it is kept below `alpha`, which is the share of
@@ -178,13 +181,10 @@ class Surprise:
         """The id of the best task-matched standing statement in `top`, its chance and the number of
         standing statements, when the rule applies (`seen_all`: `context`, every candidate, holds
         every memory the scope may recall but the `excluded` ones, already injected in the session,
-        which are counted as standing statements too; fewer than MIN_STANDING of them) and the
-        chance is below alpha."""
+        which are counted as standing statements too) and the chance is below alpha."""
         if not seen_all:  # most recalls: nothing to count
             return None
         n = sum(1 for r in context if r.candidate.for_task and r.candidate.standing) + excluded
-        if n >= MIN_STANDING:
-            return None
         best = max((r for r in top if r.candidate.for_task and r.candidate.standing and r.candidate.cosine is not None),
                    key=lambda r: r.candidate.cosine, default=None)
         if best is None:
@@ -404,8 +404,8 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
                  context: list[Ranked] | None = None, seen_all: bool = False, excluded: int = 0) -> list[GateDecision]:
     """The offline gate's decisions; a task message gets what the question gate or the task gate
     keeps (the task gate adds the standing preferences a task needs, the question gate still keeps
-    what the task names: the home airport of "a flight from Boston"), and in a store with too few
-    standing statements for the task gate to read, what the task gate's Surprise rule keeps
+    what the task names: the home airport of "a flight from Boston"), and in a store small enough
+    to have been seen whole, what the task gate's Surprise rule keeps
     (`seen_all`: `context` holds every memory the scope may recall but `excluded` ones)."""
     decisions = _one_gate(params, plan, top, stats, context)
     rule = params.task.surprise if params.task is not None else None

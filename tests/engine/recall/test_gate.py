@@ -209,10 +209,12 @@ def test_in_a_store_too_small_to_read_a_standing_statement_chance_would_rarely_s
     assert rule.pick(one, one, seen_all=False) is None     # others the candidates did not hold could score higher
     # memories already injected in the session count as standing statements that could have scored higher
     assert rule.pick(one, one, seen_all=True, excluded=1) == ("grinder", rule.chance(0.3, 2), 2)
-    assert rule.pick(one, one, seen_all=True, excluded=2) is None
+    assert rule.pick(one, one, seen_all=True, excluded=2) == ("grinder", rule.chance(0.3, 3), 3)
+    assert rule.pick(one, one, seen_all=True, excluded=19) is None  # the best of 20 scores that often
     assert rule.pick([standing("grinder", 0.15)], one, seen_all=True) is None   # chance scores that often
+    # however many there are, while the store was seen whole: a newcomer's five preferences too
     three = [standing("grinder", 0.3), standing("editor", 0.1), standing("editor", 0.1)]
-    assert rule.pick(three, three, seen_all=True) is None  # enough of them: the task gate reads them
+    assert rule.pick(three, three, seen_all=True) == ("grinder", rule.chance(0.3, 3), 3)
     fact = [standing("airport", 0.9, standing=False)]
     assert rule.pick(fact, fact, seen_all=True) is None     # not a standing statement
     # the task gate's rule keeps what both gates refuse, and says why

@@ -153,3 +153,21 @@ def test_a_newcomers_small_store_answers_a_question_said_in_other_words(model_en
     assert kept["reason"].startswith("stands out from chance") and "memories: 11" in kept["reason"]
     for unknown in ("what is the capital of Peru?", "Can you suggest a dinner recipe?", "Thanks, that's all."):
         assert _recall(model_engine, unknown)[0] == [], unknown
+
+
+DRINKS_TOO = ("My sister Anna lives in Lisbon.", "I am allergic to peanuts.", WINDOW, "I drink my coffee black, no sugar.",
+            "I prefer tea over coffee in the evening.", "I like green tea with jasmine, brewed for three minutes.",
+            "I live in Madrid.")
+
+
+def test_a_newcomers_store_with_several_preferences_still_gives_a_booking_task_its_seat(model_engine):
+    """A user walk: with the window seat, the peanuts and Anna stored, "Book me a flight to Berlin
+    next week." got the seat; after two drink preferences more (seven memories, five of them
+    standing statements) it got nothing, refused by a query model fitted on stores of hundreds.
+    The store is still seen whole, so chance decides: the seat stands out of five statements."""
+    sid = model_engine.open_session("personal", "work")
+    ids = {text: model_engine.store(sid, "", text).id for text in DRINKS_TOO}
+    injected, receipt = _recall(model_engine, "Book me a flight to Berlin next week.")
+    assert receipt["mode"] == "hybrid" and ids[WINDOW] in injected
+    assert _recall(model_engine, "what is the capital of Peru?")[0] == []
+    assert _recall(model_engine, "Help me write a cover letter for a job application.")[0] == []
