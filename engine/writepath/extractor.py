@@ -181,6 +181,8 @@ _INTERJECTION = re.compile(
     # a correction's or an aside's lead-in: "Actually my sister lives in Porto now." is a fact about
     # the sister, and "Actually User's sister…" would be its text
     r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction|"
+    # an addition's: "Also I live in Madrid." is "I live in Madrid." (its text was "Also User lives…")
+    r"also|and|plus|besides|incidentally|"
     # a request to remember is not part of what is remembered: "Please remember that my dog is a
     # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
     r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"

@@ -267,6 +267,11 @@ def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
     ("Actually my sister lives in Porto now.", "User's sister lives in Porto now."),
     ("Actually, Anna moved to Porto.", "Anna moved to Porto."),
     ("Update: I work at Globex now.", "User works at Globex now."),
+    # an addition's lead-in (a walk learnt "Also User lives in Madrid.")
+    ("Here is my new laptop. Also I live in Madrid.", "User lives in Madrid."),
+    ("Plus my sister Anna lives in Lisbon.", "User's sister Anna lives in Lisbon."),
+    ("And I work at Acme as a data engineer.", "User works at Acme as a data engineer."),
+    ("Andrew is my brother.", "Andrew is User's brother."),  # a name that begins with one is a name
 ])
 def test_a_corrections_lead_in_is_not_part_of_the_fact(text, fact):
     [proposal] = extract([(0, text)])
