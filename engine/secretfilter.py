@@ -345,7 +345,8 @@ def _word_password(value: str, text: str, end: int, assigned: bool) -> bool:
 # and _word_password miss it). The value runs from the first word to the end of the clause, where
 # punctuation, a newline or one of _PHRASE_STOPS (a function word, a conjunction, an adverb, a
 # number word: "for the router", "and I love hiking", "last week") ends it. What is left is prose,
-# not a password, when it is one word that is no passphrase of three or more hyphenated parts, or
+# not a password, when it is one word that is no passphrase of hyphenated parts (three or more, or two
+# after "is" or ":", "qwerty-lamp", unless they say a state: "case-sensitive", "re-used"), or
 # it names a length ("8 characters long"), or ends on a word for a password's state ("pretty weak",
 # "case sensitive", "Bitwarden managed"), or starts on one as a participle ("stored server side",
 # "kept server side"), or is two words with either one a state or the last ending in -ed
@@ -410,22 +411,32 @@ def _said_phrase(text: str, start: int, spaced: bool) -> int:
             break
         pos = m.end()
     if len(words) == 1:
+        # hyphenated: three parts or more, or two said in prose ("my password is qwerty-lamp"; the
+        # prose of two parts is a state, "case-sensitive", "auto-generated", or a number, "two-factor")
         parts = words[0].split("-")
-        return end if len(parts) >= 3 and all(p.isalnum() for p in parts) and _passphrase(parts) else -1
+        return end if (len(parts) >= (2 if spaced else 3) and all(p.isalnum() for p in parts)
+                       and _passphrase(parts, hyphenated=True)) else -1
     return end if len(words) >= 2 and _passphrase(words) else -1
 
 
-def _passphrase(words: list[str]) -> bool:
-    """Words (or a value's hyphenated parts) that are a passphrase, not prose (see _PHRASE_STOPS)."""
+def _passphrase(words: list[str], *, hyphenated: bool = False) -> bool:
+    """Words (or a value's hyphenated parts) that are a passphrase, not prose (see _PHRASE_STOPS).
+    A unit word names a length in words said apart ("8 characters long"); inside one hyphenated
+    value it is a word of the passphrase ("Sup3r-Secret-Word"), a length there being a number
+    ("12-character", "eight-character": a number word is a stop)."""
     low = [w.lower() for w in words]
+    units = frozenset() if hyphenated else _PHRASE_UNITS
     if any(_NUMBER_WORD.fullmatch(w) for w in low) or any(
-            p in _PHRASE_STOPS or p in _PHRASE_UNITS for w in low for p in w.split("-")):
+            p in _PHRASE_STOPS or p in units or (hyphenated and p.isdigit()) for w in low for p in w.split("-")):
         return False  # "128-bit keys", "up-to-date", "state-of-the-art", "8 characters long"
     first, last = low[0], low[-1]
     if last in _PASSWORD_STATES or (first in _PASSWORD_STATES
                                     and (first.endswith(("ed", "en", "wn")) or first in _PARTICIPLES)):
         return False
     if len(low) == 2 and (first in _PASSWORD_STATES or (len(last) >= 6 and last.endswith("ed"))):
+        return False
+    # two hyphenated parts ending in a participle or a use are a state: "re-used", "hand-typed", "single-use"
+    if hyphenated and len(low) == 2 and (last.endswith("ed") or last in ("use", "uses", "only", "secret")):
         return False
     return not _is_placeholder(" ".join(words))
 

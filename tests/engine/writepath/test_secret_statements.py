@@ -27,6 +27,12 @@ WALK = [
      f"My laptop password is {MARKER}"),
     ("My Netflix login is bob@example.com / Summer2024!", "Summer2024", "stated_login",
      f"My Netflix login is bob@example.com / {MARKER}!"),
+    # a later walk: a value ending in a unit word ("-word") and one of two hyphenated words were kept
+    ("My password is correct-horse-word.", "correct-horse-word", "stated_password", f"My password is {MARKER}."),
+    ("Remember that my password is Blue-Sky-Word and I like jazz.", "Blue-Sky-Word", "stated_password",
+     f"Remember that my password is {MARKER} and I like jazz."),
+    ("My ssh password for the server is qwerty-lamp.", "qwerty-lamp", "stated_password",
+     f"My ssh password for the server is {MARKER}."),
 ]
 VALUES = [value for _, value, _, _ in WALK]
 
@@ -74,6 +80,9 @@ def test_a_login_keeps_its_user_name_and_loses_its_password(sentence, redacted):
     "My password manager is 1Password.", "I changed my password yesterday.",
     "The password policy requires 12 characters.", "I forgot my Netflix password again", "My login is slow today",
     "Password resets go through the IT portal.", "The secret is to add a pinch of salt to the caramel.",
+    # two hyphenated words that say what a password is like, not what it is
+    "My password is case-sensitive.", "The password is auto-generated.", "The password is re-used everywhere, I know.",
+    "My password is two-factor protected.", "The password is 12-character minimum.", "My password is up-to-date.",
 ])
 def test_prose_about_a_password_or_a_login_is_kept(text):
     assert secret_kinds(text) == []
