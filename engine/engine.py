@@ -41,7 +41,7 @@ from .settings import FILE_NAME as SETTINGS_FILE
 from .settings import Settings
 from .settings import load as load_settings
 from .tokens import Token, require_permits
-from .writepath import WritePath, intake
+from .writepath import WritePath, handwritten, intake
 from .writepath import attach as attach_write_path
 from .writepath.events import record_event
 
@@ -241,11 +241,30 @@ class Engine(Browsing, Operations):
         if (paused := self._paused_result()) is not None:
             return paused
         result = self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
-        if result.action == "queued" and (too_long := self._beyond_injection(title, content)):
+        if result.action == "queued" and (too_long := self.beyond_injection(title, content)):
             result = replace(result, reason=f"{result.reason}; {too_long}")
         return result
 
-    def _beyond_injection(self, title: str, content: str) -> str | None:
+    def write_by_hand(self, scope: str | Scope, title: str, content: str, *, memory_class: str = "durable_fact",
+                      anchor: str | None = None, source: str = "ui") -> StoreResult:
+        """A memory a person writes (the browser's Write a memory), stored at once as `store` does,
+        after the checks curation makes of what an agent stores (writepath/handwritten.py): a claim
+        deleted as wrong is refused when this says it whole or close in meaning, not only word for
+        word; without an anchor it hangs on whom or what it is about, and the ties it names feed the
+        graph. A memory longer than recall injects is kept, and its reason says so."""
+        self._require_enabled()
+        self._not_ended(scope)
+        scope = self.scope(scope)
+        if handwritten.deleted_claim(self, scope, title, content) is not None:
+            return StoreResult(None, "tombstoned", reason="this claim was deleted as wrong; restore it to keep it")
+        anchor_name, anchor_type, relations = handwritten.graph_of(content, anchor)
+        result = self.store(scope, title, content, memory_class=memory_class, anchor=anchor_name,
+                            anchor_type=anchor_type, relations=relations, source=source)
+        if result.action == "created" and (too_long := self.beyond_injection(title, content)):
+            result = replace(result, reason=too_long)
+        return result
+
+    def beyond_injection(self, title: str, content: str) -> str | None:
         """Why recall will never inject this memory whole (it injects whole memories only), or None."""
         budget = int(self.settings["memory.recall.max_injected_chars"])
         text = content if isinstance(content, str) else ""

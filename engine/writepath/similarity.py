@@ -54,11 +54,16 @@ def _embedder(engine):
 
 def embed_proposal(engine, proposal: Proposal) -> Embedded:
     """The proposal as a passage vector under the active embedder (None without one)."""
+    return embed_text(engine, proposal.title, proposal.content)
+
+
+def embed_text(engine, title: str, content: str) -> Embedded:
+    """A memory's title and text as a passage vector under the active embedder (None without one)."""
     embedder, _ = _embedder(engine)
     if embedder is None:
         return Embedded(None, None)
     try:
-        vec = embedder.embed_passages([_passage(engine, proposal.title, proposal.content)])[0]
+        vec = embedder.embed_passages([_passage(engine, title, content)])[0]
         return Embedded(np.asarray(vec, dtype=np.float32), embedder.model_id)
     except Exception as exc:  # noqa: BLE001
         return Embedded(None, None, str(exc)[:200])
@@ -162,7 +167,7 @@ def already_said(conn: apsw.Connection, lease: Lease, content: str, now: int) ->
 _STANDING = "audience=? AND boundary=? AND lifted_at IS NULL AND erased_at IS NULL AND memory_id IS NOT NULL"
 
 
-def _tombstone_wordings(conn: apsw.Connection, lease: Lease) -> list[dict]:
+def _tombstone_wordings(conn: apsw.Connection, lease: Lease | Scope) -> list[dict]:
     """Every wording of the memories deleted as wrong in the lease's scope whose text is kept: the
     last, and each earlier revision or record of its chain (it was wrong as first said too). An
     erased memory has no words left: only its fingerprints refuse the claim.
@@ -187,7 +192,7 @@ def _tombstone_wordings(conn: apsw.Connection, lease: Lease) -> list[dict]:
         scope)
 
 
-def tombstone_said(conn: apsw.Connection, lease: Lease, content: str) -> str | None:
+def tombstone_said(conn: apsw.Connection, lease: Lease | Scope, content: str) -> str | None:
     """The id of a memory deleted as wrong in scope whose claim `content` says, word for word, with
     more around it ("User's dog is a beagle named Rolo, he is 3." says the deleted "My dog is a
     beagle named Rolo."; mergeguard.contains_statement reads "my" and "User's" alike). Its negation
@@ -199,7 +204,7 @@ def tombstone_said(conn: apsw.Connection, lease: Lease, content: str) -> str | N
     return None
 
 
-def tombstone_near(engine, conn: apsw.Connection, lease: Lease, embedded: Embedded,
+def tombstone_near(engine, conn: apsw.Connection, lease: Lease | Scope, embedded: Embedded,
                    content: str = "") -> tuple[str, float] | None:
     """(deleted memory id, cosine) of the closest tombstone in scope at or above the threshold that
     says the same claim, in any wording the memory had (_tombstone_wordings): one whose body lacks

@@ -125,3 +125,44 @@ def test_the_form_offers_the_boundaries_in_use_to_a_token_that_may_use_any(clien
 def test_an_empty_store_fills_in_the_default_boundary(client, engine, signed_in):
     page = client.get("/memories/new").get_data(as_text=True)
     assert f'name="boundary" value="{engine.settings["mcp.boundary"]}"' in page
+
+
+def test_a_deleted_claim_said_whole_with_more_is_not_written_back(client, engine, signed_in):
+    """A walk wrote "I have a dog named Rolo, he is 3." back after "I have a dog named Rolo." was
+    deleted as wrong: only the same words were refused here, where `memories add` refuses both."""
+    local, csrf = signed_in
+    doc = write(client, csrf, "I have a dog named Rolo.").headers["Location"].rsplit("/", 1)[1]
+    assert client.post(f"/memories/{doc}/delete", data={"csrf_token": csrf}).status_code == 303
+    r = write(client, csrf, "I have a dog named Rolo, he is 3.")
+    assert r.status_code == 422 and "says a memory that was deleted as wrong" in r.get_data(as_text=True)
+    assert live(engine, local) == []
+    # its correction is another claim, and is written
+    assert write(client, csrf, "I do not have a dog named Rolo.").status_code == 303
+
+
+def test_a_memory_written_by_hand_feeds_the_graph_as_an_agents_does(client, engine, signed_in):
+    """"My brother Tom lives in Berlin." written in the browser hung on no anchor and named no one;
+    stored by an agent it gives Tom, the user's brother, who lives in Berlin."""
+    local, csrf = signed_in
+    doc = write(client, csrf, "My brother Tom lives in Berlin.").headers["Location"].rsplit("/", 1)[1]
+    viewer = engine.viewer(local.token)
+    [item] = engine.get(viewer, [doc]).items
+    anchors = {a.name: a for a in engine.anchors(viewer)}
+    assert item.anchor_id == anchors["Tom"].id and anchors["Tom"].type == "person"
+    ties = {(e.from_name, e.relation, e.to_name) for e in engine.edges(viewer, anchors["Tom"].id)}
+    assert ("Tom", "lives_in", "Berlin") in ties and any(r == "brother" for _, r, _ in ties)
+    # an anchor the person names is kept; the ties are still read
+    other = write(client, csrf, "My sister Anna lives in Lisbon.", anchor="Family").headers["Location"]
+    [anna] = engine.get(viewer, [other.rsplit("/", 1)[1]]).items
+    anchors = {a.name: a for a in engine.anchors(viewer)}
+    assert anna.anchor_id == anchors["Family"].id and "Anna" in anchors
+
+
+def test_a_memory_too_long_for_recall_says_so_on_its_page(client, engine, signed_in):
+    local, csrf = signed_in
+    long_doc = write(client, csrf, "I like long walks on the beach. " * 400).headers["Location"]
+    html = client.get(long_doc).get_data(as_text=True)
+    assert 'id="too-long"' in html and "Never recalled: At 12,799 characters" in html
+    assert "Search still finds it" in html
+    short = write(client, csrf, "I like short walks.").headers["Location"]
+    assert 'id="too-long"' not in client.get(short).get_data(as_text=True)

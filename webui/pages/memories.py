@@ -179,16 +179,17 @@ def create_memory():
         return refused("Choose durable fact or evidence as the class.")
     try:
         scope = eng.author_scope(token, form["audience"], form["boundary"])
-        result = eng.store(scope, form["title"], form["content"], memory_class=memory_class,
-                           anchor=form["anchor"] or None, source="ui")
+        result = eng.write_by_hand(scope, form["title"], form["content"], memory_class=memory_class,
+                                   anchor=form["anchor"] or None)
     except EngineError as exc:
         return refused(exc.message)
     if result.action == "duplicate":
         return refused("Not stored: a memory in this audience and boundary already says this word for word.",
                        (f"/memories/{result.id}", "Open it"))
-    if result.action == "tombstoned":
-        return refused("Not stored: this was deleted as wrong, so Keepmind does not learn it again. To keep it, "
-                       "restore it from the deleted memories.", ("/memories?deleted=1", "Deleted memories"))
+    if result.action == "tombstoned":  # said word for word, whole with more around it, or close in meaning
+        return refused("Not stored: this says a memory that was deleted as wrong, so Keepmind does not learn it "
+                       "again. To keep it, restore it from the deleted memories.",
+                       ("/memories?deleted=1", "Deleted memories"))
     if result.id is None:  # refused by the write path's checks (a secret)
         return refused(f"Not stored: {result.reason or result.action}.")
     return done(f"/memories/{result.id}")
