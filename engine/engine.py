@@ -251,10 +251,13 @@ class Engine(Browsing, Operations):
         after the checks curation makes of what an agent stores (writepath/handwritten.py): a claim
         deleted as wrong is refused when this says it whole or close in meaning, not only word for
         word; without an anchor it hangs on whom or what it is about, and the ties it names feed the
-        graph. A memory longer than recall injects is kept, and its reason says so."""
+        graph. A memory longer than recall injects is kept, and its reason says so. While memory is
+        paused nothing is written ("paused"), as store_memory keeps nothing then."""
         self._require_enabled()
         self._not_ended(scope)
         scope = self.scope(scope)
+        if (paused := self._paused_result()) is not None:  # nothing new is kept, by hand or by an agent
+            return paused
         if handwritten.deleted_claim(self, scope, title, content) is not None:
             return StoreResult(None, "tombstoned", reason="this claim was deleted as wrong; restore it to keep it")
         anchor_name, anchor_type, relations = handwritten.graph_of(content, anchor)

@@ -166,3 +166,16 @@ def test_a_memory_too_long_for_recall_says_so_on_its_page(client, engine, signed
     assert "Search still finds it" in html
     short = write(client, csrf, "I like short walks.").headers["Location"]
     assert 'id="too-long"' not in client.get(short).get_data(as_text=True)
+
+
+def test_while_memory_is_paused_nothing_is_written_by_hand(client, engine, signed_in):
+    """A walk paused memory, then wrote "I love hiking in the Alps." in the browser: kept, while
+    `memories add` said "not kept: memory is paused"."""
+    local, csrf = signed_in
+    engine.pause()
+    r = write(client, csrf, "I love hiking in the Alps.")
+    assert r.status_code == 422 and "memory is paused" in r.get_data(as_text=True)
+    assert "I love hiking in the Alps." in r.get_data(as_text=True)  # the text stays in the form
+    assert live(engine, local) == []
+    engine.resume()
+    assert write(client, csrf, "I love hiking in the Alps.").status_code == 303

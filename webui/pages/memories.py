@@ -190,6 +190,9 @@ def create_memory():
         return refused("Not stored: this says a memory that was deleted as wrong, so Keepmind does not learn it "
                        "again. To keep it, restore it from the deleted memories.",
                        ("/memories?deleted=1", "Deleted memories"))
+    if result.action == "paused":
+        return refused("Not stored: memory is paused, so nothing new is kept until it is resumed (Resume, at the "
+                       "top of the page).")
     if result.id is None:  # refused by the write path's checks (a secret)
         return refused(f"Not stored: {result.reason or result.action}.")
     return done(f"/memories/{result.id}")
