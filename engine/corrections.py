@@ -14,7 +14,7 @@ from .db import one, rows
 from .edit import follow_anchor, follow_edges, retire_if_empty
 from .errors import InvalidInput, NotFound, ScopeError
 from .policy import PRIVACY_RANK, Scope, permitted_sql
-from .store import load_visible, revise_document, supersede_record, upsert_anchor
+from .store import load_visible, record_chain, remember_in_receipts, revise_document, supersede_record, upsert_anchor
 
 
 def revert(conn: apsw.Connection, scope: Scope, memory_id: str, revision: int, now: int, *,
@@ -67,8 +67,23 @@ def restore(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
             restored = supersede_record(conn, head, original["title"], original["body"], now, source=source)
     if memory_id:
         _reopen_edges(conn, memory_id, tomb["created_at"])
+        _named_again(conn, memory_id, restored)
     conn.execute("UPDATE tombstones SET lifted_at=? WHERE tombstone_id=?", (now, tombstone_id))
     return restored
+
+
+def _named_again(conn: apsw.Connection, memory_id: str, restored: str) -> None:
+    """The receipts the deletion blanked name the restored memory again (store.remember_in_receipts)."""
+    if memory_id.startswith("doc-"):
+        row = one(conn, "SELECT title, body FROM memory_documents WHERE document_id=?", (restored,))
+        ids = [memory_id]
+    elif memory_id.startswith("rec-"):
+        row = one(conn, "SELECT title, body FROM memory_records WHERE record_id=?", (restored,))
+        ids = record_chain(conn, memory_id)
+    else:
+        return
+    if row is not None:
+        remember_in_receipts(conn, ids, row["title"], row["body"])
 
 
 def _reopen_edges(conn: apsw.Connection, memory_id: str, deleted_at: int) -> None:

@@ -442,6 +442,31 @@ def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
     return changed
 
 
+def remember_in_receipts(conn: apsw.Connection, ids: list[str], title: str, body: str) -> int:
+    """A restored memory is named again in the receipts its deletion blanked (forget_in_receipts):
+    every item of `ids` marked deleted gets the memory's title and text as they stand now (a receipt
+    said "(deleted memory)" of it for good, though it was back). Returns the receipts changed."""
+    back = set(ids)
+    changed = 0
+    for memory_id in ids:
+        for receipt_id, text in list(conn.execute(
+                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
+                (f'%"{memory_id}"%',))):
+            receipt = json.loads(text)
+            for key in ("injected", "considered"):
+                for item in receipt.get(key) or []:
+                    if item.get("id") in back and item.get("deleted"):
+                        item.pop("deleted")
+                        item["title"] = title
+                        if key == "injected":
+                            item["content"] = body
+            new = json.dumps(receipt)
+            if new != text:
+                conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
+                changed += 1
+    return changed
+
+
 def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:
     """The tombstone a person left when they deleted this claim (same normalized fingerprint as the
     memory's last wording or any earlier one, said by the user or about them: claim_fingerprints)

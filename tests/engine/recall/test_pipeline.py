@@ -199,3 +199,10 @@ def test_a_memory_deleted_as_wrong_leaves_the_receipts_that_held_it(model_engine
     assert (gone["title"], gone["content"], gone["deleted"]) == ("(deleted memory)", "", True)
     assert [c["title"] for c in after["considered"] if c["id"] == ids[1]] == ["(deleted memory)"]
     assert {i["id"]: i["content"] for i in after["injected"] if i["id"] != ids[1]} == others  # the rest stand
+    # restored, it is named again (a walk's receipts said "(deleted memory)" of it for good)
+    [tomb] = [t for t in model_engine.deleted()[0] if t["memory_id"] == ids[1]]
+    model_engine.restore(tomb["tombstone_id"])
+    again = model_engine.explain(result.receipt_id)
+    [back] = [i for i in again["injected"] if i["id"] == ids[1]]
+    assert (back["title"], back["content"], "deleted" in back) == (held["title"], held["content"], False)
+    assert [c["title"] for c in again["considered"] if c["id"] == ids[1]] == [held["title"]]
