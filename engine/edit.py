@@ -157,19 +157,40 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
     from .writepath import extractor  # the write path's cue phrases, as a memory is first learnt
     from .writepath.curation import store_relations
 
-    for edge in rows(conn, "SELECT e.edge_id, e.to_anchor_id FROM memory_edges e WHERE e.asserted_by=?"
-                           " AND e.valid_to IS NULL", (row["id"],)):
-        names = [n for (n,) in conn.execute(
-            "SELECT canonical_name FROM memory_anchors WHERE anchor_id=? UNION"
-            " SELECT alias FROM anchor_aliases WHERE anchor_id=?", (edge["to_anchor_id"],) * 2)]
-        if any(_names(body, name) for name in names):
+    for edge in rows(conn, "SELECT e.edge_id, e.from_anchor_id, e.relation, e.to_anchor_id, e.valid_from"
+                           " FROM memory_edges e WHERE e.asserted_by=? AND e.valid_to IS NULL", (row["id"],)):
+        if _says_target(conn, body, edge["to_anchor_id"]):
             conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
         else:  # it was never so: its interval closes where it began ("as of" any day it never held)
             conn.execute("UPDATE memory_edges SET valid_to=valid_from WHERE edge_id=?", (edge["edge_id"],))
+            _undisplace(conn, edge, body)
     relations = store_relations(extractor.relations(extractor.graph_facts(body), "User"))
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
                            confidence=row.get("confidence") or 0.8)
+
+
+def _says_target(conn, body: str, anchor_id: str) -> bool:
+    """Does `body` name the anchor (by its name or an alias)?"""
+    names = [n for (n,) in conn.execute("SELECT canonical_name FROM memory_anchors WHERE anchor_id=? UNION"
+                                        " SELECT alias FROM anchor_aliases WHERE anchor_id=?", (anchor_id,) * 2)]
+    return any(_names(body, name) for name in names)
+
+
+def _undisplace(conn, edge: dict, body: str) -> None:
+    """An edge retired as never so gives its place back: the value it closed when it was asserted
+    (same anchor and relation, closed at the moment it began) holds on, unbroken, when the new text
+    still says it and nothing else holds there now. Reverted from "Anna moved to Porto." to "...lives
+    in Lisbon.", Anna's page had said both "Corrected, never so: lives in Porto" and "Previously
+    lives in Lisbon, until today; replaced by Porto", beside a Lisbon edge asserted anew."""
+    if one(conn, "SELECT 1 AS x FROM memory_edges WHERE from_anchor_id=? AND relation=? AND valid_to IS NULL",
+           (edge["from_anchor_id"], edge["relation"])) is not None:
+        return
+    displaced = one(conn, "SELECT edge_id, to_anchor_id FROM memory_edges WHERE from_anchor_id=? AND relation=?"
+                          " AND valid_to=? AND edge_id != ? AND valid_from < valid_to ORDER BY created_at DESC LIMIT 1",
+                    (edge["from_anchor_id"], edge["relation"], edge["valid_from"], edge["edge_id"]))
+    if displaced is not None and _says_target(conn, body, displaced["to_anchor_id"]):
+        conn.execute("UPDATE memory_edges SET valid_to=NULL WHERE edge_id=?", (displaced["edge_id"],))
 
 
 def _names(text: str, name: str) -> bool:

@@ -167,20 +167,26 @@ def _subject(m: re.Match) -> Entity | None:
     return Entity(who, "person") if who else None
 
 
-def graph_facts(sentence: str) -> list[GraphFact]:
-    """The edges one sentence asserts, in the order found (duplicates dropped)."""
-    text = (sentence or "").replace("’", "'")
+# Where one sentence ends and the next begins (after . ! or ?, but not a title's "Dr."), or a line break.
+SENTENCE_BREAK = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
+
+
+def graph_facts(text: str) -> list[GraphFact]:
+    """The edges a text asserts, sentence by sentence, in the order found (duplicates dropped). A
+    memory's whole body is read so too: read at once, "My sister Anna lives in Lisbon. Anna moved to
+    Porto." gave Anna a home named "Lisbon. Anna" and no move."""
     out: list[GraphFact] = []
-    for kind, pattern in _PATTERNS:
-        for m in pattern.finditer(text):
-            fact = _fact(kind, m)
-            if fact is None:
-                continue
-            # "my sister lives in Porto": the sister is the user's, whoever she is
-            role_of = fact.source.name[len(USER) + 3:] if fact.source.name.startswith(USER + "'s ") else None
-            for f in ([GraphFact(Entity(USER, "person"), role_of, fact.source)] if role_of else []) + [fact]:
-                if f not in out:
-                    out.append(f)
+    for sentence in SENTENCE_BREAK.split((text or "").replace("’", "'")):
+        for kind, pattern in _PATTERNS:
+            for m in pattern.finditer(sentence):
+                fact = _fact(kind, m)
+                if fact is None:
+                    continue
+                # "my sister lives in Porto": the sister is the user's, whoever she is
+                role_of = fact.source.name[len(USER) + 3:] if fact.source.name.startswith(USER + "'s ") else None
+                for f in ([GraphFact(Entity(USER, "person"), role_of, fact.source)] if role_of else []) + [fact]:
+                    if f not in out:
+                        out.append(f)
     return out
 
 

@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 
 from ..person import third_person  # noqa: F401 - part of this module's interface
-from .entities import PETS, USER, GraphFact, graph_facts, main_entity
+from .entities import PETS, SENTENCE_BREAK, USER, GraphFact, graph_facts, main_entity
 from .proposals import Proposal, RelationSpec
 
-_SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+")
+_SENTENCE = SENTENCE_BREAK
 _FIRST_PERSON = r"(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|my|our)"
 
 # (category, memory class, confidence, pattern over the sentence, case-insensitive). The first

@@ -338,3 +338,29 @@ def test_a_rewritten_record_retires_what_it_no_longer_says_and_its_deletion_clos
     engine.update(sid, newer, delete=True)  # the superseding record took the edge over: it closes with it
     assert _current(engine, viewer, "Acme") == []
     assert new
+
+
+def test_reverting_a_move_gives_the_old_home_back_unbroken(engine, me, clock):
+    """A walk: "Anna moved to Porto." appended to "My sister Anna lives in Lisbon.", then reverted.
+    Anna's page said "Corrected, never so: lives in Porto" and also "Previously lives in Lisbon,
+    until today; replaced by Porto", beside a Lisbon edge asserted anew: the move never happened,
+    so Lisbon held all along, one edge, never replaced."""
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    doc = engine.store(sid, "", "My sister Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                       relations=[Relation("sister", "Anna", "person", False, "User", "person"),
+                                  Relation("lives_in", "Lisbon", "place", True, "Anna", "person")]).id
+    anna = next(a for a in engine.anchors(viewer) if a.name == "Anna")
+    [lisbon] = [e for e in engine.edges(viewer, anna.id) if e.relation == "lives_in"]
+    clock.advance(DAY_MS)
+    engine.update(sid, doc, new_content="My sister Anna lives in Lisbon. Anna moved to Porto.")
+    assert _current(engine, viewer, "Anna") == [("Anna", "lives_in", "Porto"), ("User", "sister", "Anna")]
+    clock.advance(DAY_MS)
+    engine.revert(viewer, doc, 1)
+    homes = [e for e in engine.edges(viewer, anna.id) if e.relation == "lives_in"]
+    assert {(e.to_name, e.current, e.corrected) for e in homes} == {("Lisbon", True, False), ("Porto", False, True)}
+    [home] = [e for e in homes if e.current]
+    assert (home.id, home.valid_from) == (lisbon.id, lisbon.valid_from)  # the same edge, unbroken
+    day_of_the_move = clock() - DAY_MS - DAY_MS // 2
+    assert [e.to_name for e in engine.edges(viewer, anna.id, as_of=day_of_the_move + DAY_MS // 4)
+            if e.relation == "lives_in"] == ["Lisbon"]
