@@ -42,6 +42,11 @@ def update_mode(old_text, new_text, new_content, title, delete) -> str:
 def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_text, new_content,
                   title, reason: str, source: str, now: int) -> UpdateResult:
     row = store.load_visible(conn, scope, memory_id, now)
+    if scope.session_id and row["boundary"] != scope.boundary:
+        # A cross-boundary grant (policy.cross_boundary_reads) lets a session read another boundary's
+        # memories, never change them: writes may narrow a scope, never widen it
+        raise ScopeError(f"this memory is in boundary {row['boundary']!r}, which a {scope.boundary!r} session may "
+                         f"only read: correct or delete it from a {row['boundary']!r} session, or in the browser")
     if mode != "delete" and scope.session_id and PRIVACY_RANK[scope.audience] > PRIVACY_RANK[row["audience"]]:
         # A personal session reads its boundary's team memories, but its words are its own: written
         # into a team memory they would reach every teammate (writes may narrow, never widen)

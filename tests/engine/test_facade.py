@@ -214,3 +214,19 @@ def test_a_full_disk_is_said_in_words_and_in_status_until_a_write_succeeds(engin
     engine.db.write(lambda conn: conn.execute("PRAGMA max_page_count=1073741823").fetchall())  # space again
     engine.store(sid, "Coffee", "The user drinks no coffee.")
     assert engine.status()["status"] == "healthy"
+
+
+@pytest.mark.parametrize("change", [dict(old_text="cashews", new_text="almonds"), dict(new_content="Nothing."),
+                                    dict(title="Nuts"), dict(delete=True)])
+def test_a_boundary_granted_for_reading_cannot_be_changed_from_the_other(make_engine, change):
+    """A walk: with cross_boundary_reads {"work": ["home"]}, a work session rewrote and deleted home
+    memories through update_memory. The grant widens reads only: writes never widen a scope."""
+    engine = make_engine(policy__cross_boundary_reads={"work": ["home"]})
+    home = engine.open_session("personal", "home")
+    doc = engine.store(home, "Allergy", "I am allergic to peanuts and cashews.").id
+    work = engine.open_session("personal", "work")
+    assert [m.id for m in engine.get(work, [doc]).items] == [doc]  # it reads it
+    with pytest.raises(ScopeError, match="boundary 'home', which a 'work' session may only read"):
+        engine.update(work, doc, **change)
+    assert engine.get(home, [doc]).items[0].body == "I am allergic to peanuts and cashews."
+    assert engine.update(home, doc, old_text="cashews", new_text="almonds").action == "replaced"
