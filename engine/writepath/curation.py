@@ -131,6 +131,34 @@ def anchor_document(conn: apsw.Connection, lease: Lease, anchor: str | None) -> 
         (lease.audience, lease.boundary, normalized, lease.audience, lease.boundary))
 
 
+def value_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> dict | None:
+    """The living document that says the value one of the proposal's one-value relations replaces
+    (lives_in, works_at, home_airport, from): it asserted the open edge from the same anchor with the
+    same relation to another target, in exactly this scope. "User moved to Berlin last month." then
+    goes into "User lives in Lisbon." as anchor_document's "Anna moved to Porto." goes into Anna's:
+    two live memories had answered "Where do I live?" with the old home (a walk), though the graph
+    had closed it. Columns as anchor_document's."""
+    for rel in proposal.relations:
+        source = normalize_text(rel.source or proposal.anchor or "")
+        if not rel.exclusive or not source:
+            continue
+        found = one(
+            conn,
+            "SELECT d.document_id AS id, d.title, d.body, d.revision, d.updated_at, a.canonical_name AS anchor"
+            " FROM memory_anchors s JOIN memory_edges e ON e.from_anchor_id = s.anchor_id"
+            " JOIN memory_anchors t ON t.anchor_id = e.to_anchor_id"
+            " JOIN memory_documents d ON d.document_id = e.asserted_by"
+            " LEFT JOIN memory_anchors a ON a.anchor_id = d.anchor_id"
+            " WHERE s.audience=? AND s.boundary=? AND s.normalized_name=? AND e.relation=? AND e.valid_to IS NULL"
+            " AND t.normalized_name != ? AND d.deleted_at IS NULL AND d.memory_class='durable_fact'"
+            " AND d.audience=? AND d.boundary=? ORDER BY e.valid_from DESC LIMIT 1",
+            (lease.audience, lease.boundary, source, rel.relation, normalize_text(rel.target),
+             lease.audience, lease.boundary))
+        if found is not None:
+            return found
+    return None
+
+
 def resolve_kin(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Proposal:
     """Someone the proposal knows only by role ("my sister lives in Porto": `User's sister`) is the
     one person the user has already named in that role in this scope (Anna, the user's sister), so
@@ -181,7 +209,7 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
                                       detail={"tombstone_cosine": round(near[1], 4)})
         if proposal.memory_class != "durable_fact":
             return proposal, Decision("create", "record", **keep)
-        same_anchor = anchor_document(conn, lease, proposal.anchor)
+        same_anchor = anchor_document(conn, lease, proposal.anchor) or value_document(conn, lease, proposal)
         nominees, info = similarity.nominate(engine, conn, lease, proposal, now, embedded,
                                              allow_lexical=llm is not None)
     for nominee in nominees:  # a near match (by meaning) that already says all of it

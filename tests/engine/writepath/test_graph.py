@@ -216,3 +216,21 @@ def test_the_shortest_statements_of_who_the_user_is_are_learnt_with_their_edges(
     bodies = {m.body for m in engine.list_memories(personal)}
     assert {"User lives in Lisbon.", "User is married to Sam.", "User's hamster is called Biscuit.",
             "User is from Canada."} <= bodies
+
+
+@pytest.mark.parametrize("first, then, now_there", [
+    ("I live in Lisbon.", "I moved to Berlin last month.", "Berlin"),
+    ("I work at Acme as a data engineer.", "I work at Globex now.", "Globex"),
+    ("My home airport is SFO.", "My home airport is OAK now.", "OAK"),
+])
+def test_a_new_value_of_the_users_own_goes_into_the_memory_that_said_the_old_one(engine, personal, clock, first,
+                                                                                  then, now_there):
+    """A walk: after "I live in Lisbon." and "I moved to Berlin last month.", "Where do I live?"
+    got "User lives in Lisbon.": two live memories, though the graph had closed the Lisbon edge.
+    The move goes into the memory that said the old home, newest first, as Anna's move does."""
+    _say(engine, personal, clock, first)
+    clock.advance(7 * 86_400_000)
+    _say(engine, engine.open_session("personal", "work"), clock, then)
+    [memory] = engine.list_memories(personal)
+    assert memory.body.index(now_there) < len(memory.body) // 2  # the newest fact first, the old one kept
+    assert {e[2] for e in _edges(engine) if e[3] and e[0] == "User"} == {now_there}
