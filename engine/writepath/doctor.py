@@ -82,6 +82,12 @@ def check_llm(engine):
         curator = scalar(conn, "SELECT COUNT(*) FROM memory_checkpoints WHERE updated_at>=? AND"
                                " last_error LIKE 'curator LLM%'", (since,))
     target = f"{settings['memory.llm.model']} at {settings['memory.llm.base_url']}"
+    # what status says of the provider now (failing in a row), which the tables may not hold: a
+    # curation call that failed and fell back to the rules leaves no error on its checkpoint
+    failing = writepath.llm.status_reasons() if writepath is not None and writepath.llm is not None else []
+    if failing and not (failed["n"] or curator):
+        return Check("Curation LLM", "warning", f"{target}: {failing[0]}; test the connection on the Settings "
+                                                "page, or check memory.llm.base_url, memory.llm.model and the key")
     if failed["n"] or curator:
         error = (last or {}).get("error") or "see the checkpoints' last errors"
         return Check("Curation LLM", "warning",

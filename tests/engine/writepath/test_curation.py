@@ -7,6 +7,7 @@ from keepmind.engine.clock import DAY_MS
 from keepmind.engine.db import rows, scalar
 from keepmind.engine.errors import InvalidInput
 from keepmind.engine.writepath import checkpoints
+from keepmind.engine.writepath.doctor import check_llm
 from keepmind.engine.writepath.events import events_for
 from keepmind.engine.writepath.llm import sha256_text
 from keepmind.engine.writepath.proposals import Proposal
@@ -164,6 +165,16 @@ def test_curator_failure_retries_then_never_merges_destructively(llm_engine, pro
     health = llm_engine.writepath.llm.health()
     assert health.failures == 5 and "HTTP 503" in health.last_error
     assert any("curation LLM failing" in r for r in llm_engine.status()["reasons"])
+    assert check_llm(llm_engine).level == "warning"  # the doctor, whose alerts the tray shows, too
+
+
+def test_the_doctor_says_the_provider_is_failing_when_no_table_holds_the_error(llm_engine):
+    """A walk: the Overview said "curation LLM failing (1 in a row …)" while the doctor said "Curation
+    LLM passes": it read only the observer's runs and the checkpoints' errors."""
+    assert check_llm(llm_engine).level == "pass"
+    llm_engine.writepath.llm.record_failure("curation", "parse", "no decision in the reply")
+    check = check_llm(llm_engine)
+    assert check.level == "warning" and "curation LLM failing (1 in a row, last in curation's call)" in check.message
 
 
 def test_model_skip_and_unknown_update_target(llm_engine, provider, personal, clock):
