@@ -332,7 +332,8 @@ def build_server(session: McpSession) -> MCPServer:
 
     @server.api_tool(
         "FindMemories",
-        query="the words to look for in the memories' titles and text (a lexical search, not by meaning)",
+        query="what to look for: memories whose titles and text hold these words come first, then (with an "
+              "embedding model loaded) memories close to it in meaning",
         limit="how many memories to return at most",
         include_expired="true: also the memories past their expiry date")
     def find_memories(query: str, limit: int = 5, include_expired: bool = False) -> FindResult:

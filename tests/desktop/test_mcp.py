@@ -30,6 +30,10 @@ async def exercise_every_tool(client: Client, engine_has_recall: bool) -> dict:
     for tool in listed.tools:
         assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
         assert tool.description
+    # find_memories is topped up by meaning: its schema said "a lexical search, not by meaning" (a walk)
+    [find] = [t for t in listed.tools if t.name == "find_memories"]
+    query = find.input_schema["properties"]["query"]["description"]
+    assert "meaning" in query and "not by meaning" not in query
     out = {}
     found = await client.call_tool("find_memories", {"query": "espresso grinder"})
     assert not found.is_error, found.content
