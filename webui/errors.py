@@ -21,7 +21,7 @@ API_MESSAGES = {
     400: "the request could not be read: send a JSON object body",
     401: "missing or invalid API token: send `Authorization: Bearer <token>` (`keepmind token show` prints it)",
     403: "this request is not allowed",
-    404: "no such route: GET /api/v1/openapi.json (with the token) lists the routes",
+    404: "no such route: {route} (GET /api/v1/openapi.json, with the token, lists the routes)",
     405: "this route does not accept that method: the Allow header names the ones it does, and GET "
          "/api/v1/openapi.json (with the token) lists each route's methods",
     413: "the request body is too large (server.max_body_bytes in keepmind.json sets the limit)",
@@ -94,6 +94,9 @@ def install(app: Flask) -> None:
         status = exc.code or 500
         messages = API_MESSAGES if is_api() else PAGE_MESSAGES
         message = messages.get(status) or (exc.description or exc.name or "request failed")
+        if "{route}" in message:  # the route asked for, named (it read as if openapi.json were missing)
+            path = request.path if len(request.path) <= 200 else request.path[:200] + "…"
+            message = message.format(route=f"{request.method} {path}")
         response = answer(message, status)
         if status == 405 and getattr(exc, "valid_methods", None):
             response.headers["Allow"] = ", ".join(exc.valid_methods)

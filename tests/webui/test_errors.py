@@ -23,7 +23,7 @@ def assert_envelope(r, status: int) -> str:
 
 def test_unknown_route_is_404_envelope(api, live):
     said = assert_envelope(api.get("/nothing/here"), 404)
-    assert "no such route" in said and "(with the token)" in said
+    assert "no such route: GET /api/v1/nothing/here (" in said and "with the token" in said
     # where it points answers with the token, and says how to send one without it
     assert api.get("/openapi.json").status_code == 200
     bare = httpx.get(live.url + "/api/v1/openapi.json")
