@@ -259,26 +259,29 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
     the preview counts no anchors and no edges; the page says so rather than show zeros."""
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
+    # Keepmind's own Markdown export puts each memory back in the scope it names, as a JSON Lines
+    # export does (the form's scope is for other Markdown): a re-import of this page's export had
+    # copied a team/work and a personal/work memory into personal/default
     if dry_run:
         boundary = check_name(boundary)
-        plan = mdimport.plan_markdown(target, audience=audience, boundary=boundary)
-        fresh, skipped = _not_here_yet(engine, [p for _, p, _ in plan.planned], audience, boundary)
-        items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": audience,
-                  "boundary": boundary} for p in fresh]
+        plan = mdimport.plan_markdown(target, audience=audience, boundary=boundary, own_scopes=True)
+        fresh, skipped = _not_here_yet(engine, [(p, scope) for _, p, _, scope in plan.planned])
+        items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": scope[0],
+                  "boundary": scope[1]} for p, scope in fresh]
         return {"format": "markdown", "errors": plan.errors, "skipped": skipped, "not_memories": plan.not_memories,
                 "preview": {"items": items[:PREVIEW_ITEMS], "memories": len(items), "documents": len(items),
                             "records": 0, "carried": "", "anchors": 0,
                             "edges": 0, "tombstones": 0, "nothing": not items}}
     # transfer's, not the engine's import_path: that one wakes the curation worker, which would
     # race this request for the units it is about to curate.
-    report = transfer.import_path(engine, target, audience=audience, boundary=boundary)
+    report = transfer.import_path(engine, target, audience=audience, boundary=boundary, as_exported=True)
     if report.get("errors") or not report.get("checkpoints"):
         return {**report, "imported": 0, "skipped": 0}
     done = _curated(engine, report["checkpoints"])
     return {**report, "outcome": done, **_tally(done)}
 
 
-def _not_here_yet(engine, proposals: list, audience: str, boundary: str) -> tuple[list, int]:
+def _not_here_yet(engine, planned: list) -> tuple[list, int]:
     """The units curation's rules would keep (without a model: the same text, a text a memory of this
     scope already says, a claim deleted as wrong, or a unit said twice in the file are skipped), and
     how many are skipped: so the preview counts as the result will (it showed 15 for a re-import
@@ -288,19 +291,20 @@ def _not_here_yet(engine, proposals: list, audience: str, boundary: str) -> tupl
     from . import store
     from .writepath import similarity
 
-    scope, now = SimpleNamespace(audience=audience, boundary=boundary), engine.now()
+    now = engine.now()
     fresh, seen = [], set()
     with engine.db.snapshot() as conn:
-        for p in proposals:
-            key = store.fingerprint(p.content)
+        for p, (audience, boundary) in planned:
+            scope = SimpleNamespace(audience=audience, boundary=boundary)
+            key = (store.fingerprint(p.content), audience, boundary)
             here = (store.find_fingerprint(conn, p.content, audience, boundary)
                     or store.is_tombstoned(conn, p.content, audience, boundary)
                     or (p.memory_class == "durable_fact" and similarity.already_said(conn, scope, p.content, now)))
             if key in seen or here:
                 continue
             seen.add(key)
-            fresh.append(p)
-    return fresh, len(proposals) - len(fresh)
+            fresh.append((p, (audience, boundary)))
+    return fresh, len(planned) - len(fresh)
 
 
 def _tally(outcome: dict) -> dict:

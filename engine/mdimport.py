@@ -33,6 +33,7 @@ from .errors import EngineError, InvalidInput
 from .mdexported import export_units, is_export
 from .mdunits import Unit, units
 from .memory import Provenance
+from .policy import check_name
 from .secretfilter import kinds_said
 from .store import MemoryDraft, refuse_secret_draft, validate_draft
 from .writepath import checkpoints
@@ -59,7 +60,8 @@ class Queued:
     where: dict[str, str] = field(default_factory=dict)  # checkpoint id -> "file:line"
     not_memories: list[tuple[str, str]] = field(default_factory=list)  # ("file:line", reason)
     errors: list[str] = field(default_factory=list)
-    planned: list[tuple[str, Proposal, dict]] = field(default_factory=list)  # ("file:line", proposal, extra)
+    # ("file:line", proposal, extra, (audience, boundary) it goes into)
+    planned: list[tuple[str, Proposal, dict, tuple[str, str]]] = field(default_factory=list)
     exported_from: list[tuple[str, str]] = field(default_factory=list)  # scopes a Keepmind export's memories name
     resumed: int = 0  # units an interrupted import of the same file left queued, taken over
 
@@ -148,16 +150,18 @@ def _waiting(conn: apsw.Connection, audience: str, boundary: str, now: int) -> d
     return found
 
 
-def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict]], audience: str, boundary: str,
+def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict, tuple[str, str]]],
                  now: int) -> list[tuple[str, str, bool]]:
-    """Queue each unit, or take over the checkpoint an interrupted import of the same unit left
-    waiting (a crash, a Ctrl-C): rerunning it finishes that import instead of queueing it twice,
-    and its summary counts what the leftover units became. (checkpoint id, file:line, taken over)."""
-    waiting = _waiting(conn, audience, boundary, now)
+    """Queue each unit into its scope, or take over the checkpoint an interrupted import of the same
+    unit left waiting (a crash, a Ctrl-C): rerunning it finishes that import instead of queueing it
+    twice, and its summary counts what the leftover units became. (checkpoint id, file:line, taken over)."""
+    waiting: dict[tuple[str, str], dict[str, list[str]]] = {}
     out = []
-    for where, proposal, extra in planned:
+    for where, proposal, extra, (audience, boundary) in planned:
         payload = {"proposal": proposal.to_payload(), **extra}
-        left = waiting.get(_payload_key(payload))
+        if (audience, boundary) not in waiting:
+            waiting[audience, boundary] = _waiting(conn, audience, boundary, now)
+        left = waiting[audience, boundary].get(_payload_key(payload))
         if left:
             out.append((left.pop(0), where, True))
             continue
@@ -170,13 +174,13 @@ def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict]
     return out
 
 
-def queue_markdown(engine, path: Path, *, audience: str, boundary: str) -> Queued:
-    """Cut the files into units and queue one checkpoint per unit (nothing when any unit is refused)."""
-    found = plan_markdown(path, audience=audience, boundary=boundary)
+def queue_markdown(engine, path: Path, *, audience: str, boundary: str, own_scopes: bool = False) -> Queued:
+    """Cut the files into units and queue one checkpoint per unit (nothing when any unit is refused);
+    with `own_scopes`, each unit of Keepmind's Markdown export into the scope it names (plan_markdown)."""
+    found = plan_markdown(path, audience=audience, boundary=boundary, own_scopes=own_scopes)
     if found.errors or not found.planned:
         return found
-    for checkpoint_id, where, taken_over in engine.write(_enqueue_all, found.planned, audience, boundary,
-                                                         engine.now()):
+    for checkpoint_id, where, taken_over in engine.write(_enqueue_all, found.planned, engine.now()):
         found.where[checkpoint_id] = where
         found.resumed += taken_over
     return found
@@ -196,9 +200,13 @@ def exported_scopes(path: Path) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
+def plan_markdown(path: Path, *, audience: str, boundary: str, own_scopes: bool = False) -> Queued:
     """The units a Markdown import would queue (checked, nothing written): the preview, and the
-    first half of queue_markdown."""
+    first half of queue_markdown. Each goes into `audience`/`boundary`, or with `own_scopes` a unit
+    of Keepmind's Markdown export into the personal or team scope it names, as a JSON Lines row
+    does: a browser re-import of the browser's own export had put a team/work and a personal/work
+    memory into personal/default, where the first was a copy and the second read by another
+    workspace's sessions."""
     files = markdown_files(path)
     root = path if path.is_dir() else path.parent
     found = Queued()
@@ -216,12 +224,14 @@ def plan_markdown(path: Path, *, audience: str, boundary: str) -> Queued:
         found.not_memories += [(f"{rel}:{s.line}", s.reason) for s in parsed.skipped]
         for unit in parsed.units:
             proposal, extra = _proposal(unit, rel, _day(file.name))
+            own = own_scopes and unit.scope and unit.scope[0] in ("personal", "team")
             try:
-                _check(proposal, extra, audience, boundary)
+                scope = (unit.scope[0], check_name(unit.scope[1])) if own else (audience, boundary)
+                _check(proposal, extra, *scope)
             except EngineError as exc:
                 found.errors.append(f"{rel} line {unit.line}: {exc.message}")
                 continue
-            planned.append((f"{rel}:{unit.line}", proposal, extra))
+            planned.append((f"{rel}:{unit.line}", proposal, extra, scope))
     found.planned = planned
     return found
 

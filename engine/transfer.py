@@ -314,9 +314,10 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
     `checkpoints` maps each checkpoint to the file:line it came from (mdimport.outcome says what
     became of them). A .zip of any of these is unpacked first, checked as a browser upload is.
 
-    With `as_exported`, Keepmind's own Markdown export whose memories all name one scope goes back
-    into that scope, not `audience`/`boundary`: there its deletions still refuse what was deleted.
-    `exported_from` lists the scopes an export names, so a caller can say when they differ."""
+    With `as_exported`, each memory of Keepmind's own Markdown export goes back into the scope it
+    names, not `audience`/`boundary` (which other Markdown goes into): there its deletions still
+    refuse what was deleted. `exported_from` lists the scopes an export names, so a caller can say
+    when they differ from `scope`; `scopes`, where the units went."""
     if not str(path).strip():  # Path("") is the current folder: never imported by a slip
         raise InvalidInput("give what to import: a .jsonl export, a Markdown file, a folder or a .zip")
     path = Path(path)
@@ -332,14 +333,18 @@ def import_path(engine, path: str | Path, *, audience: str = "personal", boundar
             engine.notify_written([])
         return {"format": "jsonl", **report.as_dict()}
     exported_from = mdimport.exported_scopes(path)
-    if as_exported and len(exported_from) == 1 and exported_from[0][0] in ("personal", "team"):
-        audience, boundary = exported_from[0]
+    own = [s for s in exported_from if s[0] in ("personal", "team")] if as_exported else []
+    if len(own) == 1:
+        audience, boundary = own[0]
     if audience not in AUDIENCES or audience == "public":
         raise InvalidInput(f"a Markdown import needs a personal or team audience, not {audience!r}")
-    queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary))
+    queued = mdimport.queue_markdown(engine, path, audience=audience, boundary=check_name(boundary),
+                                     own_scopes=bool(own))
+    scopes = sorted({scope for *_, scope in queued.planned})
     return {"format": "markdown", "files": queued.files, "queued": len(queued.where), "resumed": queued.resumed,
             "checkpoints": queued.where, "not_memories": queued.not_memories, "errors": queued.errors,
             "scope": {"audience": audience, "boundary": boundary},
+            "scopes": [{"audience": a, "boundary": b} for a, b in scopes],
             "exported_from": [{"audience": a, "boundary": b} for a, b in exported_from]}
 
 

@@ -198,7 +198,8 @@ def _elsewhere(report: dict) -> str:
     """A warning when Keepmind's Markdown export went into a scope its memories were not exported
     from: the memories deleted there are not refused here, so they may come back."""
     scope = report["scope"]
-    other = [f"{s['audience']}/{s['boundary']}" for s in report.get("exported_from") or () if s != scope]
+    went = report.get("scopes") or [scope]
+    other = [f"{s['audience']}/{s['boundary']}" for s in report.get("exported_from") or () if s not in went]
     if not other:
         return ""
     return (f"note: these memories were exported from {', '.join(other)}; in {scope['audience']}/{scope['boundary']} "
@@ -262,9 +263,10 @@ def _import(args) -> int:
             where = report["checkpoints"]
             outcome, embedded = curate(engine, home, where, url if where else None)
             out = {**report, "outcome": outcome, "embeddings": embedded}
-            audience, boundary = report["scope"]["audience"], report["scope"]["boundary"]
+            went = report.get("scopes") or [report["scope"]]
+            into = ", ".join(f"{s['audience']}/{s['boundary']}" for s in went)
             lines = [f"imported {args.path} ({len(report['files'])} file{'s' if len(report['files']) != 1 else ''}) "
-                     f"into {audience}/{boundary}: {report['queued']} units of meaning",
+                     f"into {into}: {report['queued']} units of meaning",
                      *_summary(report, outcome), embedded, _elsewhere(report)]
     if args.json:
         _print_json(out)

@@ -158,3 +158,19 @@ def test_a_markdown_export_goes_back_where_it_came_from_and_what_was_deleted_sta
     assert code == 0 and "into personal/default" in out
     assert "note: these memories were exported from personal/work; in personal/default the memories deleted " \
            "there are not refused" in " ".join(out.split())
+
+
+def test_a_markdown_export_of_several_scopes_puts_each_memory_back_in_its_own(home, tmp_path, capsys):
+    """An export that names several scopes went whole into the default scope (only an export of one
+    scope went back): the team memory became a personal one, the home one readable from default."""
+    one_memory(home, "User lives in Porto.", boundary="home")
+    with open_engine(home, settings=QUIET, start_workers=False) as eng:
+        eng.store(eng.open_session("team", "work"), "Database", "The team decided to use Postgres.")
+    pages = tmp_path / "all.md"
+    assert run(capsys, "export", "--format", "markdown", "-o", str(pages), "--home", str(home))[0] == 0
+    other = tmp_path / "other"
+    code, out, _ = run(capsys, "import", str(pages), "--home", str(other))
+    assert code == 0 and "into personal/home, team/work: 2 units of meaning" in out and "note:" not in out
+    with open_engine(other, settings=QUIET, start_workers=False) as eng:
+        found = sorted((m.audience, m.boundary, m.body) for m in eng.list_memories(LOCAL, limit=10))
+    assert found == [("personal", "home", "User lives in Porto."), ("team", "work", "The team decided to use Postgres.")]

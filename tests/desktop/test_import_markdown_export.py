@@ -48,10 +48,10 @@ def test_a_markdown_export_imports_back_as_its_memories_and_nothing_else(source,
     plan = mdimport.plan_markdown(tmp_path / output, audience="personal", boundary="Café")
     assert plan.errors == []
     expected = live(source)
-    assert sorted((p.title, p.content) for _, p, _ in plan.planned) == sorted(
+    assert sorted((p.title, p.content) for _, p, _, _ in plan.planned) == sorted(
         (title, body) for title, (body, _) in expected.items())
     assert sorted(reason for _, reason in plan.not_memories) == ["anchor", "anchor", "earlier revision", "edge"]
-    sections = {p.title: p.facets for _, p, _ in plan.planned}
+    sections = {p.title: p.facets for _, p, _, _ in plan.planned}
     assert sections["Sister"] == ("section:Anna",) and sections["Trip"] == ()
 
     dst = make_engine(tmp_path / "dst", memory__embeddings__enabled=False)

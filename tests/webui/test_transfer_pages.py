@@ -151,24 +151,37 @@ def preview_page(web, csrf, name: str, content: bytes, boundary: str = "notes") 
 IMPORT_BUTTON = 'action="/transfer/import/'
 
 
-def test_the_markdown_zip_downloaded_from_the_page_uploads_back(server, browser):
+def test_the_markdown_zip_downloaded_from_the_page_uploads_back_where_it_came_from(server, browser, make_engine,
+                                                                                   tmp_path):
+    """A walk re-imported the page's own Markdown export with the form's personal/default: the team/work
+    memory was copied into personal/default and the personal/work one became readable from another
+    workspace. A Keepmind export puts each memory back where it came from, as the page says."""
     web, csrf = browser
-    eng = server.engine
-    sid = eng.open_session("personal", "work")
-    eng.store(sid, "Sister", "Anna is the user's sister; she lives in Porto.", anchor="Anna", anchor_type="person")
-    eng.store(sid, "Editor", "The user edits in Helix.", anchor="Editor")
-    eng.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence")
-    r = web.post("/transfer/export", data={"csrf_token": csrf, "format": "markdown"})
-    name = re.search(r'filename="?([^";]+)', r.headers["Content-Disposition"]).group(1)
+    other = make_engine(tmp_path / "other")  # the export comes from another store
+    mine, team = other.open_session("personal", "work"), other.open_session("team", "work")
+    other.store(mine, "Sister", "Anna is the user's sister; she lives in Porto.", anchor="Anna", anchor_type="person")
+    other.store(mine, "Therapist", "The user's therapist appointment is on Thursdays.")
+    other.store(team, "Database", "The team decided to use Postgres for the new service.")
+    zipped, name = other.export_file(other.export_folder(), "markdown")
     assert re.fullmatch(r"keepmind-markdown-\d{4}-\d{2}-\d{2}\.zip", name)
-    page, staging = preview(web, csrf, name, r.content, boundary="moved")
-    assert "Import 3 memories" in page and "Anna is the user" in page
-    assert "nothing to import was found" not in page
-    result = web.get(import_staged(web, csrf, staging, boundary="moved").headers["Location"]).text
+    page, staging = preview(web, csrf, name, zipped.read_bytes(), boundary="default")
+    assert "Import 3 memories" in page and "Anna is the user" in page and "team · work" in page
+    assert "personal · default" not in page  # each where it came from, not the form's scope
+    result = web.get(import_staged(web, csrf, staging, boundary="default").headers["Location"]).text
     assert status_line(result) == f"3 imported from {name}."
-    moved = eng.list_memories(eng.open_session("personal", "moved"), limit=10)
-    assert sorted(m.body for m in moved) == ["Anna is the user's sister; she lives in Porto.",
-                                              "Flew to Lisbon on 3 May.", "The user edits in Helix."]
+    eng = server.engine
+
+    def bodies(audience, boundary):
+        return sorted(m.body for m in eng.list_memories(eng.open_session(audience, boundary), limit=10)
+                      if m.audience == audience)
+    assert bodies("personal", "work") == ["Anna is the user's sister; she lives in Porto.",
+                                          "The user's therapist appointment is on Thursdays."]
+    assert bodies("team", "work") == ["The team decided to use Postgres for the new service."]
+    assert bodies("personal", "default") == []
+    # uploaded again, it finds every memory where it came from: nothing is copied anywhere
+    again = preview_page(web, csrf, name, zipped.read_bytes(), boundary="default").text
+    assert "Nothing new: everything in it is here already" in again and IMPORT_BUTTON not in again
+    assert bodies("personal", "default") == [] and len(bodies("personal", "work")) == 2
     # and the page says it takes one
     assert "Markdown zip" in web.get("/transfer").text
 
