@@ -114,7 +114,8 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
     for session_id in {*turns, *said_in}:
         counts["observer_runs"] += erase_observer_runs(conn, session_id, texts, hunted)
     counts["curation_events"] = _erase_events(conn, checkpoints, ids, hunted)
-    counts["receipts"] = _erase_receipt_copies(conn, ids, hunted)
+    erased_words = frozenset().union(*(content_words(t) for t in texts if t and t != ERASED_TEXT))
+    counts["receipts"] = _erase_receipt_copies(conn, ids, hunted, erased_words)
     counts["edges"], counts["anchors"] = _erase_graph(conn, ids, anchors)
     if ids:
         conn.execute(f"DELETE FROM memory_embeddings WHERE item_id IN ({','.join('?' * len(ids))})", ids)
@@ -302,27 +303,36 @@ def _erase_events(conn: apsw.Connection, checkpoints: set, ids: list[str], hunte
     return changed
 
 
-def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[str]) -> int:
+def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[str],
+                          erased_words: frozenset[str]) -> int:
     """Receipts that named it (store.forget_in_receipts blanked its items): the message that
-    recalled it and the words planned from it go too (they asked after it: "the zanzibar… on
-    Tuesdays?"), with the copies of that message kept with people's labels on the same recall,
-    and any other copy of its words. The other items and every count and reason stay."""
+    recalled it and the words planned from it go too when they asked after it (it was injected, or
+    the message shares a word of it: "the zanzibar… on Tuesdays?"), with the copies of that message
+    kept with people's labels on the same recall, and any other copy of its words. A recall that
+    only had it among its candidates keeps its message ("Where does my sister Anna live?" had become
+    "(erased)" when a memory about a dog was). The other items and every count and reason stay."""
     changed = 0
     for memory in ids:
         for receipt_id, text in list(conn.execute(
                 "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
                 (f'%"{memory}"%',))):
             body = json.loads(text)
-            if isinstance(body, dict):
+            asked = isinstance(body, dict) and (
+                any(isinstance(i, dict) and i.get("id") in ids for i in body.get("injected") or [])
+                or bool(content_words(str(body.get("query") or "")) & erased_words))
+            if asked:
                 body["query"] = ERASED_TEXT
                 plan = body.get("plan")
                 if isinstance(plan, dict):
                     body["plan"] = {k: [] if isinstance(v, list) else v for k, v in plan.items()}
             new = blank(json.dumps(body), hunted)
             if new != text:
-                conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
-                             (ERASED_TEXT, new, receipt_id))
-                conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, receipt_id))
+                if asked:
+                    conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
+                                 (ERASED_TEXT, new, receipt_id))
+                    conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, receipt_id))
+                else:
+                    conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
                 changed += 1
     return changed
 

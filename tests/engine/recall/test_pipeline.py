@@ -206,3 +206,26 @@ def test_a_memory_deleted_as_wrong_leaves_the_receipts_that_held_it(model_engine
     [back] = [i for i in again["injected"] if i["id"] == ids[1]]
     assert (back["title"], back["content"], "deleted" in back) == (held["title"], held["content"], False)
     assert [c["title"] for c in again["considered"] if c["id"] == ids[1]] == [held["title"]]
+
+
+def test_an_erase_keeps_the_message_of_a_recall_that_only_had_it_among_its_candidates(model_engine):
+    """A walk erased a memory about a dog, and "Where does my sister Anna live?" became "Recall for
+    “(erased)”": every receipt that listed it lost its message. Only a message that recalled it or
+    says its words asked after it; the others keep theirs, its own item still blanked."""
+    sid = model_engine.open_session("personal", "work")
+    ids = fill(model_engine, sid)
+    model_engine.recaller.config = lambda: RecallConfig(feature_gate=OPEN, floor=0.0, max_items=1, **UNHURRIED)
+    message = "Where does my sister live?"
+    result = model_engine.recall(sid, message)
+    laptop = ids[4]
+    before = model_engine.explain(result.receipt_id)
+    assert laptop in {c["id"] for c in before["considered"]} and laptop not in {i["id"] for i in before["injected"]}
+    asked = model_engine.recall(sid, "Which laptop do I work on?")
+    assert laptop in {i["id"] for i in model_engine.explain(asked.receipt_id)["injected"]}
+    model_engine.update(sid, laptop, delete=True)
+    [tomb] = [t for t in model_engine.deleted()[0] if t["memory_id"] == laptop]
+    model_engine.erase(tomb["tombstone_id"])
+    kept = model_engine.explain(result.receipt_id)
+    assert kept["query"] == message
+    assert [c["title"] for c in kept["considered"] if c["id"] == laptop] == ["(deleted memory)"]
+    assert model_engine.explain(asked.receipt_id)["query"] == "(erased)"
