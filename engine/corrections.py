@@ -15,6 +15,7 @@ from .edit import follow_anchor, follow_edges, retire_if_empty
 from .errors import InvalidInput, NotFound, ScopeError
 from .policy import PRIVACY_RANK, Scope, permitted_sql
 from .store import load_visible, record_chain, remember_in_receipts, revise_document, supersede_record, upsert_anchor
+from .writepath.entities import EXCLUSIVE
 
 
 def revert(conn: apsw.Connection, scope: Scope, memory_id: str, revision: int, now: int, *,
@@ -88,12 +89,16 @@ def _named_again(conn: apsw.Connection, memory_id: str, restored: str) -> None:
 
 def _reopen_edges(conn: apsw.Connection, memory_id: str, deleted_at: int) -> None:
     """The edges the deletion closed (asserted by the memory, closed at the tombstone's moment) hold
-    again, unless something said since holds in their place (the same relation from the same anchor)."""
-    for edge in rows(conn, "SELECT edge_id, from_anchor_id, relation FROM memory_edges"
+    again, unless something said since holds in their place (the same relation from the same anchor
+    to another target). Another memory that said the same tie meanwhile does not take its place: both
+    hold it (graph.edges shows it once, since the first), so it neither reads as ended at the
+    restore nor goes when that other memory is erased (a walk saw both)."""
+    for edge in rows(conn, "SELECT edge_id, from_anchor_id, relation, to_anchor_id FROM memory_edges"
                            " WHERE asserted_by=? AND valid_to=?", (memory_id, deleted_at)):
-        taken = one(conn, "SELECT 1 FROM memory_edges WHERE from_anchor_id=? AND relation=? AND valid_to IS NULL",
-                    (edge["from_anchor_id"], edge["relation"]))
-        if taken is None:
+        taken = edge["relation"] in EXCLUSIVE and one(
+            conn, "SELECT 1 AS x FROM memory_edges WHERE from_anchor_id=? AND relation=? AND to_anchor_id!=?"
+                  " AND valid_to IS NULL", (edge["from_anchor_id"], edge["relation"], edge["to_anchor_id"]))
+        if not taken:  # a tie of several values (a second pet, a sister) takes no other's place
             conn.execute("UPDATE memory_edges SET valid_to=NULL WHERE edge_id=?", (edge["edge_id"],))
 
 

@@ -204,9 +204,22 @@ def edges(conn: apsw.Connection, scope: Scope, anchor_id: str, *, as_of: int | N
         args += [as_of, as_of]
     sql += " ORDER BY (e.valid_to IS NULL) DESC, e.valid_from DESC LIMIT ?"
     args.append(MAX_LIMIT)
-    return [Edge(r["edge_id"], r["from_anchor_id"], r["from_name"], r["relation"], r["to_anchor_id"],
-                 r["to_name"], r["valid_from"], r["valid_to"], r["asserted_by"], r["confidence"], bool(r["wrong"]))
-            for r in rows(conn, sql, args)]
+    found = [Edge(r["edge_id"], r["from_anchor_id"], r["from_name"], r["relation"], r["to_anchor_id"],
+                  r["to_name"], r["valid_from"], r["valid_to"], r["asserted_by"], r["confidence"], bool(r["wrong"]))
+             for r in rows(conn, sql, args)]
+    return _one_per_fact(found)
+
+
+def _one_per_fact(found: list[Edge]) -> list[Edge]:
+    """One open edge per fact: two memories that say the same tie each hold an edge of it (so either
+    alone keeps it, a restored one and one said while it was deleted), shown once, since the first."""
+    first: dict[tuple, Edge] = {}
+    for e in found:
+        if e.valid_to is None:
+            key = (e.from_id, e.relation, e.to_id)
+            if key not in first or e.valid_from < first[key].valid_from:
+                first[key] = e
+    return [e for e in found if e.valid_to is not None or first[(e.from_id, e.relation, e.to_id)] is e]
 
 
 def neighbourhood(conn: apsw.Connection, scope: Scope, anchor_id: str, *, depth: int = 1,

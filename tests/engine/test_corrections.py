@@ -364,3 +364,43 @@ def test_reverting_a_move_gives_the_old_home_back_unbroken(engine, me, clock):
     day_of_the_move = clock() - DAY_MS - DAY_MS // 2
     assert [e.to_name for e in engine.edges(viewer, anna.id, as_of=day_of_the_move + DAY_MS // 4)
             if e.relation == "lives_in"] == ["Lisbon"]
+
+
+def _pets(engine, viewer):
+    user = next(a for a in engine.anchors(viewer) if a.name == "User")
+    return sorted((e.to_name, e.current) for e in engine.edges(viewer, user.id) if e.relation == "pet")
+
+
+def test_a_restored_tie_said_again_meanwhile_is_one_current_fact_that_outlives_either_memory(engine, me, clock):
+    """A walk: "I have a dog named Rolo." deleted as wrong, "I keep a dog called Rolo!" said while it
+    was, then the first restored: Rolo's page said "User pet Rolo" both current and "Previously …
+    until today"; erasing the second memory then dropped the pet altogether, the first still live."""
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    pet = [Relation("pet", "Rolo", "pet", False, "User", "person")]
+    first = engine.store(sid, "", "I have a dog named Rolo.", relations=pet).id
+    clock.advance(DAY_MS)
+    engine.update(sid, first, delete=True)
+    clock.advance(DAY_MS)
+    second = engine.store(sid, "", "I keep a dog called Rolo!", relations=pet).id
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == first]
+    engine.restore(tomb["tombstone_id"], token=me)
+    assert _pets(engine, viewer) == [("Rolo", True)]  # once, current, nothing "previously"
+    engine.update(sid, second, delete=True)
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == second]
+    engine.erase(tomb["tombstone_id"], token=me)
+    assert _pets(engine, viewer) == [("Rolo", True)]  # the restored memory still says it
+
+
+def test_a_restored_pet_comes_back_beside_another_pet(engine, me, clock):
+    """A tie of several values: a second pet said while the first was deleted takes no place of it."""
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    rolo = engine.store(sid, "", "I have a dog named Rolo.",
+                        relations=[Relation("pet", "Rolo", "pet", False, "User", "person")]).id
+    engine.update(sid, rolo, delete=True)
+    clock.advance(DAY_MS)
+    engine.store(sid, "", "I have a cat named Mochi.", relations=[Relation("pet", "Mochi", "pet", False, "User", "person")])
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == rolo]
+    engine.restore(tomb["tombstone_id"], token=me)
+    assert _pets(engine, viewer) == [("Mochi", True), ("Rolo", True)]
