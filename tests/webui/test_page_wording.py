@@ -52,6 +52,8 @@ def test_the_mcp_line_quotes_a_boundary_with_a_space(client, engine, csrf):
     line = line.replace("&#39;", "'")
     argv = shlex.split(line)
     assert argv[argv.index("--boundary") + 1] == "my project"
+    # and the data dir of this Keepmind: `keepmind mcp` alone uses KEEPMIND_HOME or the default (a walk)
+    assert argv[argv.index("--home") + 1] == str(engine.home.resolve())
 
 
 def test_a_role_edge_reads_as_who_the_other_is(client, engine, csrf):

@@ -5,6 +5,8 @@ same visibility rule as every other read (Engine.view_as / Engine.viewer)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Blueprint, request
 
 from keepmind.engine import AUDIENCES, EngineError, NotFound
@@ -73,7 +75,9 @@ def create_token():
         created = eng.create_token(form["name"], form["ceiling"], named or ["*"], by=viewer_token())
     except EngineError as exc:
         return page("scoping.html", "_tokens.html", http_status=422, **_either(error=exc.message, form=form))
-    return page("scoping.html", "_tokens.html", **_either(created=created))
+    # the MCP line names this Keepmind's data dir: `keepmind mcp` alone uses KEEPMIND_HOME or the
+    # platform's default, which need not be the store this page is of (one started with --home)
+    return page("scoping.html", "_tokens.html", **_either(created=created, data_dir=str(Path(eng.home).resolve())))
 
 
 @bp.post("/tokens/<token_id>/revoke")
