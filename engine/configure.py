@@ -59,12 +59,15 @@ def as_text(value) -> str:
 
 
 def from_text(name: str, text: str):
-    """A form field's text as the value of `name`: empty is null; a string when the key takes one
-    as written, else JSON (numbers, true/false, objects). The key's own check decides after."""
+    """A form field's text as the value of `name`: empty is the key's default (null for a key whose
+    default is none; a cleared number field said "is None", not "back to 300"); a string when the key
+    takes one as written, else JSON (numbers, true/false, objects). The key's own check decides after."""
     key = KEY_INDEX.get(name)
     text = (text or "").strip()
-    if key is None or text == "":
+    if key is None:
         return None
+    if text == "":
+        return key.default
     try:
         return key.check(text)
     except ValueError:

@@ -318,6 +318,14 @@ def _flatten(obj: dict, prefix: str = "") -> dict:
     return out
 
 
+def _as_json(value) -> str:
+    """A value as keepmind.json writes it (null, true, "text"), not as Python does (None, True)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def validate(raw: dict) -> Settings:
     if not isinstance(raw, dict):
         raise SettingsError("keepmind.json must hold a JSON object of settings")
@@ -332,7 +340,7 @@ def validate(raw: dict) -> Settings:
         try:
             values[name] = key.check(value)
         except ValueError as exc:
-            problems[name] = f"setting {name!r} is {value!r}; allowed: {exc}"
+            problems[name] = f"setting {name!r} is {_as_json(value)}; allowed: {exc}"
     if problems:
         # every bad value is said, so one pass of fixes is enough
         raise SettingsError("; and ".join(problems.values()), problems)

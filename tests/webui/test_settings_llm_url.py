@@ -64,7 +64,7 @@ def test_the_settings_page_refuses_a_bad_address_and_writes_nothing(client, engi
     r = save(client, token, CURATION, memory__llm__base_url="not a url")
     assert r.status_code == 422
     said = notice(r)
-    assert said.startswith("setting 'memory.llm.base_url' is 'not a url'; allowed: an http:// or https:// address")
+    assert said.startswith('setting \'memory.llm.base_url\' is "not a url"; allowed: an http:// or https:// address')
     assert "Saved" not in said and not engine.settings_path.exists()
     r = save(client, token, CURATION, memory__llm__base_url="http://192.168.1.20:8000/v1")
     assert r.status_code == 200 and notice(r) == "Saved. At the next start: memory.llm.base_url."
@@ -84,3 +84,16 @@ def test_saving_back_the_value_keepmind_runs_with_does_not_wait_for_the_next_sta
     assert notice(r) == "Saved. Applied at once: memory.llm.timeout_seconds."
     assert "until it starts again" not in r.get_data(as_text=True)  # nothing waits for a restart any more
     assert engine.settings["memory.llm.model"] is None and engine.settings["memory.llm.timeout_seconds"] == 60
+
+
+def test_a_cleared_number_field_goes_back_to_its_default(client, engine):
+    """A walk cleared memory.recall.timeout_ms and was told "is None; allowed: a whole number…"."""
+    csrf = sign_in(client, engine)
+    r = client.post("/settings", data={"csrf_token": csrf, "group": "Recall", "memory.recall.timeout_ms": "500"})
+    assert r.status_code in (200, 303) and engine.settings["memory.recall.timeout_ms"] == 500
+    r = client.post("/settings", data={"csrf_token": csrf, "group": "Recall", "memory.recall.timeout_ms": ""})
+    assert r.status_code in (200, 303), r.get_data(as_text=True)
+    assert engine.settings["memory.recall.timeout_ms"] == 300
+    r = client.post("/settings", data={"csrf_token": csrf, "group": "Recall", "memory.recall.timeout_ms": "true"})
+    said = r.get_data(as_text=True)
+    assert r.status_code == 422 and "is true; allowed" in said and "True" not in said
