@@ -39,6 +39,24 @@ from .proposals import Proposal
 
 EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
                        "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
+# Words that say nothing to remember, whatever their number: "ok thanks", "lol", "yeah sure thx".
+CHATTER_WORDS = frozenset({"ok", "okay", "k", "kk", "thanks", "thank", "you", "thx", "ty", "np", "sounds", "good",
+                           "got", "it", "cool", "great", "nice", "yes", "yeah", "yep", "yup", "no", "nope", "sure",
+                           "done", "hi", "hello", "hey", "bye", "lol", "lmao", "haha", "hah", "hehe", "hmm", "oh",
+                           "ah", "wow", "awesome", "perfect", "alright", "fine", "and", "so", "very", "much", "a",
+                           "lot", "bunch", "again", "all", "right", "then", "please", "noted", "understood"})
+
+
+def says_nothing(content: str) -> bool:
+    """Chatter, or no text at all: only CHATTER_WORDS ("ok thanks", "lol"), or fewer than three
+    different letters and digits however long ("x" said 99,990 times, "haha", "?!"). A walk's
+    store_memory kept "ok thanks", "lol" and the long x as durable facts."""
+    normalized = normalize_text(content)
+    if normalized in EPHEMERAL or not normalized.strip():
+        return True
+    if all(word in CHATTER_WORDS for word in normalized.split()):
+        return True
+    return len({c.lower() for c in content if c.isalnum()}) < 3
 MIN_CONFIDENCE = 0.55
 SOURCES_BY_TRIGGER = {"explicit-memory-request": "tool", "compaction-boundary": "compaction",
                       "subagent-findings": "subagent", "observed-memory-proposals": "observer",
@@ -98,7 +116,7 @@ def rule_verdict(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Dec
     content = proposal.content.strip()
     if not content:
         return Decision("drop", "empty")
-    if normalize_text(content) in EPHEMERAL or sum(c.isalnum() for c in content) < 2:
+    if says_nothing(content):
         return Decision("drop", "ephemeral")  # "ok", "thanks", or a stray "x": nothing to remember
     kinds = secret_kinds("\n".join((proposal.title, content, *proposal.aliases, *proposal.facets)))
     if kinds or MARKER in content or MARKER in proposal.title:

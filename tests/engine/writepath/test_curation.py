@@ -375,3 +375,14 @@ def test_a_weaker_restatement_is_contained_by_the_stronger_memory_not_appended_o
     engine.store_memory(personal, "", "I really strongly prefer window seats when I fly.")  # says more: kept
     [stronger] = drain(engine)
     assert stronger.action in ("create", "append")
+
+
+def test_chatter_and_a_long_run_of_one_letter_are_not_kept(engine, personal):
+    """A walk's store_memory kept "ok thanks", "lol" and 99,990 x's as durable facts ("hi" was dropped)."""
+    chatter = [engine.store_memory(personal, "", said).checkpoint_id
+               for said in ("ok thanks", "lol", "x" * 99_990, "OK, got it, thanks!", "haha")]
+    kept = [engine.store_memory(personal, "", said).checkpoint_id
+            for said in ("I am 42.", "AAA batteries for the remote.", "Go to the gym on Mondays.")]
+    outcomes = {o.checkpoint_id: o for o in drain(engine)}
+    assert [(outcomes[c].action, outcomes[c].reason) for c in chatter] == [("drop", "ephemeral")] * 5
+    assert [outcomes[c].action for c in kept] == ["create"] * 3
