@@ -29,6 +29,8 @@ def update_mode(old_text, new_text, new_content, title, delete) -> str:
             raise InvalidInput("new_content is empty: to remove a memory, use delete")
         return "rewrite"
     if old_text is not None or new_text is not None:
+        if old_text is None:
+            raise InvalidInput("old_text is missing: give the exact text to replace, with new_text")
         if not isinstance(old_text, str) or not old_text:
             raise InvalidInput("old_text is empty: give the exact text to replace")
         if not isinstance(new_text, str):

@@ -112,7 +112,8 @@ def clean_text(value: object, what: str, *, limit: int, required: bool = True) -
         raise InvalidInput(f"{what} must be a string")
     text = without_display_controls(value).strip()
     if required and not text:
-        raise InvalidInput(f"{what} is empty: give the memory some text")
+        raise InvalidInput(f"{what} is empty: give the memory a title" if what == "title"
+                           else f"{what} is empty: give the memory some text")
     if "\x00" in text:
         raise InvalidInput(f"{what} holds a control or invisible character (NUL, \\u0000): remove it")
     if len(text) > limit:

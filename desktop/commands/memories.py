@@ -226,6 +226,10 @@ def cmd_edit(args) -> int:
         raise InvalidInput("say what to change: --text NEW, --replace OLD NEW, or --title TITLE")
     if args.text is not None and args.replace is not None:
         raise InvalidInput("give --text (the whole new text) or --replace OLD NEW, not both")
+    if args.text is not None and not args.text.strip():  # said in the API's words, it named new_content
+        raise InvalidInput(f"--text is empty: to remove a memory, use `keepmind memories delete {args.memory_id}`")
+    if args.title is not None and not args.title.strip():
+        raise InvalidInput("--title is empty: give the memory a title")
     change: dict = {}
     if args.text is not None:
         change["new_content"] = args.text
@@ -244,8 +248,8 @@ def cmd_edit(args) -> int:
         print(for_terminal(f"not changed: {result['reason']}"), file=sys.stderr)
         return 1
     now_id = result.get("new_id") or item.id
-    if args.json:
-        print(json_for_terminal({**result, "embeddings": embedded}))
+    if args.json:  # what became of its vector, said as the text form says it (never an empty string)
+        print(json_for_terminal({**result, "embeddings": embedded or None}))
         return 0
     said = EDITED.get(result["action"], result["action"])
     count = (f" ({counted(result['replacements'], 'replacement')})"

@@ -59,6 +59,9 @@ def test_edit_corrects_a_memory_by_a_wording_or_whole_and_keeps_its_history(home
     ((), "say what to change: --text NEW, --replace OLD NEW, or --title TITLE"),
     (("--text", "a", "--replace", "b", "c"), "give --text (the whole new text) or --replace OLD NEW, not both"),
     (("--replace", "Madrid", "Porto"), "Madrid"),  # not in its text: nothing changes, and it says what is missing
+    # in the command's words, not the API's ("new_content is empty: … use delete")
+    (("--text", " "), "--text is empty: to remove a memory, use `keepmind memories delete "),
+    (("--title", ""), "--title is empty: give the memory a title"),
 ])
 def test_edit_refuses_what_it_cannot_do_in_one_line_and_changes_nothing(home, capsys, argv, says):
     memory_id = one_memory(home)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from keepmind.engine import NotFound, Relation, Scope, ScopeError
+from keepmind.engine import InvalidInput, NotFound, Relation, Scope, ScopeError
 from keepmind.engine.clock import DAY_MS
 
 
@@ -230,3 +230,16 @@ def test_a_boundary_granted_for_reading_cannot_be_changed_from_the_other(make_en
         engine.update(work, doc, **change)
     assert engine.get(home, [doc]).items[0].body == "I am allergic to peanuts and cashews."
     assert engine.update(home, doc, old_text="cashews", new_text="almonds").action == "replaced"
+
+
+def test_update_says_what_is_missing_as_missing_and_a_title_as_a_title(engine):
+    """A walk: update_memory with new_text and no old_text was told "old_text is empty", and an empty
+    title "give the memory some text"."""
+    sid = engine.open_session("personal", "work")
+    doc = engine.store(sid, "Home", "User lives in Lisbon.").id
+    with pytest.raises(InvalidInput, match="^old_text is missing: give the exact text to replace"):
+        engine.update(sid, doc, new_text="Porto")
+    with pytest.raises(InvalidInput, match="^old_text is empty"):
+        engine.update(sid, doc, old_text="", new_text="Porto")
+    with pytest.raises(InvalidInput, match="^title is empty: give the memory a title$"):
+        engine.update(sid, doc, title=" ")
