@@ -162,9 +162,16 @@ def revoke(conn: apsw.Connection, token_id_or_name: str, now: int, *, by: Token 
     """Revoke a token (kept, never deleted, so its sessions stay attributable). The sessions it
     opened end with it: nothing can speak in them any more, and ending them lets the observer
     distil what was said (a revoked agent's session left open stayed "open" in the UI for good)."""
+    if by is not None:
+        # one answer whether it is missing or wider than `by`: a narrow token learns no other's id
+        try:
+            token = get(conn, token_id_or_name)
+        except NotFound:
+            token = None
+        if token is None or not by.covers(token):
+            raise NotFound(f"no token {token_id_or_name!r} that this token may revoke (it may revoke only tokens "
+                           "no wider than itself)")
     token = get(conn, token_id_or_name)
-    if by is not None and not by.covers(token):
-        raise ScopeError("this token cannot revoke a token wider than itself")
     if token.revoked_at is None:
         conn.execute("UPDATE api_tokens SET revoked_at=? WHERE token_id=?", (now, token.id))
         conn.execute("UPDATE sessions SET status='ended', ended_at=?, updated_at=? WHERE token_id=?"

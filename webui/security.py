@@ -165,7 +165,10 @@ def refuse_revoking_the_local_token(token_id_or_name: str, by: Token) -> None:
     local_id = local_token_id()
     if local_id is None:
         return
-    token = engine().get_token(token_id_or_name)
+    try:
+        token = engine().get_token(token_id_or_name)
+    except NotFound:  # the revoke's own refusal says so, as it says of one wider than `by`
+        return
     if token.id == local_id and by.covers(token):
         raise Forbidden(f"{token.name} is the local token: Keepmind's own commands, the tray, MCP and the hooks "
                         "use it while Keepmind runs. To replace it, stop Keepmind (`keepmind stop`), then run "

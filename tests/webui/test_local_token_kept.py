@@ -76,8 +76,13 @@ def test_the_tokens_table_says_which_is_keepminds_own_and_offers_no_revoke_for_i
 def test_a_narrower_token_is_refused_as_for_any_wider_token_and_learns_no_name(client, engine, local):
     team = engine.create_token("team-work", "team", ["work"])
     r = client.post(f"/api/v1/tokens/{local.token.id}/revoke", headers=bearer(team.secret))
-    assert r.status_code == 403 and "wider than itself" in r.get_json()["error"]
+    assert r.status_code == 404 and "that this token may revoke" in r.get_json()["error"]
     assert "local" not in r.get_json()["error"]
+    # as for a token that does not exist: a narrow token cannot probe which ids do (a walk)
+    missing = client.post("/api/v1/tokens/tok-" + "0" * 32 + "/revoke", headers=bearer(team.secret))
+    assert missing.status_code == 404
+    assert missing.get_json()["error"].replace("tok-" + "0" * 32, "ID") == r.get_json()["error"].replace(
+        local.token.id, "ID")
     assert engine.verify_token(local.secret) is not None
 
 
