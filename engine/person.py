@@ -40,7 +40,7 @@ _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wr
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
 
 
-def _conjugate(rest: str) -> str:
+def conjugate(rest: str) -> str:
     """'love hiking' -> 'loves hiking' (the word after a rewritten bare 'I')."""
     verb = rest.split(" ", 1)[0] if rest else ""
     low = verb.lower()
@@ -84,7 +84,7 @@ def third_person(sentence: str, subject: str) -> str:
                 while j < len(tokens) and is_adverb(tokens[j]):
                     j += 2
                 if j < len(tokens):
-                    tokens[j] = _conjugate(tokens[j])
+                    tokens[j] = conjugate(tokens[j])
             i += 1
             continue
         out.append(tok)

@@ -156,7 +156,12 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:currently\s+|now\s+)?(?:working on|building|writing|"
      r"developing|running|training for|learning|studying|researching)\b"),
     ("project", "durable_fact", 0.75, r"\b(?:my|our)\s+(?:project|app|company|startup|business|store|"
-     r"studio|book|thesis|team|band|blog)\s+(?:\w+\s+)?(?:is|uses|has|needs|will|launched|just)\b"),
+     r"studio|book|thesis|team|band|blog|frontend|backend|api|stack|service|database|website|site|codebase|repo|"
+     r"pipeline|infrastructure|infra|monorepo)\s+(?:\w+\s+)?(?:is|uses|has|needs|will|launched|just|runs)\b"),
+    # what a team builds and with what: "We build the frontend with Svelte.", "The team deploys on Fly.io."
+    ("project", "durable_fact", 0.75,
+     r"\b(?:we|the\s+team)\s+(?:build|builds|write|writes|develop|develops|deploy|deploys|host|hosts|run|runs|"
+     r"test|tests|ship|ships)\s+(?:[\w-]+\s+){0,4}?(?:with|on|in|using)\s+(?-i:[A-Z])"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
      r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b"),

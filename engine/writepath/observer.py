@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import uuid
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from .. import search
 from .. import sessions as session_store
 from ..db import one, rows, scalar
 from ..memory import fingerprint
+from ..person import conjugate
 from ..secretfilter import redact
 from . import checkpoints, extractor, mergeguard, review
 from .llm import LlmError, first_json_object
@@ -70,6 +72,21 @@ a home airport, a dietary need, a preferred editor) also gets a profile facet na
 travel_profile, food_profile, work_profile, household_profile, pet_profile, personal_profile.
 Facts sharing a profile facet are recalled together, so give one only to facts a task in that
 domain would need."""
+
+
+# How the rules say "we" of a speaker (person.third_person): in a team session that is the team.
+_GROUP = "User and others"
+
+
+def _the_team(proposal: Proposal) -> Proposal:
+    """A team memory says "The team decided…", not "User and others decided…" (every teammate reads
+    it, and "User" is whoever spoke)."""
+    def said(text: str) -> str:
+        # "User and others build…" -> "The team builds…" (the verb agrees with one team)
+        return re.sub(r"(?<![\w'])User and others (\S+)",
+                      lambda m: ("The team " if m.start() == 0 else "the team ") + conjugate(m.group(1)), text)
+    return replace(proposal, title=said(proposal.title), content=said(proposal.content),
+                   anchor=said(proposal.anchor) if proposal.anchor else proposal.anchor)
 
 
 @dataclass(frozen=True)
@@ -244,10 +261,12 @@ class Observer:
             # A team store is read by every teammate, and the rules cannot say who "I" is: what the
             # speaker says of their own health, tastes, home or kin is theirs, not the team's (the
             # LLM observer's prompt says the same). What the team decided or builds is kept.
-            personal = [p for p in found if p.facets[:1] and p.facets[0] not in extractor.TEAM_KINDS]
+            personal = [p for p in found if p.facets[:1] and p.facets[0] not in extractor.TEAM_KINDS
+                        and not (p.facets[0] == "tool" and p.content.startswith(_GROUP))]  # "We use Postgres…"
             if personal:
                 dropped["about-the-speaker-in-a-team-session"] = len(personal)
                 found = [p for p in found if p not in personal]
+            found = [_the_team(p) for p in found]
         kept = per_turn(found, MAX_PROPOSALS)
         if len(found) > len(kept):
             dropped["max-proposals-exceeded"] = len(found) - len(kept)

@@ -223,14 +223,21 @@ def test_in_a_team_session_the_rules_keep_what_the_team_decided_not_what_the_spe
     engine.add_turn(personal, user="I strongly dislike overnight buses.", assistant="Noted.")
     engine.add_turn(team, user="I strongly dislike overnight buses. I am allergic to peanuts.", assistant="Noted.")
     engine.add_turn(team, user="We decided to use Terraform for the staging infrastructure.", assistant="OK.")
+    # what the team builds and with what is the team's (a walk: "…with Svelte." was not learnt), and
+    # a team memory says "The team", not "User and others"; where "we" live is not the team's
+    engine.add_turn(team, user="We build the frontend with Svelte. We use PostgreSQL for the main database.",
+                    assistant="OK.")
+    engine.add_turn(team, user="We live in Somerville near Davis Square.", assistant="OK.")
     clock.advance(90_000)
     runs = engine.writepath.scheduler.run_once(clock())
     drain(engine)
     bodies = sorted((m.audience, m.body) for m in engine.list_memories(personal))
     assert bodies == [("personal", "I strongly dislike overnight buses."),
-                      ("team", "User and others decided to use Terraform for the staging infrastructure.")]
+                      ("team", "The team builds the frontend with Svelte."),
+                      ("team", "The team decided to use Terraform for the staging infrastructure."),
+                      ("team", "The team uses PostgreSQL for the main database.")]
     [team_run] = [r for r in runs if r.session_id == team]
-    assert team_run.rejections == {"about-the-speaker-in-a-team-session": 2}
+    assert team_run.rejections == {"about-the-speaker-in-a-team-session": 3}
 
 
 @pytest.mark.parametrize("text,title", [
