@@ -207,6 +207,16 @@ def _elsewhere(report: dict) -> str:
             "or leave both out to import an export of one scope where it came from.")
 
 
+def _scope_flags_unused(args) -> str:
+    """A JSON Lines export keeps each row's own scope: --audience and --boundary, given, did nothing
+    (a walk asked for team/other and was not told)."""
+    given = [f for f, v in (("--audience", args.audience), ("--boundary", args.boundary)) if v is not None]
+    if not given:
+        return ""
+    return (f"note: {' and '.join(given)} did nothing: a JSON Lines export keeps each memory's own audience and "
+            "boundary (they choose where Markdown goes)")
+
+
 def cmd_import(args) -> int:
     if not args.json:
         return _import(args)
@@ -258,7 +268,7 @@ def _import(args) -> int:
                      + f", skipped {report['skipped']} already present"
                      + (f", left out {report['erased']} erased for good here (with the names only"
                         f" {'it' if report['erased'] == 1 else 'they'} gave)" if report.get("erased") else ""),
-                     embedded]
+                     embedded, _scope_flags_unused(args)]
         else:
             where = report["checkpoints"]
             outcome, embedded = curate(engine, home, where, url if where else None)

@@ -177,3 +177,18 @@ def test_a_markdown_export_of_several_scopes_puts_each_memory_back_in_its_own(ho
     with open_engine(other, settings=QUIET, start_workers=False) as eng:
         found = sorted((m.audience, m.boundary, m.body) for m in eng.list_memories(LOCAL, limit=10))
     assert found == [("personal", "home", "User lives in Porto."), ("team", "work", "The team decided to use Postgres.")]
+
+
+def test_a_jsonl_import_says_when_the_scope_flags_did_nothing(home, tmp_path, capsys):
+    """A walk imported a JSON Lines export with --audience team --boundary other: the rows kept their
+    own scope, as they should, and nothing said the flags were not used."""
+    one_memory(home, "User lives in Porto.", boundary="home")
+    out = tmp_path / "all.jsonl"
+    assert run(capsys, "export", "-o", str(out), "--home", str(home))[0] == 0
+    other = tmp_path / "other"
+    code, said, _ = run(capsys, "import", str(out), "--audience", "team", "--boundary", "elsewhere",
+                        "--home", str(other))
+    assert code == 0 and "note: --audience and --boundary did nothing: a JSON Lines export keeps each memory's " \
+                         "own audience and boundary" in said
+    code, said, _ = run(capsys, "import", str(out), "--home", str(tmp_path / "third"))
+    assert code == 0 and "note:" not in said
