@@ -70,8 +70,10 @@ def why_nothing(receipt: dict) -> list[str]:
     """What kept every memory out of a recall that injected nothing, stage by stage."""
     counts = receipt.get("counts", {})
     out = []
-    if counts.get("considered", 0) == 0:
+    if counts.get("considered", 0) == 0 and not counts.get("excluded"):
         out.append("no memory this session may read shared a word with the message or came near it in meaning")
+    elif counts.get("considered", 0) == 0:
+        out.append("every memory the message reached was injected earlier in this session")
     if counts.get("excluded"):
         out.append(f"{counts['excluded']} already injected earlier in this session (again after a compaction)")
     floor = receipt.get("floor") or {}
@@ -86,7 +88,8 @@ def why_nothing(receipt: dict) -> list[str]:
     if counts.get("budget_dropped"):
         out.append(f"{counts['budget_dropped']} did not fit the injection budget")
     for degraded in receipt.get("degraded") or []:
-        out.append(f"degraded: {degraded}")
+        if degraded != "progressive_recall_exhausted":  # said above: nothing is wrong
+            out.append(f"degraded: {degraded}")
     return out or ["nothing passed the stages above"]
 
 

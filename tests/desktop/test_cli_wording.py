@@ -66,3 +66,15 @@ def test_a_cut_memories_list_says_there_are_more(tmp_path, capsys):
     assert len(out.splitlines()) == 3 and "the first 3 shown: there are more" in err
     assert main(["memories", "list", "--limit", "4", "--home", str(home)]) == 0
     assert "there are more" not in capsys.readouterr().err
+
+
+def test_why_nothing_says_a_session_that_was_given_everything_already_as_such():
+    """A walk's explain said both "no memory this session may read shared a word with the message"
+    and "3 already injected earlier in this session": the first was untrue."""
+    from keepmind.desktop.commands.explain import why_nothing
+
+    given = why_nothing({"counts": {"considered": 0, "excluded": 3}, "degraded": ["progressive_recall_exhausted"]})
+    assert given == ["every memory the message reached was injected earlier in this session",
+                     "3 already injected earlier in this session (again after a compaction)"]
+    none = why_nothing({"counts": {"considered": 0}})
+    assert none == ["no memory this session may read shared a word with the message or came near it in meaning"]
