@@ -209,3 +209,24 @@ def test_a_memory_found_by_its_words_with_a_lexical_score_of_zero_is_explained(s
         receipt = api.post(f"/sessions/{later}/recall", json={"message": "what milk do I drink?"}).json()["receipt"]
     page = web.get(f"/receipts/{receipt}").text
     assert "Milk" in page and "common-words" not in page
+
+
+def test_a_should_have_been_recalled_mark_names_its_memory_and_no_opposite_mark_is_offered(server, browser):
+    """A walk marked a memory found by Find: the list said "doc-fd3a…", not its title; and Find offered
+    "This should have been recalled" for a memory already marked "don't inject this here"."""
+    web, csrf = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work", title="Daily chat")
+    tom = eng.store(sid, "Brother", "My brother Tom lives in Berlin.").id
+    peanuts = eng.store(sid, "Allergy", "I am allergic to peanuts.").id
+    with server.client() as api:
+        found = api.post(f"/sessions/{sid}/recall", json={"message": "Am I allergic to peanuts?"}).json()
+    receipt = found["receipt"]
+    assert [i["id"] for i in found["items"]] == [peanuts]
+    eng.label_recall(receipt, peanuts, "not_here")
+    r = web.post(f"/receipts/{receipt}/feedback", headers=HX,
+                 data={"csrf_token": csrf, "label": "should_recall", "memory_id": tom})
+    marked = r.text.split("Marked “this should have been recalled”:")[1]
+    assert f'href="/memories/{tom}">Brother</a>' in marked
+    r = web.get(f"/receipts/{receipt}/pick", params={"q": "peanuts"}, headers=HX)
+    assert "marked: don't inject this here" in r.text and "Allergy should have been recalled" not in r.text

@@ -13,7 +13,7 @@ from flask import Blueprint, redirect, request
 from keepmind.engine import EngineError
 
 from ..context import engine
-from ..security import viewer_token
+from ..security import viewer_scope, viewer_token
 from .render import done, is_htmx, page, text
 
 bp = Blueprint("receipts", __name__)
@@ -45,6 +45,14 @@ def _receipt_context(receipt_id: str, **extra) -> dict:
     labels = {(lb["item_id"], lb["label"]) for lb in view["labels"]}
     titles = {s["id"]: s["title"] for s in view["stages"]}
     titles.update({i.get("id"): i.get("title") for i in receipt.get("injected") or []})
+    # a memory marked "should have been recalled" was, by its nature, seldom among them: by its title
+    # too, not its id (a walk saw "doc-fd3a…" after marking one)
+    unnamed = [lb["item_id"] for lb in view["labels"] if not titles.get(lb["item_id"])]
+    if unnamed:
+        try:
+            titles.update({m.id: m.title for m in eng.get(viewer_scope(), unnamed).items})
+        except EngineError:
+            pass
     session = None
     if receipt.get("session_id"):
         try:
