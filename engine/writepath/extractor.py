@@ -396,10 +396,17 @@ _NOT_NAMING = {"prefer", "prefers", "like", "likes", "love", "loves", "enjoy", "
                "extremely", "severely", "actually", "honestly", "genuinely", "particularly", "seriously", "mainly"}
 
 
+# What a constraint's name keeps: its negation is what it says ("User's constraint: can't eat gluten",
+# not "…: eat gluten", which reads as the opposite).
+_CONSTRAINING = {"can't", "cannot", "don't", "doesn't", "won't", "not", "no", "never", "avoid", "avoids", "refuse",
+                 "refuses"}
+
+
 def topic_name(subject: str, category: str, words: list[str]) -> str:
     """The name of a `topic` anchor: whose, which kind of statement, and up to three of its content
     words ("User's health: asthma", "User's habit: cello community orchestra")."""
-    naming = [w for w in words if w.lower() not in _NOT_NAMING]
+    keep = _CONSTRAINING if category == "constraint" else set()
+    naming = [w for w in words if w.lower() not in _NOT_NAMING or w.lower() in keep]
     about = " ".join(naming[:3])
     return f"{subject}'s {category}: {about}" if about else f"{subject}'s {category}"
 

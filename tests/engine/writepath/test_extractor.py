@@ -261,7 +261,8 @@ def test_a_learnt_fact_is_titled_by_its_opening_not_by_keywords(text, title):
     ("I strongly prefer trains and dislike flying.", "User's preference: trains flying"),
     ("I'm a huge fan of early morning hikes.", "User's preference: early morning hikes"),
     ("I play the cello in a community orchestra on Tuesdays.", "User's habit: cello community orchestra"),
-    ("I can't eat gluten.", "User's constraint: eat gluten"),
+    ("I can't eat gluten.", "User's constraint: can't eat gluten"),  # its negation is what it says
+    ("I never eat pork.", "User's constraint: never eats pork"),
 ])
 def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
     """Not by its stance words ("user preference: prefers trains dislike") and never by the kind
