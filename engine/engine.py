@@ -411,6 +411,17 @@ class Engine(Browsing, Operations):
                 return []
             return store.revisions(conn, item.id)
 
+    def superseded(self, scope: str | Scope, memory_id: str) -> list[dict]:
+        """The records a record superseded, newest first ({id, title, body, created_at, source}): what
+        its page shows of what it replaced (a document has revisions instead; none for it)."""
+        scope = self.scope(scope)
+        check_readable(scope)
+        with self.db.snapshot() as conn:
+            item = search.get_one(conn, scope, parse_id(memory_id), self.now())
+            if item.kind != "record":
+                return []
+            return store.earlier_records(conn, item.id)
+
     # -- recall (engine/recall) ----------------------------------------------------------------
 
     def recall(self, session_id: str, message: str, context=None, *,

@@ -322,6 +322,16 @@ def record_chain(conn: apsw.Connection, record_id: str) -> list[str]:
         " JOIN chain ON r.record_id = chain.older) SELECT id FROM chain", (record_id,))]
 
 
+def earlier_records(conn: apsw.Connection, record_id: str) -> list[dict]:
+    """The records `record_id` superseded, newest first (a deletion's tombstone record left out)."""
+    older = record_chain(conn, record_id)[1:]
+    found = {r["record_id"]: r for r in rows(
+        conn, "SELECT record_id AS id, record_id, title, body, created_at, source, is_tombstone FROM memory_records"
+              " WHERE record_id IN (SELECT value FROM json_each(?))", (json.dumps(older),))}
+    return [{k: found[i][k] for k in ("id", "title", "body", "created_at", "source")}
+            for i in older if i in found and not found[i]["is_tombstone"]]
+
+
 def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now: int, *,
                     source: str, reason: str, semantics: str | None = None) -> int:
     """Write a new revision of a living document; every earlier body stays in memory_revisions."""

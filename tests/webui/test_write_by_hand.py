@@ -179,3 +179,16 @@ def test_while_memory_is_paused_nothing_is_written_by_hand(client, engine, signe
     assert live(engine, local) == []
     engine.resume()
     assert write(client, csrf, "I love hiking in the Alps.").status_code == 303
+
+
+def test_a_superseding_records_page_shows_what_it_replaced(client, engine, personal, signed_in):
+    """A walk: a superseded record's page showed nothing of what it replaced (no earlier text)."""
+    local, csrf = signed_in
+    first = engine.store(personal, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
+    now = engine.update(personal, first, new_content="Flew to Lisbon on 4 May.").new_id
+    html = client.get(f"/memories/{now}").get_data(as_text=True)
+    replaced = html.split('id="repl-h"')[1].split("</section>")[0]
+    assert "Flew to Lisbon on 3 May." in replaced and first in replaced
+    assert "Flew to Lisbon on 4 May." not in replaced
+    doc = engine.store(personal, "Home", "I live in Porto.").id
+    assert 'id="repl-h"' not in client.get(f"/memories/{doc}").get_data(as_text=True)
