@@ -162,7 +162,7 @@ def test_a_memory_too_long_for_recall_says_so_on_its_page(client, engine, signed
     local, csrf = signed_in
     long_doc = write(client, csrf, "I like long walks on the beach. " * 400).headers["Location"]
     html = client.get(long_doc).get_data(as_text=True)
-    assert 'id="too-long"' in html and "Never recalled: At 12,799 characters" in html
+    assert 'id="too-long"' in html and "Never recalled: at 12,799 characters" in html
     assert "Search still finds it" in html
     short = write(client, csrf, "I like short walks.").headers["Location"]
     assert 'id="too-long"' not in client.get(short).get_data(as_text=True)

@@ -74,7 +74,7 @@ def _too_long(reason: str | None) -> str | None:
     names the agents' tools)."""
     if reason is None:
         return None
-    return reason.split(":")[0].replace("at ", "At ", 1) + ". Search still finds it; shorter memories are recalled."
+    return reason.split(":")[0] + ". Search still finds it; shorter memories are recalled."
 
 
 @bp.get("/memories/<memory_id>/diff")
