@@ -164,17 +164,23 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
     from .writepath import extractor  # the write path's cue phrases, as a memory is first learnt
     from .writepath.curation import store_relations
 
+    reopened: dict[str, int] = {}  # edge id -> when it had ended, for each _undisplace gave back
     for edge in rows(conn, "SELECT e.edge_id, e.from_anchor_id, e.relation, e.to_anchor_id, e.valid_from"
                            " FROM memory_edges e WHERE e.asserted_by=? AND e.valid_to IS NULL", (row["id"],)):
         if _says_target(conn, body, edge["to_anchor_id"]):
             conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
         else:  # it was never so: its interval closes where it began ("as of" any day it never held)
             conn.execute("UPDATE memory_edges SET valid_to=valid_from WHERE edge_id=?", (edge["edge_id"],))
-            _undisplace(conn, edge, body)
+            if (back := _undisplace(conn, edge, body)) is not None:
+                reopened[back] = edge["valid_from"]
     relations = store_relations(extractor.relations(extractor.graph_facts(body), "User"))
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
                            confidence=row.get("confidence") or 0.8)
+    for edge_id, ended in reopened.items():
+        # the new text names a new value too (the move's target corrected, Porto to Braga): the old
+        # home ended when the move was said, not at this correction
+        conn.execute("UPDATE memory_edges SET valid_to=? WHERE edge_id=? AND valid_to=?", (ended, edge_id, now))
 
 
 def _says_target(conn, body: str, anchor_id: str) -> bool:
@@ -184,7 +190,7 @@ def _says_target(conn, body: str, anchor_id: str) -> bool:
     return any(_names(body, name) for name in names)
 
 
-def _undisplace(conn, edge: dict, body: str) -> None:
+def _undisplace(conn, edge: dict, body: str) -> str | None:
     """An edge retired as never so gives its place back: the value it closed when it was asserted
     (same anchor and relation, closed at the moment it began) holds on, unbroken, when the new text
     still says it and nothing else holds there now. Reverted from "Anna moved to Porto." to "...lives
@@ -192,12 +198,14 @@ def _undisplace(conn, edge: dict, body: str) -> None:
     lives in Lisbon, until today; replaced by Porto", beside a Lisbon edge asserted anew."""
     if one(conn, "SELECT 1 AS x FROM memory_edges WHERE from_anchor_id=? AND relation=? AND valid_to IS NULL",
            (edge["from_anchor_id"], edge["relation"])) is not None:
-        return
+        return None
     displaced = one(conn, "SELECT edge_id, to_anchor_id FROM memory_edges WHERE from_anchor_id=? AND relation=?"
                           " AND valid_to=? AND edge_id != ? AND valid_from < valid_to ORDER BY created_at DESC LIMIT 1",
                     (edge["from_anchor_id"], edge["relation"], edge["valid_from"], edge["edge_id"]))
     if displaced is not None and _says_target(conn, body, displaced["to_anchor_id"]):
         conn.execute("UPDATE memory_edges SET valid_to=NULL WHERE edge_id=?", (displaced["edge_id"],))
+        return displaced["edge_id"]
+    return None
 
 
 def _names(text: str, name: str) -> bool:

@@ -404,3 +404,21 @@ def test_a_restored_pet_comes_back_beside_another_pet(engine, me, clock):
     [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == rolo]
     engine.restore(tomb["tombstone_id"], token=me)
     assert _pets(engine, viewer) == [("Mochi", True), ("Rolo", True)]
+
+
+def test_correcting_where_someone_moved_keeps_when_they_moved(engine, me, clock):
+    """Porto corrected to Braga in "…lives in Lisbon. Anna moved to Porto.": she moved when it was said,
+    to Braga; Lisbon ended then, not at the correction."""
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    doc = engine.store(sid, "", "My sister Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                       relations=[Relation("lives_in", "Lisbon", "place", True, "Anna", "person")]).id
+    clock.advance(DAY_MS)
+    engine.update(sid, doc, new_content="My sister Anna lives in Lisbon. Anna moved to Porto.")
+    moved = clock()
+    clock.advance(DAY_MS)
+    engine.update(sid, doc, old_text="Porto", new_text="Braga")
+    anna = next(a for a in engine.anchors(viewer) if a.name == "Anna")
+    homes = {e.to_name: e for e in engine.edges(viewer, anna.id) if e.relation == "lives_in"}
+    assert homes["Braga"].current and homes["Porto"].corrected
+    assert homes["Lisbon"].valid_to == moved and not homes["Lisbon"].corrected
