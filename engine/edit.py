@@ -165,14 +165,17 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
     from .writepath.curation import store_relations
 
     reopened: dict[str, int] = {}  # edge id -> when it had ended, for each _undisplace gave back
+    retired: list[dict] = []  # the edges this correction found never so
     for edge in rows(conn, "SELECT e.edge_id, e.from_anchor_id, e.relation, e.to_anchor_id, e.valid_from"
                            " FROM memory_edges e WHERE e.asserted_by=? AND e.valid_to IS NULL", (row["id"],)):
         if _says_target(conn, body, edge["to_anchor_id"]):
             conn.execute("UPDATE memory_edges SET asserted_by=? WHERE edge_id=?", (memory_id, edge["edge_id"]))
         else:  # it was never so: its interval closes where it began ("as of" any day it never held)
             conn.execute("UPDATE memory_edges SET valid_to=valid_from WHERE edge_id=?", (edge["edge_id"],))
+            retired.append(edge)
             if (back := _undisplace(conn, edge, body)) is not None:
                 reopened[back] = edge["valid_from"]
+    _uncorrect(conn, row["id"], memory_id, body, {e["edge_id"] for e in retired})
     relations = store_relations(extractor.relations(extractor.graph_facts(body), "User"))
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
@@ -181,6 +184,12 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
         # the new text names a new value too (the move's target corrected, Porto to Braga): the old
         # home ended when the move was said, not at this correction
         conn.execute("UPDATE memory_edges SET valid_to=? WHERE edge_id=? AND valid_to=?", (ended, edge_id, now))
+    for edge in retired:
+        # the value that takes a never-so one's place held from when that one was said (Porto
+        # corrected to Madrid: Anna moved then, to Madrid), so the old home reads "replaced by Madrid"
+        conn.execute("UPDATE memory_edges SET valid_from=? WHERE asserted_by=? AND from_anchor_id=? AND relation=?"
+                     " AND valid_from=? AND created_at=? AND valid_to IS NULL",
+                     (edge["valid_from"], memory_id, edge["from_anchor_id"], edge["relation"], now, now))
 
 
 def _says_target(conn, body: str, anchor_id: str) -> bool:
@@ -188,6 +197,21 @@ def _says_target(conn, body: str, anchor_id: str) -> bool:
     names = [n for (n,) in conn.execute("SELECT canonical_name FROM memory_anchors WHERE anchor_id=? UNION"
                                         " SELECT alias FROM anchor_aliases WHERE anchor_id=?", (anchor_id,) * 2)]
     return any(_names(body, name) for name in names)
+
+
+def _uncorrect(conn, asserted_by: str, memory_id: str, body: str, just_retired: set[str]) -> None:
+    """An edge the memory once said, that a correction found never so, holds again when the text
+    says it again (a revert): the same edge, from when it was first said, not a second one beside
+    the first marked "never so" (a walk saw "lives in Porto" both current and corrected)."""
+    for edge in rows(conn, "SELECT edge_id, from_anchor_id, relation, to_anchor_id FROM memory_edges"
+                           " WHERE asserted_by=? AND valid_to IS NOT NULL AND valid_to=valid_from", (asserted_by,)):
+        if edge["edge_id"] in just_retired or not _says_target(conn, body, edge["to_anchor_id"]):
+            continue
+        if one(conn, "SELECT 1 AS x FROM memory_edges WHERE from_anchor_id=? AND relation=? AND to_anchor_id=?"
+                     " AND valid_to IS NULL", (edge["from_anchor_id"], edge["relation"], edge["to_anchor_id"])):
+            continue
+        conn.execute("UPDATE memory_edges SET valid_to=NULL, asserted_by=? WHERE edge_id=?",
+                     (memory_id, edge["edge_id"]))
 
 
 def _undisplace(conn, edge: dict, body: str) -> str | None:
