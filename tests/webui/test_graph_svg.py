@@ -28,3 +28,29 @@ def test_layout_places_each_anchor_once_around_the_centre():
     x, y, w, h = map(float, view_box(nodes).split())
     assert all(x < n.x < x + w and y < n.y < y + h for n in nodes)
     assert view_box([]) == f"0 0 {WIDTH} {HEIGHT}"
+
+
+def _apart(nodes) -> float:
+    return min(((p.x - q.x) ** 2 + (p.y - q.y) ** 2) ** 0.5 for i, p in enumerate(nodes) for q in nodes[i + 1:])
+
+
+def test_thirty_neighbours_do_not_sit_on_one_another_and_a_shared_one_sits_amid_its_ties():
+    """A walk's picture of 29 friends read "Ta", "S n", "Un": one tight ring for any number of them;
+    and a city four friends live in sat by the first of them."""
+    a = [anchor(i) for i in range(34)]
+    friends, cities = a[1:30], a[30:]
+    edges = [edge(i, a[0], f) for i, f in enumerate(friends)]
+    edges += [edge(100 + i, f, cities[0]) for i, f in enumerate(friends[:4])]  # four friends live in one city
+    edges += [edge(200 + i, friends[10 + i], c) for i, c in enumerate(cities[1:])]
+    nodes, _ = layout("a0", a, edges)
+    ring = [n for n in nodes if n.depth == 1]
+    assert len(ring) == 29 and _apart(ring) >= 48  # a node and its name's room (was 26)
+    outer = [n for n in nodes if n.depth == 2]
+    assert _apart(outer) >= 40
+    by_id = {n.id: n for n in nodes}
+    import math
+    bearing = {n.id: math.atan2((n.y - HEIGHT / 2) / 0.8, n.x - WIDTH / 2) for n in ring}
+    ties = [bearing[f.id] for f in friends[:4]]
+    mean = math.atan2(sum(map(math.sin, ties)), sum(map(math.cos, ties)))
+    city = by_id[cities[0].id]
+    assert abs(math.atan2((city.y - HEIGHT / 2) / 0.85, (city.x - WIDTH / 2) / 1.35) - mean) < 0.35
