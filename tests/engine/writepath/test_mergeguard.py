@@ -1,5 +1,7 @@
 """The merge guard: careless merges that drop a number, a date or a name fall back to append."""
 
+import pytest
+
 from keepmind.engine.clock import parse_time
 from keepmind.engine.writepath.mergeguard import (
     append_body,
@@ -102,3 +104,24 @@ def test_unsaid_names_what_a_proposal_holds_that_no_candidate_does():
     assert {"1.10", "tf-state-prod-eu"} <= set(
         unsaid(candidates, "I deploy with Terraform 1.10 now, state in the bucket tf-state-prod-eu."))
     assert unsaid(candidates, "User deploys with Terraform 1.9.") == ()
+
+
+@pytest.mark.parametrize("sources, merged", [
+    # a walk's fake curator: the long document kept 90% of its words, and "allergic to chicken" went
+    (["User's beagle Rolo is allergic to chicken. User's beagle Rolo is 3 years old and weighs 12 kg. "
+      "User's beagle Rolo now weighs 14 kg.", "User's beagle Rolo's vet is Dr. Silva at Clinica Azul."],
+     "User's beagle Rolo now weighs 14 kg (previously 12 kg) and is 3 years old. Rolo's vet is Dr. Silva at "
+     "Clinica Azul. User's beagle Rolo is a beagle."),
+    # the README's own example
+    (["User is allergic to peanuts and shellfish and lives in Lisbon with partner Sam, who works at Acme as a nurse.",
+      "User started cycling to work every Tuesday morning."],
+     "User is allergic, lives in Lisbon with partner Sam, who works at Acme as a nurse, and started cycling to "
+     "work every Tuesday morning."),
+])
+def test_two_dropped_content_words_fail_a_merge_however_long_its_sources(sources, merged):
+    result = check_merge(sources, merged)
+    assert not result.passed and "content words" in result.reason
+
+
+def test_one_reworded_word_is_no_lost_fact():
+    assert check_merge(["User lives in Lisbon and works at Acme."], "User lives in Lisbon and is employed at Acme.").passed
