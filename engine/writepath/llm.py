@@ -23,13 +23,13 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..secretfilter import redact
+from ..secretfilter import MARKER, redact
 
 if TYPE_CHECKING:
     import httpx
 
 log = logging.getLogger("keepmind.writepath.llm")
-LOG_EXCERPT_CHARS = 120  # of a failure's detail in the log: enough to recognise it, not a transcript
+LOG_EXCERPT_CHARS = 120  # of a failure's own words in the log (log_words); never the provider's or the model's
 
 
 class LlmError(Exception):
@@ -193,6 +193,9 @@ class ChatClient:
         # `message` may quote the reply or the provider's body: it is redacted before it goes
         # anywhere, the log gets a short excerpt of it, and health and status get words only.
         message = redact(message)[0]
+        key = self.config.api_key
+        if key and len(key) >= 6:  # echoed by a provider ("Incorrect API key provided: …"), whatever it looks like
+            message = message.replace(key, MARKER)
         words = failure_words(purpose, kind, status_code, self.config.timeout_s)
         with self._lock:
             self._calls += count_call
@@ -203,7 +206,7 @@ class ChatClient:
             self._last_error_at = self._now()
             self._last_purpose = purpose
         log.warning("memory_llm_error purpose=%s kind=%s model=%s %s", purpose, kind,
-                    self.config.model, excerpt(message, LOG_EXCERPT_CHARS))
+                    self.config.model, log_words(message))
         return LlmError(kind, message, lasting=lasting)
 
 
@@ -256,6 +259,23 @@ def failure_words(purpose: str, kind: str, status_code: int | None, timeout_s: f
     if kind == "parse":
         return "the reply held no proposals" if purpose == "observer" else "the reply held no decision"
     return f"the call failed ({kind})"
+
+
+# Where a failure's own words end and what it quotes begins (a reply, a provider's body).
+_QUOTED = re.compile(r""":\s*[{\[\'"]|:\s*(?=\S{40})""")
+
+
+def log_words(text: str) -> str:
+    """A failure as the log keeps it: its own words ("curator LLM http: HTTP 500"), never the reply
+    or the provider body it quotes, which may hold conversation or memory text that an erase for
+    good cannot reach in a log file; how long the quote was, and a hash to match it with the
+    checkpoint's error (which keeps a redacted excerpt)."""
+    text = text or ""
+    cut = _QUOTED.search(text)
+    head = redact(text[:cut.start()] if cut else text)[0][:LOG_EXCERPT_CHARS]
+    if cut is None:
+        return head
+    return f"{head} ({len(text) - cut.start()} characters quoted, not logged; sha256 {sha256_text(text)[:12]})"
 
 
 def excerpt(text: str, limit: int = 200) -> str:

@@ -15,7 +15,7 @@ from ..db import scalar
 from ..errors import EngineClosed, EngineError
 from . import checkpoints, curation
 from .checkpoints import LeaseLost
-from .llm import LOG_EXCERPT_CHARS, excerpt
+from .llm import log_words
 
 log = logging.getLogger("keepmind.writepath.worker")
 POLL_SECONDS = 0.25
@@ -157,9 +157,9 @@ class CurationWorker(_Loop):
                                    max_attempts=int(self.engine.settings["memory.curation.max_attempts"]),
                                    permanent=permanent)
         # the error may quote the model's reply (memory text) or a provider's body (a key): the
-        # checkpoint keeps it redacted, the log a short redacted excerpt
+        # checkpoint keeps it redacted, the log only its own words (llm.log_words)
         log.warning("curation_attempt_failed checkpoint=%s status=%s error=%s", lease.checkpoint_id,
-                    status, excerpt(error, LOG_EXCERPT_CHARS))
+                    status, log_words(error))
         return CurationOutcome({"pending": "retry"}.get(status, status), lease.checkpoint_id,
                                reason=error)
 

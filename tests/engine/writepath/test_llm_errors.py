@@ -48,8 +48,9 @@ def test_a_curator_reply_echoing_the_prompt_is_never_quoted_in_status_or_logged_
     assert "Neovim" not in reasons and "Dr. Hale" not in reasons and "PROPOSED" not in reasons
     assert "Neovim" not in llm_engine.writepath.llm.health().last_error
     logged = _logged(caplog)
-    assert "memory_llm_error" in logged and "PROPOSED" in logged  # the log names the failure, briefly
-    assert "Dr. Hale" not in logged  # past the short excerpt: the rest of the reply is not logged
+    assert "memory_llm_error" in logged and "no decision in the reply" in logged  # the log names the failure
+    # and none of the reply it quotes: a log file is out of an erase's reach (a walk found memory text there)
+    assert "PROPOSED" not in logged and "Dr. Hale" not in logged and "Neovim" not in logged
 
 
 def test_a_provider_body_echoing_the_api_key_shows_in_no_status_log_or_checkpoint(llm_engine, provider, clock,
@@ -152,3 +153,16 @@ def test_status_and_doctor_say_one_remedy_for_each_answer_of_the_provider():
     assert "memory.llm.model" in _remedy("HTTP 404") and "timeout_seconds" not in _remedy("HTTP 404")
     assert "api_key_env" in _remedy("HTTP 401") and "refused" in _remedy("HTTP 400")
     assert _remedy("connection refused") == "check the server and memory.llm.timeout_seconds"
+
+
+def test_a_key_of_no_known_shape_echoed_by_the_provider_is_removed_too(provider, caplog):
+    """A walk's gateway key matched no secret pattern: echoed in a 401 body it reached the log, the
+    checkpoint and the Backlog page. Keepmind holds the key it sends: it is removed whatever it looks like."""
+    plain = "plainkey-Zebra-991"
+    client = ChatClient(LlmConfig(base_url=provider.base_url, model="m1", api_key=plain, timeout_s=2.0))
+    provider.script("sys", ("status", 401, f"Incorrect API key provided: {plain}. Find your key in settings."))
+    with caplog.at_level(logging.WARNING, logger="keepmind"), pytest.raises(LlmError) as err:
+        client.complete("sys", "user")
+    assert plain not in str(err.value) and "[secret removed]" in str(err.value)
+    assert plain not in _logged(caplog) and "HTTP 401" in _logged(caplog)
+    client.close()
