@@ -26,8 +26,13 @@ def register(sub) -> None:
 def engine_checks(home) -> list[Check]:
     """The engine's checks on what is installed and stored (doctor never downloads: no hub call on
     any run); a store that cannot even be opened is itself the finding."""
+    from .writepath import llm_api_key
+
     try:
-        engine = open_engine(home, settings=load_home_settings(home), start_workers=False)
+        settings = load_home_settings(home)
+        # the key from the variable memory.llm.api_key_env names, as `keepmind serve` reads it: without
+        # it the check said the variable was unset however it was set, and never read the failures
+        engine = open_engine(home, settings=settings, start_workers=False, llm_api_key=llm_api_key(settings))
     except EngineError:
         raise  # written for a person already (a bad setting, say): the CLI prints it
     except STORE_ERRORS as exc:  # the disk or the file: which, and what to do

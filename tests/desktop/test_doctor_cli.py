@@ -86,3 +86,21 @@ def test_a_program_on_a_stale_server_json_port_is_never_sent_the_token(tmp_path)
     assert check.level == "error" and "not as the Keepmind that wrote server.json" in check.message
     assert "no token was sent" in check.message
     assert seen and all(auth is None for _, auth in seen)  # it was asked for its proof, and nothing more
+
+
+def test_doctor_reads_the_llm_key_from_the_variable_the_settings_name(tmp_path, capsys, monkeypatch):
+    """A walk: with the variable set, `keepmind doctor` still said "memory.llm.api_key_env names
+    FAKE_LLM_KEY, but that environment variable is not set for Keepmind" (it opened the store without it)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(json.dumps({
+        "memory.embeddings.enabled": False, "memory.llm.base_url": "http://127.0.0.1:9/v1",
+        "memory.llm.model": "fake-1", "memory.llm.api_key_env": "FAKE_LLM_KEY"}))
+    (home / "keepmind.json").chmod(0o600)
+    monkeypatch.delenv("FAKE_LLM_KEY", raising=False)
+    main(["doctor", "--home", str(home)])
+    assert "that environment variable is not set" in capsys.readouterr().out  # unset: said
+    monkeypatch.setenv("FAKE_LLM_KEY", "test-key-not-secret")
+    main(["doctor", "--home", str(home)])
+    out = capsys.readouterr().out
+    assert "not set" not in out and "[ok  ] Curation LLM: fake-1 at http://127.0.0.1:9/v1" in out
