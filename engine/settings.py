@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -112,6 +113,18 @@ def _opt_str(v):
     if v is None or (isinstance(v, str) and v.strip()):
         return v
     raise ValueError("a non-empty string or null")
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _opt_env_name(v):
+    """None, or a name an environment variable can have: a key pasted here (a walk saved
+    "plainkey-Zebra-991" to keepmind.json) is no such name, and is refused."""
+    if v is None or (isinstance(v, str) and _ENV_NAME.fullmatch(v.strip())):
+        return v.strip() if isinstance(v, str) else v
+    raise ValueError("the name of an environment variable (letters, digits and _, not first a digit), like "
+                     "OPENAI_API_KEY, or null; never the key itself")
 
 
 def _opt_http_url(v):
@@ -242,7 +255,7 @@ KEYS: list[Key] = [
     Key("memory.llm.model", None, "Model name sent to the provider.", _opt_str),
     Key("memory.llm.api_key_env", None,
         "Name of the environment variable holding the provider's API key (never the key itself).",
-        _opt_str),
+        _opt_env_name),
     Key("memory.llm.timeout_seconds", 60,
         "Timeout of one curation or observer LLM call, in seconds.", _int(5, 900)),
     Key("memory.llm.max_output_tokens", 4096,
@@ -340,7 +353,9 @@ def validate(raw: dict) -> Settings:
         try:
             values[name] = key.check(value)
         except ValueError as exc:
-            problems[name] = f"setting {name!r} is {_as_json(value)}; allowed: {exc}"
+            # a value refused as a variable name may be the key itself, pasted there: not said back
+            shown = "not a variable name" if name == "memory.llm.api_key_env" else f"is {_as_json(value)}"
+            problems[name] = f"setting {name!r} {shown}; allowed: {exc}"
     if problems:
         # every bad value is said, so one pass of fixes is enough
         raise SettingsError("; and ".join(problems.values()), problems)

@@ -142,3 +142,14 @@ def test_keys_are_grouped_by_their_longest_prefix():
     assert st.group_of("memory.models_dir") == "Models and embeddings"
     assert st.group_of("memory.curation.review") == "Curation and review"
     assert st.group_of("something.new") == "Other"
+
+
+def test_the_api_key_variable_must_be_a_variable_name_and_a_pasted_key_is_not_said_back():
+    """A walk saved a key of no known shape ("plainkey-Zebra-991") as memory.llm.api_key_env: it can
+    be no variable's name, and keepmind.json never holds a secret."""
+    from keepmind.engine.settings import SettingsError, validate
+
+    assert validate({"memory.llm.api_key_env": "OPENAI_API_KEY"}).values["memory.llm.api_key_env"] == "OPENAI_API_KEY"
+    with pytest.raises(SettingsError) as refused:
+        validate({"memory.llm.api_key_env": "plainkey-Zebra-991"})
+    assert "plainkey" not in str(refused.value) and "the name of an environment variable" in str(refused.value)
