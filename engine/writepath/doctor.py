@@ -91,8 +91,9 @@ def check_llm(engine):
     if failed["n"] or curator:
         error = (last or {}).get("error") or "see the checkpoints' last errors"
         return Check("Curation LLM", "warning",
-                     f"{target}: {failed['n']} of {runs} observer calls and {curator} curation attempts failed in "
-                     f"the last 24 h (last: {error[:200]}); {_remedy(error)}")
+                     f"{target}: {failed['n']} of {runs} observer calls and {curator} curation "
+                     f"{'proposal' if curator == 1 else 'proposals'} failed in the last 24 h (last: {error[:200]}); "
+                     f"{_remedy(error)}")
     return Check("Curation LLM", "pass", f"{target}: {runs} observer calls in the last 24 h, none failed")
 
 

@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass
 
 from ..db import scalar
-from ..errors import EngineClosed, EngineError
+from ..errors import EngineClosed, EngineError, SecretBlocked
+from ..secretfilter import kinds_said
 from . import checkpoints, curation
 from .checkpoints import LeaseLost
 from .llm import log_words
@@ -120,6 +121,7 @@ class CurationWorker(_Loop):
         lease = engine.write(_lease, self.owner, now, lease_ms, max_attempts)
         if lease is None:
             return CurationOutcome("idle")
+        decision = None
         try:
             proposal, decision = curation.plan(engine, self.llm, lease, now, max_attempts)
             if engine.paused:  # paused while the model was deciding: keep nothing, hand the lease back
@@ -136,6 +138,14 @@ class CurationWorker(_Loop):
             return self._fail(lease, str(exc), now)
         except EngineClosed:
             raise
+        except SecretBlocked as exc:
+            if decision is not None and (decision.decided_by or "").startswith("model:"):
+                # the curator model wrote it into its merge: nothing was written, and asked again it
+                # may merge cleanly; no person can edit an observed proposal and "send the rest"
+                return self._fail(lease, "the curator model's merged text held secret-like content "
+                                  f"({kinds_said(exc.kinds)}): nothing was written; `keepmind checkpoints retry "
+                                  f"{lease.checkpoint_id}` asks the model again", now, permanent=True)
+            return self._fail(lease, f"invalid proposal: {exc.message}", now, permanent=True)
         except EngineError as exc:  # the proposal itself is unusable (e.g. a title too long)
             return self._fail(lease, f"invalid proposal: {exc.message}", now, permanent=True)
         except Exception as exc:  # noqa: BLE001 - recorded on the checkpoint, retried with backoff

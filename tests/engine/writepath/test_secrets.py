@@ -152,5 +152,9 @@ def test_a_curator_merge_that_holds_a_secret_is_never_written(llm_engine, provid
     [outcome] = drain(llm_engine)
     assert outcome.status == "dead" and "secret-like content (a GitHub token: github_token)" in outcome.reason
     assert core not in outcome.reason
+    # said as what happened: the model wrote it, and a retry asks the model again (a walk was told to
+    # "remove the value and send the rest" of a proposal nobody can edit)
+    assert outcome.reason.startswith("the curator model's merged text held secret-like content")
+    assert f"`keepmind checkpoints retry {outcome.checkpoint_id}`" in outcome.reason
     assert [r["body"] for r in llm_engine.revisions(personal, doc.id)] == [old]
     assert core.encode() not in database_bytes(home)
