@@ -179,8 +179,11 @@ def anchor(conn: apsw.Connection, scope: Scope, anchor_id: str, now: int) -> Anc
 # An edge the deletion of its memory as wrong closed: that deletion's tombstone still stands, made at
 # the moment the edge closed (store.delete_memory closes them at that moment so a restore can reopen
 # them). It never held: no "as of" view shows it, and it reads "never so", not "previously".
+# An edge whose memory was deleted as wrong was never so, whether the deletion closed it or a newer
+# value had (Lisbon, replaced by Porto, then "My sister Anna lives in Lisbon." deleted as wrong: it
+# read "Previously lives in Lisbon … replaced by Porto", a claim the person had said was wrong).
 WRONG_SQL = ("(e.valid_to IS NOT NULL AND EXISTS (SELECT 1 FROM tombstones t WHERE t.memory_id = e.asserted_by"
-             " AND t.created_at = e.valid_to AND t.lifted_at IS NULL))")
+             " AND t.created_at >= e.valid_to AND t.lifted_at IS NULL))")
 
 
 def edges(conn: apsw.Connection, scope: Scope, anchor_id: str, *, as_of: int | None = None) -> list[Edge]:

@@ -231,7 +231,7 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
             by_anchor.setdefault(r["anchor_id"], []).append((k, r))
     edges = [r for k, r in items if k == "edge"]
     # (memory, when) of each standing tombstone: an edge its memory's deletion as wrong closed was never so
-    deleted_as_wrong = {(r["memory_id"], r["created_at"]) for k, r in items
+    deleted_as_wrong = {r["memory_id"]: r["created_at"] for k, r in items
                         if k == "tombstone" and r.get("memory_id") and r.get("lifted_at") is None}
     # an anchor that holds no memory but says something (the user's anchor: "sister → Anna") gets
     # its page too, or those edges would be in no file
@@ -272,15 +272,16 @@ def markdown_pages(items: list[tuple[str, dict]], *, history: bool = False) -> l
     return pages
 
 
-def _edge_when(edge: dict, deleted_as_wrong: set[tuple[str, int]]) -> str:
+def _edge_when(edge: dict, deleted_as_wrong: dict[str, int]) -> str:
     """When an exported edge held, as the anchor page says it (graph.Edge.corrected): a correction
     that closed it where it began, or the deletion as wrong of the memory that said it, means it was
     never so, not that it held until then."""
     since, until = edge["valid_from"], edge["valid_to"]
     if until is None:
         return f"since {iso(since)}"
-    if (edge.get("asserted_by"), until) in deleted_as_wrong:
-        return f"never so: said {iso(since)}, deleted as wrong {iso(until)}"
+    deleted = deleted_as_wrong.get(edge.get("asserted_by"))
+    if deleted is not None and deleted >= until:  # as graph.WRONG_SQL reads it
+        return f"never so: said {iso(since)}, deleted as wrong {iso(deleted)}"
     if until == since:
         return f"never so: said and corrected {iso(since)}"
     return f"since {iso(since)} until {iso(until)}"

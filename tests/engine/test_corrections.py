@@ -452,3 +452,26 @@ def test_a_moves_target_corrected_then_reverted_is_one_edge_current_and_the_old_
     found = homes()
     assert ("Porto", True, False, moved) in found and not any(n == "Porto" and c for n, _, c, _ in found)
     assert [n for n, current, _, _ in found if current] == ["Porto"]
+
+
+def test_a_fact_a_newer_value_had_retired_is_never_so_once_its_memory_is_deleted_as_wrong(engine, me, clock):
+    """A walk: Lisbon replaced by Porto, then "My sister Anna lives in Lisbon." deleted as wrong; the
+    page still said "Previously lives in Lisbon … replaced by Porto" (only edges the deletion closed
+    were never so)."""
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    lisbon = engine.store(sid, "", "My sister Anna lives in Lisbon.", anchor="Anna", anchor_type="person",
+                          relations=[Relation("lives_in", "Lisbon", "place", True, "Anna", "person")]).id
+    clock.advance(DAY_MS)
+    engine.store(sid, "", "Anna moved to Porto.", anchor="Anna", anchor_type="person",
+                 relations=[Relation("lives_in", "Porto", "place", True, "Anna", "person")])
+    clock.advance(DAY_MS)
+    engine.update(sid, lisbon, delete=True)
+    anna = next(a for a in engine.anchors(viewer) if a.name == "Anna")
+    [old] = [e for e in engine.edges(viewer, anna.id) if e.to_name == "Lisbon"]
+    assert old.deleted_as_wrong and old.corrected
+    assert [e.to_name for e in engine.edges(viewer, anna.id, as_of=clock() - DAY_MS - DAY_MS // 2)] == []
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == lisbon]
+    engine.restore(tomb["tombstone_id"], token=me)
+    [back] = [e for e in engine.edges(viewer, anna.id) if e.to_name == "Lisbon"]
+    assert not back.deleted_as_wrong and not back.current  # held until Porto, as before
