@@ -177,8 +177,12 @@ def check_proposal(obj) -> tuple[Proposal | None, str | None]:
     anchor = anchor or named or title or None
     anchor_type = anchor_type or subject_kind or "concept"
     aliases, facets = _strings(obj.get("aliases")), _strings(obj.get("facets"))
-    if memory_class != "trace" and (not anchor or not aliases or not facets):
+    if memory_class != "trace" and not anchor:
         return None, "missing-retrieval-metadata"
+    # A model that leaves out the lists had its every proposal refused and the fact lost when the
+    # rules found none ("I drink espresso without sugar."; a walk): the anchor names them instead
+    aliases = aliases or ((str(anchor),) if anchor else ())
+    facets = facets or ((str(anchor_type),) if anchor_type else ())
     try:
         confidence = min(1.0, max(0.0, float(_get(obj, "confidence", default=0.8))))
     except (TypeError, ValueError):

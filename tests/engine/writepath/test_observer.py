@@ -114,7 +114,7 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
         _proposal("Meal preference", "User orders vegetarian meals.", confidence=0.9),
         _proposal("Lounge access", "User has Delta Sky Club access.", confidence=0.85),
         _proposal("Bag habit", "User travels with carry-on only.", confidence=0.8),
-        _proposal("No metadata", "User likes trains.", aliases=[]),
+        _proposal("No metadata", "User likes trains.", aliases=[], confidence=0.6),  # usable: see below
         _proposal("Bad class", "x", cls="opinion"),
         _proposal("Ignored", "y", op="ignore"),
     ))
@@ -122,8 +122,7 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
     clock.advance(90_000)
     [run] = llm_engine.writepath.scheduler.run_once(clock())
     assert [p.title for p in run.proposals] == ["Seat preference", "Meal preference", "Lounge access"]
-    assert run.rejections == {"missing-retrieval-metadata": 1, "invalid-memory-class": 1,
-                              "invalid-operation": 1, "max-proposals-exceeded": 1}
+    assert run.rejections == {"invalid-memory-class": 1, "invalid-operation": 1, "max-proposals-exceeded": 2}
     assert len(run.checkpoint_ids) == 3
     with llm_engine.db.snapshot() as conn:
         [row] = rows(conn, "SELECT * FROM observer_runs")
@@ -132,16 +131,29 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
     assert priorities == {60}
 
 
+def test_a_model_that_leaves_out_aliases_and_facets_still_has_its_fact_kept(llm_engine, provider, personal, clock):
+    """A walk's model sent no aliases or facets: every proposal was refused as missing retrieval
+    metadata, and "I drink espresso without sugar.", which no rule reads, was lost. The anchor names them."""
+    provider.script(OBSERVER, _reply(_proposal("Coffee", "User drinks espresso without sugar.", aliases=[],
+                                               facets=[])))
+    llm_engine.add_turn(personal, user="I drink espresso without sugar.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert run.decided_by == "model:scripted-1" and len(run.checkpoint_ids) == 1 and run.rejections == {}
+    [kept] = run.proposals
+    assert (kept.aliases, kept.facets) == (("coffee",), ("preference",))
+
+
 def test_a_model_whose_every_proposal_is_unusable_hands_the_turns_to_the_rules(llm_engine, provider, personal,
                                                                                 clock):
-    """A small local model leaving out the retrieval metadata: nothing learnt would be silent loss."""
+    """A small local model answering nothing usable: nothing learnt would be silent loss."""
     provider.script(OBSERVER, _reply(_proposal("Seat", "User prefers aisle seats on long-haul flights.",
-                                               aliases=[])))
+                                               cls="opinion")))
     llm_engine.add_turn(personal, user="I prefer aisle seats on long-haul flights.")
     clock.advance(90_000)
     [run] = llm_engine.writepath.scheduler.run_once(clock())
     assert run.status == "completed" and run.decided_by == "rule" and len(run.checkpoint_ids) == 1
-    assert run.rejections == {"model:missing-retrieval-metadata": 1}
+    assert run.rejections == {"model:invalid-memory-class": 1}
     provider.script(OBSERVER, _reply())  # the model finds nothing worth keeping: that is its call
     llm_engine.add_turn(personal, user="Thanks, that's all.")
     clock.advance(90_000)
