@@ -95,8 +95,9 @@ def keep(checkpoint_id: str):
     except EngineError as exc:
         return _queue(error=exc.message, editing=checkpoint_id if content is not None else None,
                       form={"title": title, "content": content}, status=422)
-    message = ("Kept as edited: curation forms the memory now." if kept["edited"]
-               else "Kept: curation forms the memory now.")
+    when = ("it becomes a memory when memory is resumed (nothing new is kept while paused)" if engine().paused
+            else "curation forms the memory now")
+    message = f"Kept as edited: {when}." if kept["edited"] else f"Kept: {when}."
     return _queue(message=message) if is_htmx() else done("/review")
 
 
