@@ -35,7 +35,7 @@ from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
 
 log = logging.getLogger("keepmind.writepath.observer")
-PROMPT_VERSION = "observer-v2"
+PROMPT_VERSION = "observer-v3"
 MAX_TRANSCRIPT_CHARS = 24_000
 RETRY_BASE_MS = 60_000
 LLM_FAILURES_BEFORE_RULES = 3
@@ -66,6 +66,10 @@ Each proposal:
 
 durable_fact (lasting truths) uses upsert_document; evidence (dated events, trips, one-off plans,
 expiring in 30 days) and trace use append_record.
+
+When sessionAudience is "team", every teammate reads these memories: propose only what the team
+decided, builds, uses or completed (subjectKind "project"), never what one speaker says of their own
+health, tastes, home or people (subjectKind "user"); those belong in the speaker's personal session.
 
 A lasting fact about the user that shapes how tasks in one domain are done (an airline membership,
 a home airport, a dietary need, a preferred editor) also gets a profile facet naming that domain:
@@ -242,8 +246,9 @@ class Observer:
     def propose(self, transcript: Transcript, use_llm: bool) -> tuple[list[Proposal], dict, str, str | None]:
         """(proposals, rejections, decided_by, response sha256); raises LlmError."""
         if use_llm and self.llm is not None:
-            payload = {"sessionId": transcript.session_id, "turnCount": transcript.through_turn,
-                       "existingProposals": list(transcript.existing), "transcript": transcript.text}
+            payload = {"sessionId": transcript.session_id, "sessionAudience": transcript.audience,
+                       "turnCount": transcript.through_turn, "existingProposals": list(transcript.existing),
+                       "transcript": transcript.text}
             reply = self.llm.complete(SYSTEM, json.dumps(payload, ensure_ascii=False), purpose="observer")
             parsed = first_json_object(reply.text)
             if parsed is None or not isinstance(parsed.get("proposals"), list):
@@ -253,7 +258,15 @@ class Observer:
             # more: five facts said in five turns are five memories, not three and two lost
             result = gate(parsed["proposals"], max(MAX_PROPOSALS, len(transcript.user_turns)))
             accepted = [replace(p, turns=said_in(p, transcript.user_turns)) for p in result.accepted]
-            return accepted, result.rejections, f"model:{reply.model}", reply.sha256
+            rejections = dict(result.rejections)
+            if transcript.audience == "team":
+                # as the rules keep it (below), whatever the model did with the prompt's rule: a
+                # speaker's own preference said in a team session became every teammate's (a walk)
+                mine = [p for p in accepted if (p.subject_kind or "").lower() == "user"]
+                if mine:
+                    rejections["about-the-speaker-in-a-team-session"] = len(mine)
+                    accepted = [p for p in accepted if p not in mine]
+            return accepted, rejections, f"model:{reply.model}", reply.sha256
         # First-person standing statements only where "I" can only be the store's owner.
         found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")
         dropped = {}

@@ -127,7 +127,7 @@ def test_llm_run_at_most_three_proposals_and_the_gate(llm_engine, provider, pers
     with llm_engine.db.snapshot() as conn:
         [row] = rows(conn, "SELECT * FROM observer_runs")
         priorities = {r["priority"] for r in rows(conn, "SELECT priority FROM memory_checkpoints")}
-    assert row["decided_by"] == "model:scripted-1" and row["prompt_version"] == "observer-v2"
+    assert row["decided_by"] == "model:scripted-1" and row["prompt_version"] == "observer-v3"
     assert priorities == {60}
 
 
@@ -436,3 +436,21 @@ def test_without_an_llm_one_run_reads_every_turn_however_long_the_session(engine
     assert run.decided_by == "rule" and len(run.checkpoint_ids) == 2
     with engine.db.snapshot() as conn:
         assert [r["through_turn"] for r in rows(conn, "SELECT through_turn FROM observer_runs")] == [2]
+
+
+def test_in_a_team_session_the_model_is_told_so_and_a_speakers_own_preference_is_not_kept(llm_engine, provider,
+                                                                                           clock):
+    """A walk: with an LLM, "I prefer aisle seats…" said in a team session became a team memory every
+    teammate reads; the prompt did not say the session was a team's. The rules keep it out; so now
+    does the model's path, and the model is told."""
+    provider.script(OBSERVER, _reply(
+        _proposal("Deploy platform", "The team deploys the API with Kubernetes on GKE.", subjectKind="project"),
+        _proposal("Seat preference", "User prefers aisle seats on long flights.")))
+    team = llm_engine.open_session("team", "work")
+    llm_engine.add_turn(team, user="We deploy the API with Kubernetes on GKE. I prefer aisle seats on long flights.")
+    clock.advance(90_000)
+    [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert [p.title for p in run.proposals] == ["Deploy platform"]
+    assert run.rejections == {"about-the-speaker-in-a-team-session": 1}
+    [sent] = provider.calls(OBSERVER)
+    assert json.loads(sent["messages"][1]["content"])["sessionAudience"] == "team"
