@@ -176,7 +176,7 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
             if (back := _undisplace(conn, edge, body)) is not None:
                 reopened[back] = edge["valid_from"]
     _uncorrect(conn, row["id"], memory_id, body, {e["edge_id"] for e in retired})
-    relations = store_relations(extractor.relations(extractor.graph_facts(body), "User"))
+    relations = store_relations(extractor.ties_of(body)[0])
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
                            confidence=row.get("confidence") or 0.8)

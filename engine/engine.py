@@ -242,7 +242,8 @@ class Engine(Browsing, Operations):
             return paused
         result = self._queued(intake.store_memory(self.db, scope, self.now(), title, content, tags))
         if result.action == "queued" and (too_long := self.beyond_injection(title, content)):
-            result = replace(result, reason=f"{result.reason}; {too_long}")
+            result = replace(result, reason=f"{result.reason}; {too_long}: find_memories and get_memories read it "
+                                            "whole; store shorter facts for recall to bring up")
         return result
 
     def write_by_hand(self, scope: str | Scope, title: str, content: str, *, memory_class: str = "durable_fact",
@@ -276,8 +277,7 @@ class Engine(Browsing, Operations):
         if size <= budget:
             return None
         return (f"at {len(text.strip()):,} characters it is longer than recall injects ({budget:,} characters "
-                "with its title and id): find_memories and get_memories read it whole; store shorter facts "
-                "for recall to bring up")
+                "with its title and id)")
 
     def compact(self, session_id: str, summary: str) -> StoreResult:
         """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""

@@ -28,7 +28,7 @@ from .db import one, rows, scalar
 from .erasing import ERASED_TEXT, blank, erase_observer_runs, hunted_in
 from .errors import InvalidInput
 from .memory import normalize_text, text_terms
-from .store import forget_in_receipts
+from .store import forget_in_receipts, receipts_naming
 
 NOTHING_TO_RESTORE = "erased for good: nothing left to restore"
 
@@ -312,28 +312,26 @@ def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[st
     only had it among its candidates keeps its message ("Where does my sister Anna live?" had become
     "(erased)" when a memory about a dog was). The other items and every count and reason stay."""
     changed = 0
-    for memory in ids:
-        for receipt_id, text in list(conn.execute(
-                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
-                (f'%"{memory}"%',))):
-            body = json.loads(text)
-            asked = isinstance(body, dict) and (
-                any(isinstance(i, dict) and i.get("id") in ids for i in body.get("injected") or [])
-                or bool(content_words(str(body.get("query") or "")) & erased_words))
-            if asked:
-                body["query"] = ERASED_TEXT
-                plan = body.get("plan")
-                if isinstance(plan, dict):
-                    body["plan"] = {k: [] if isinstance(v, list) else v for k, v in plan.items()}
-            new = blank(json.dumps(body), hunted)
-            if new != text:
-                if asked:
-                    conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
-                                 (ERASED_TEXT, new, receipt_id))
-                    conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, receipt_id))
-                else:
-                    conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
-                changed += 1
+    for receipt_id, text in receipts_naming(conn, ids):
+        body = json.loads(text)
+        asked = isinstance(body, dict) and (
+            any(isinstance(i, dict) and i.get("id") in ids for i in body.get("injected") or [])
+            or bool(content_words(str(body.get("query") or "")) & erased_words))
+        if asked:
+            body["query"] = ERASED_TEXT
+            plan = body.get("plan")
+            if isinstance(plan, dict):
+                body["plan"] = {k: [] if isinstance(v, list) else v for k, v in plan.items()}
+        new = blank(json.dumps(body), hunted)
+        if new == text:
+            continue
+        if asked:
+            conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
+                         (ERASED_TEXT, new, receipt_id))
+            conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, receipt_id))
+        else:
+            conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
+        changed += 1
     return changed
 
 

@@ -425,6 +425,31 @@ def add_tombstone_fingerprints(conn: apsw.Connection, tombstone_id: str, fingerp
 DELETED_TITLE = "(deleted memory)"
 
 
+def receipts_naming(conn: apsw.Connection, ids: list[str]) -> list[tuple[str, str]]:
+    """(receipt id, receipt JSON) of each recall receipt that names one of `ids`, once (an id is
+    unique text: a LIKE finds every receipt that names it)."""
+    found: dict[str, str] = {}
+    for memory_id in ids:
+        for receipt_id, text in conn.execute("SELECT receipt_id, receipt_json FROM recall_events"
+                                             " WHERE receipt_json LIKE ?", (f'%"{memory_id}"%',)):
+            found.setdefault(receipt_id, text)
+    return list(found.items())
+
+
+def _rewrite_receipts(conn: apsw.Connection, ids: list[str], change) -> int:
+    """`change(receipt)` applied to each receipt naming one of `ids`; those it changed are written.
+    Returns how many."""
+    changed = 0
+    for receipt_id, text in receipts_naming(conn, ids):
+        receipt = json.loads(text)
+        change(receipt)
+        new = json.dumps(receipt)
+        if new != text:
+            conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
+            changed += 1
+    return changed
+
+
 def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
     """A memory deleted as wrong leaves the recall receipts that held it: their copy of its text and
     title is blanked (the receipt still says a memory was injected, by id, and why), so a session's
@@ -433,23 +458,15 @@ def forget_in_receipts(conn: apsw.Connection, row: dict) -> int:
     if row["kind"] == "record":  # the earlier records of its chain said the same claim
         ids = record_chain(conn, row["id"]) or ids
     gone = set(ids)
-    changed = 0
-    for memory_id in ids:  # an id is unique text: a LIKE finds every receipt that names it
-        for receipt_id, text in list(conn.execute(
-                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
-                (f'%"{memory_id}"%',))):
-            body = json.loads(text)
-            for item in body.get("injected") or []:
-                if item.get("id") in gone:
-                    item.update(title=DELETED_TITLE, content="", deleted=True)
-            for item in body.get("considered") or []:
-                if item.get("id") in gone:
-                    item.update(title=DELETED_TITLE, deleted=True)
-            new = json.dumps(body)
-            if new != text:
-                conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
-                changed += 1
-    return changed
+
+    def blank(receipt: dict) -> None:
+        for item in receipt.get("injected") or []:
+            if item.get("id") in gone:
+                item.update(title=DELETED_TITLE, content="", deleted=True)
+        for item in receipt.get("considered") or []:
+            if item.get("id") in gone:
+                item.update(title=DELETED_TITLE, deleted=True)
+    return _rewrite_receipts(conn, ids, blank)
 
 
 def remember_in_receipts(conn: apsw.Connection, ids: list[str], title: str, body: str) -> int:
@@ -457,24 +474,16 @@ def remember_in_receipts(conn: apsw.Connection, ids: list[str], title: str, body
     every item of `ids` marked deleted gets the memory's title and text as they stand now (a receipt
     said "(deleted memory)" of it for good, though it was back). Returns the receipts changed."""
     back = set(ids)
-    changed = 0
-    for memory_id in ids:
-        for receipt_id, text in list(conn.execute(
-                "SELECT receipt_id, receipt_json FROM recall_events WHERE receipt_json LIKE ?",
-                (f'%"{memory_id}"%',))):
-            receipt = json.loads(text)
-            for key in ("injected", "considered"):
-                for item in receipt.get(key) or []:
-                    if item.get("id") in back and item.get("deleted"):
-                        item.pop("deleted")
-                        item["title"] = title
-                        if key == "injected":
-                            item["content"] = body
-            new = json.dumps(receipt)
-            if new != text:
-                conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
-                changed += 1
-    return changed
+
+    def name(receipt: dict) -> None:
+        for key in ("injected", "considered"):
+            for item in receipt.get(key) or []:
+                if item.get("id") in back and item.get("deleted"):
+                    item.pop("deleted")
+                    item["title"] = title
+                    if key == "injected":
+                        item["content"] = body
+    return _rewrite_receipts(conn, ids, name)
 
 
 def tombstone_of(conn: apsw.Connection, body: str, audience: str, boundary: str) -> dict | None:

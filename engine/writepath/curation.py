@@ -37,8 +37,6 @@ from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
 
-EPHEMERAL = frozenset({"ok", "okay", "k", "thanks", "thank you", "thx", "ty", "sounds good", "got it",
-                       "cool", "great", "nice", "yes", "no", "sure", "done", "hi", "hello", "bye"})
 # Words that say nothing to remember, whatever their number: "ok thanks", "lol", "yeah sure thx".
 CHATTER_WORDS = frozenset({"ok", "okay", "k", "kk", "thanks", "thank", "you", "thx", "ty", "np", "sounds", "good",
                            "got", "it", "cool", "great", "nice", "yes", "yeah", "yep", "yup", "no", "nope", "sure",
@@ -51,10 +49,8 @@ def says_nothing(content: str) -> bool:
     """Chatter, or no text at all: only CHATTER_WORDS ("ok thanks", "lol"), or fewer than three
     different letters and digits however long ("x" said 99,990 times, "haha", "?!"). A walk's
     store_memory kept "ok thanks", "lol" and the long x as durable facts."""
-    normalized = normalize_text(content)
-    if normalized in EPHEMERAL or not normalized.strip():
-        return True
-    if all(word in CHATTER_WORDS for word in normalized.split()):
+    words = normalize_text(content).split()
+    if not words or all(word in CHATTER_WORDS for word in words):
         return True
     return len({c.lower() for c in content if c.isalnum()}) < 3
 MIN_CONFIDENCE = 0.55

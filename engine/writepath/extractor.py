@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..person import third_person  # noqa: F401 - part of this module's interface
-from .entities import PETS, SENTENCE_BREAK, USER, GraphFact, graph_facts, main_entity
+from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity
 from .proposals import Proposal, RelationSpec
 
 _SENTENCE = SENTENCE_BREAK
@@ -442,6 +442,14 @@ def relations(facts: list[GraphFact], subject: str) -> tuple[RelationSpec, ...]:
         return subject + e.name[len(USER):] if e.name.startswith(USER + "'s ") else e.name  # "Dana's sister"
     return tuple(RelationSpec(f.relation, name(f.target), f.target.kind, source=name(f.source),
                               source_type=f.source.kind, exclusive=f.exclusive) for f in facts)
+
+
+def ties_of(text: str) -> tuple[tuple[RelationSpec, ...], Entity | None]:
+    """What a memory's text says of people, places and organisations, about the user: its relations
+    and the one it is mainly about (its anchor when it has none of its own), as a stored memory
+    feeds the graph ("My sister Anna lives in Lisbon.": sister, lives_in; about Anna)."""
+    facts = graph_facts(text) if isinstance(text, str) else []
+    return relations(facts, USER), main_entity(facts)
 
 
 def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user", *,

@@ -13,7 +13,6 @@ from ..policy import Scope
 from ..store import Relation
 from . import extractor, similarity
 from .curation import store_relations
-from .entities import main_entity
 
 
 def deleted_claim(engine, scope: Scope, title: str, content: str) -> str | None:
@@ -36,9 +35,8 @@ def graph_of(content: str, anchor: str | None) -> tuple[str | None, str, tuple[R
     """(anchor name, anchor type, relations) for the memory: the anchor the person gave (a concept),
     else the person, place or organisation it is about, as intake.store_memory finds it; the ties
     it names about the user either way."""
-    facts = extractor.graph_facts(content) if isinstance(content, str) else []
-    relations = store_relations(extractor.relations(facts, "User"))
+    ties, about = extractor.ties_of(content)
+    relations = store_relations(ties)
     if anchor:
         return anchor, "concept", relations
-    about = main_entity(facts)
     return (about.name, about.kind, relations) if about else (None, "concept", relations)

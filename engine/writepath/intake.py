@@ -17,7 +17,6 @@ from ..results import StoreResult
 from ..secretfilter import blocked_reason
 from ..sessions import mark_compacted
 from . import checkpoints, extractor
-from .entities import main_entity
 from .proposals import Proposal
 
 MAX_FINDINGS = 50
@@ -46,13 +45,13 @@ def store_memory(db, scope, now: int, title, content, tags=None) -> StoreResult:
     # The people, places and organisations it names feed the graph as the observer's do ("My
     # sister Anna lives in Lisbon.": Anna, sister of the user, lives in Lisbon; a later "Anna moved
     # to Porto." closes that edge). Without a title it hangs on what it is about, as observed.
-    facts = extractor.graph_facts(content)
-    about = main_entity(facts) if not title else None
+    ties, about = extractor.ties_of(content)
+    about = about if not title else None
     proposal = Proposal(
         memory_class="durable_fact", title=title, content=content,
         anchor=title or (about.name if about else None), anchor_type=about.kind if about else "topic",
         aliases=(title,) if title else (), facets=tuple(tags), confidence=0.95,
-        relations=extractor.relations(facts, "User"), subject_kind="user", explicit=True,
+        relations=ties, subject_kind="user", explicit=True,
     )
     return _queue(db, scope, now, "explicit-memory-request", proposal, "tool")
 

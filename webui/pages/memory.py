@@ -64,17 +64,9 @@ def memory(memory_id: str):
         events=eng.curation_events(token=token, memory_id=item.id, limit=50),
         recalls=eng.recall_history(scope, item.id, token=token),
         narrower=[aud for aud in ("personal",) if item.audience == "team" and token.allows_audience(aud)],
-        too_long=_too_long(eng.beyond_injection(item.title, item.body)),
+        too_long=eng.beyond_injection(item.title, item.body),
         replaced=eng.superseded(scope, item.id) if item.kind == "record" else [],
     )
-
-
-def _too_long(reason: str | None) -> str | None:
-    """Why recall never brings this memory into a conversation, for a person (the engine's reason
-    names the agents' tools)."""
-    if reason is None:
-        return None
-    return reason.split(":")[0] + ". Search still finds it; shorter memories are recalled."
 
 
 @bp.get("/memories/<memory_id>/diff")
