@@ -12,7 +12,7 @@ import httpx
 
 from keepmind.engine import Relation
 from keepmind.engine.models import manifest as manifests
-from support.browser import hx_settle, sign_in
+from support.browser import SHOTS, hx_settle, sign_in
 from support.provider import ScriptedProvider
 
 CURATOR = "You curate a long-term memory"
@@ -87,9 +87,17 @@ def test_a_failing_checkpoint_dead_letters_and_a_retry_succeeds_while_the_list_u
         dead.wait_for(timeout=30_000)  # after the backoff, the second attempt gives up
         assert "HTTP 401" in dead.inner_text() and "then retry" in dead.inner_text()
         assert page.locator("#backlog[data-polling]").count() == 0  # idle now: it stopped refreshing
+        # a retry that fails again says so, and keeps saying so after the list refreshed itself
+        provider.script(CURATOR, ("status", 401, "invalid api key"))
+        dead.get_by_role("button", name="Retry Laptop").click()
+        notice = page.locator("#backlog p.notice[role=status]")
+        notice.get_by_text("Retried “Laptop”: it failed again and is a dead letter").wait_for(timeout=20_000)
+        assert "HTTP 401" in notice.inner_text()
         provider.script(CURATOR, "CREATE")
         dead.get_by_role("button", name="Retry Laptop").click()
         page.locator("section[aria-labelledby='sec-completed']").get_by_text("32 GB of RAM").wait_for(timeout=20_000)
+        notice.get_by_text("Retried “Laptop”: curated").wait_for(timeout=10_000)
+        page.screenshot(path=str(SHOTS / "backlog-retried.png"))
         assert page.locator("section[aria-labelledby='sec-dead']").count() == 0
         assert page.evaluate("() => window.__same_page === true")  # no reload happened
         assert "32 GB" in eng.find(sid, "laptop RAM")[0].body

@@ -22,15 +22,39 @@ SECTION_TITLES = {
 SHOWN = 25
 
 
-def _backlog(message: str | None = None, error: str | None = None, status: int = 200):
+def _backlog(message: str | None = None, error: str | None = None, status: int = 200, retried: str | None = None):
     found = engine().backlog(token=viewer_token(), limit=SHOWN)
+    if retried:
+        message = _retry_news(found, retried) or message
     return page("checkpoints.html", "_checkpoints.html", http_status=status, backlog=found, titles=SECTION_TITLES,
-                shown=SHOWN, message=message, error=error)
+                shown=SHOWN, message=message, error=error, retried=retried)
+
+
+def _retry_news(found: dict, checkpoint_id: str) -> str | None:
+    """What became of a retried checkpoint, for the notice the list keeps while it refreshes itself:
+    a person who pressed Retry saw "Sent back" vanish at the next refresh, and could not tell a
+    second failure from the first (the row only moved between sections)."""
+    for name, rows in found["sections"].items():
+        row = next((r for r in rows if r["checkpoint_id"] == checkpoint_id), None)
+        if row is None:
+            continue
+        what = f"“{row['title']}”" if row.get("title") else "The proposal"
+        if name in ("pending", "leased"):
+            return f"Retrying {what}: curation is at work on it."
+        if name == "failed":
+            return f"Retried {what}: it failed again ({row['last_error']}); it is tried again later."
+        if name == "dead":
+            return f"Retried {what}: it failed again and is a dead letter ({row['last_error']})."
+        if name == "completed":
+            return f"Retried {what}: curated ({row['outcome'] or 'done'})."
+        return None
+    return None
 
 
 @bp.get("/checkpoints")
 def checkpoints():
-    return _backlog()
+    retried = request.args.get("retried", "")
+    return _backlog(retried=retried if retried.startswith("cp") and len(retried) <= 80 else None)
 
 
 def _act(checkpoint_id: str, action: str):
@@ -48,7 +72,7 @@ def _act(checkpoint_id: str, action: str):
         return _backlog(error=exc.message, status=422)
     if not is_htmx():
         return done("/checkpoints")
-    return _backlog(message=message)
+    return _backlog(message=message, retried=checkpoint_id if action == "retry" else None)
 
 
 @bp.post("/checkpoints/<checkpoint_id>/retry")
