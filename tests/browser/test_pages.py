@@ -130,6 +130,20 @@ def test_every_main_action_is_reachable_with_the_keyboard(page, live, store):
     tab_to(page, "Edit")
     page.keyboard.press("Enter")
     hx_settle(page)
+    assert page.evaluate(FOCUSED_NAME) == "Text"  # the editor takes the focus: typing goes into the text
+    page.keyboard.press("Escape")  # unchanged: Escape is Cancel
+    page.wait_for_url(f"**/memories/{store['seat']}")
+    page.locator(".memory .body").wait_for()
+    assert page.locator("#content").count() == 0
+    tab_to(page, "Edit")
+    page.keyboard.press("Enter")
+    hx_settle(page)
+    page.keyboard.type(" Typed")
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    page.keyboard.press("Escape")  # typed: it asks first, and staying keeps what was typed
+    assert asked == ["Discard what you typed?"]
+    assert page.locator("#content").input_value().endswith(" Typed")  # the caret was after the text
     tab_to(page, "Find and replace")
     tab_to(page, "Save")
     page.goto(live.url + f"/anchors/{store['anna_anchor']}")

@@ -85,7 +85,14 @@
     var target = event.detail.target;
     if (!target || !target.querySelector) return;
     var first = target.querySelector("[data-autofocus]");
-    if (first) { first.focus(); return; }
+    if (first) {
+      first.focus();
+      // the caret after the text, where a correction is typed (focus() leaves it at the start)
+      try {
+        if (/^(TEXTAREA|INPUT)$/.test(first.tagName)) first.setSelectionRange(first.value.length, first.value.length);
+      } catch (ignored) { /* a field kind without a caret (number, checkbox) */ }
+      return;
+    }
     // After a review action the next proposal is the one to look at.
     if (target.id === "queue") {
       var card = target.querySelector("[data-proposal]");
@@ -129,6 +136,20 @@
       selection.addRange(range);
       said(false);
     }
+  });
+
+  // Escape in an editor (a memory's Edit) is its Cancel; with changes typed, it asks first.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || event.defaultPrevented) return;
+    var editor = event.target.closest && event.target.closest("[data-escape-cancels]");
+    if (!editor || document.querySelector("dialog[open]")) return;
+    var cancel = editor.querySelector("[data-cancel]");
+    if (!cancel) return;
+    var changed = Array.prototype.some.call(editor.querySelectorAll("input:not([type=hidden]), textarea"),
+      function (field) { return field.value !== field.defaultValue; });
+    event.preventDefault();
+    if (changed && !window.confirm("Discard what you typed?")) return;
+    window.location.assign(cancel.getAttribute("href"));
   });
 
   // The review queue by keyboard: j / k move between proposals, a keeps, e edits, r rejects.
