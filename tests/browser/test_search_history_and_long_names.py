@@ -185,3 +185,23 @@ def test_the_pages_these_changes_touch_pass_axe_in_light_and_dark(page, live):
     labels = page.locator("#diff h4").all_inner_texts()
     assert labels == ["Title", "Text"], labels
     page.locator("#diff").screenshot(path=str(SHOTS / "memory-diff-labelled.png"))
+
+
+def test_write_a_memory_offers_every_boundary_in_use_and_a_click_fills_it_in(page, live):
+    eng = live.engine
+    for boundary in ("work", "work", "home"):  # "work" most used: it is filled in
+        eng.open_session("personal", boundary)
+    sign_in(page, live)
+    page.goto(live.url + "/memories/new")
+    field = page.get_by_label("Boundary", exact=True)
+    assert field.input_value() == "work"
+    page.get_by_role("button", name="Boundary home").click()
+    assert field.input_value() == "home"
+    assert page.evaluate("() => document.activeElement.id") == "boundary"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "memory-new-boundaries.png"), full_page=True)
+    page.get_by_label("What to remember").fill("The user waters the garden on Saturdays.")
+    page.get_by_role("button", name="Save memory").click()
+    page.wait_for_url("**/memories/doc-*")
+    home = eng.list_memories(eng.viewer(eng.get_token("local")))
+    assert [(m.boundary, m.body) for m in home] == [("home", "The user waters the garden on Saturdays.")]

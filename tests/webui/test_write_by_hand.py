@@ -120,6 +120,8 @@ def test_the_form_offers_the_boundaries_in_use_to_a_token_that_may_use_any(clien
     page = client.get("/memories/new").get_data(as_text=True)
     assert 'name="boundary" value="work"' in page
     assert '<option value="work">' in page and '<option value="home">' in page
+    # the filled-in field filters its datalist to "work": each boundary in use is a button too
+    assert 'data-value="work"' in page and 'data-value="home"' in page and "or type a new one" in page
 
 
 def test_an_empty_store_fills_in_the_default_boundary(client, engine, signed_in):

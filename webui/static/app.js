@@ -114,6 +114,16 @@
     if (event.detail.target && event.detail.target.querySelectorAll) centreGraphs(event.detail.target);
   });
 
+  // A button with data-fill puts its data-value into the field it names (Write a memory's boundaries).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-fill]");
+    if (!button) return;
+    var field = document.querySelector(button.getAttribute("data-fill"));
+    if (!field) return;
+    field.value = button.getAttribute("data-value");
+    field.focus();
+  });
+
   // "Copy" buttons copy the text of the element they name (a new token's secret, a snippet).
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-copy]");
