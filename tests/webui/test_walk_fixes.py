@@ -141,6 +141,11 @@ def test_a_wrong_as_of_date_is_said_on_the_anchor_page_next_to_the_date(server, 
     assert re.search(r'id="as-of-error" role="alert">that date is not a date: pick one', form)
     r = web.get(f"/anchors/{anchors['Anna']}/graph", params={"as_of": "notadate"})
     assert r.status_code == 400 and "<h1>Around Anna</h1>" in r.text and "pick one" in r.text
+    # a date before 1970 is out of the range the message gives (it was taken as a time before any memory)
+    for path in (f"/anchors/{anchors['Anna']}", f"/anchors/{anchors['Anna']}/graph"):
+        r = web.get(path, params={"as_of": "0001-01-01"})
+        assert r.status_code == 400 and "out of range: pick one between 1970-01-01 and 9999-12-30" in r.text
+        assert "Showing how things stood" not in r.text
 
 
 @pytest.mark.parametrize("path, first", [("/memories?cursor=garbage", "/memories"),

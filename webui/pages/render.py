@@ -94,6 +94,8 @@ def day_end_ms(value: str | None) -> int | None:
         day = datetime.strptime(value, "%Y-%m-%d")
     except ValueError:
         raise InvalidInput("that date is not a date: pick one, like 2026-01-31") from None
+    if day.year < 1970:  # before anything Keepmind holds; Linux took year 1 as a negative time, Windows failed
+        raise InvalidInput("that date is out of range: pick one between 1970-01-01 and 9999-12-30")
     try:
         return int((datetime.combine(day.date(), time()) + timedelta(days=1)).timestamp() * 1000) - 1
     except (OverflowError, OSError):  # the day after 9999-12-31; before 1970 on Windows
