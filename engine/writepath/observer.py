@@ -332,8 +332,12 @@ class Observer:
                                    review_on)
         if result.checkpoint_ids and self.on_queued is not None:
             self.on_queued()
-        log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d",
-                 session_id, trigger, result.status, len(result.proposals))
+        # queued is what curation will see: a proposal holding a secret is proposed but never queued
+        # (the log said proposals=3 of three passwords, none of which went anywhere)
+        log.info("session_distillation_completed session=%s trigger=%s status=%s proposals=%d queued=%d"
+                 " blocked_as_secret=%d", session_id, trigger, result.status, len(result.proposals),
+                 len(result.checkpoint_ids), len(result.proposals) - len(result.checkpoint_ids)
+                 if result.status == "completed" else 0)
         return result
 
 

@@ -454,3 +454,19 @@ def test_in_a_team_session_the_model_is_told_so_and_a_speakers_own_preference_is
     assert run.rejections == {"about-the-speaker-in-a-team-session": 1}
     [sent] = provider.calls(OBSERVER)
     assert json.loads(sent["messages"][1]["content"])["sessionAudience"] == "team"
+
+
+def test_the_run_log_says_how_many_proposals_were_queued_and_how_many_were_blocked_as_secrets(
+        llm_engine, provider, personal, clock, caplog):
+    """A walk's log said proposals=3 of three passwords the model wrote out, none of which was queued."""
+    provider.script(OBSERVER, _reply(
+        _proposal("Seat preference", "User prefers aisle seats."),
+        _proposal("GitHub token", "User's GitHub token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    ))
+    llm_engine.add_turn(personal, user="Aisle seats please, and keep my GitHub token handy.")
+    clock.advance(90_000)
+    with caplog.at_level("INFO", logger="keepmind"):
+        [run] = llm_engine.writepath.scheduler.run_once(clock())
+    assert len(run.proposals) == 2 and len(run.checkpoint_ids) == 1
+    [line] = [r.getMessage() for r in caplog.records if "session_distillation_completed" in r.getMessage()]
+    assert line.endswith("proposals=2 queued=1 blocked_as_secret=1")
