@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, Field
 
 from keepmind import version
@@ -32,6 +33,7 @@ from keepmind.engine.errors import InvalidInput
 from keepmind.webui.schemas import REQUESTS, validate
 
 from ..process.client import ApiError, DaemonClient, StartFailed, connect
+from .wire import AnsweringStdin
 
 log = logging.getLogger("keepmind.mcp")
 RETRY_START_S = 60.0
@@ -296,6 +298,17 @@ class KeepmindMCPServer(MCPServer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._api: dict[str, tuple[dict, dict[str, str]]] = {}
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio serving, with a stdin that answers every line (wire.AnsweringStdin)."""
+        stdin = AnsweringStdin()
+        try:
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                stdin.answer_with(write_stream)
+                await self._lowlevel_server.run(read_stream, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
+        finally:
+            stdin.close()
 
     def api_tool(self, request: str, **described: str):
         """@tool() for a tool that calls the API route whose body is REQUESTS[request]; `described`

@@ -388,3 +388,47 @@ def test_mcp_refuses_a_data_dir_that_does_not_exist_for_the_config_and_for_the_s
     home.mkdir()  # there (as `keepmind serve` leaves it): the entry is printed
     assert cli(["mcp", "--print-config", "--home", str(home)]) == 0
     assert str(home) in json.loads(capsys.readouterr().out)["mcpServers"]["keepmind"]["args"]
+
+
+def test_every_line_a_client_sends_over_stdio_gets_an_answer_it_can_match(tmp_path):
+    """The SDK's transport dropped what it could not validate: a `tools/call` holding a lone
+    surrogate, a line that is not JSON and a batch waited for an answer that never came."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keepmind.json").write_text(json.dumps({"server.port": 0, "memory.embeddings.enabled": False}))
+    process = subprocess.Popen([sys.executable, "-m", "keepmind", "mcp", "--home", str(home), "--no-start"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+    def ask(line: str) -> dict:
+        process.stdin.write((line + "\n").encode())
+        process.stdin.flush()
+        return json.loads(process.stdout.readline())
+
+    try:
+        hello = ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}))
+        assert hello["result"]["serverInfo"]["name"] == "keepmind"
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        call = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"find_memories",'
+                '"arguments":{"query":"\\ud800"}}}')
+        answer = ask(call)
+        assert answer["id"] == 7 and answer["error"]["code"] == -32602 and "lone surrogate" in answer["error"]["message"]
+        answer = ask("this is not json")
+        assert answer["id"] is None and answer["error"]["code"] == -32700
+        answer = ask('[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]')
+        assert answer["id"] is None and answer["error"]["code"] == -32600 and "batches" in answer["error"]["message"]
+        answer = ask('{"jsonrpc":"2.0","id":"x","result":1,"method":3}')
+        assert answer["id"] == "x" and answer["error"]["code"] == -32600
+        # a broken notification gets no answer, and the server reads on: the next request is answered
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/x","params":"\\ud800"}\n')
+        answer = ask('{"jsonrpc":"2.0","id":9,"method":"tools/list"}')
+        assert answer["id"] == 9 and sorted(t["name"] for t in answer["result"]["tools"]) == TOOLS
+        process.stdin.close()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()
