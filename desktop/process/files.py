@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from keepmind.engine import write_private
 
@@ -20,7 +21,16 @@ def read_server_json(home: Path) -> dict | None:
         data = json.loads((Path(home) / SERVER_JSON).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
+    if not (isinstance(data, dict) and isinstance(data.get("url"), str)):
+        return None
+    # Keepmind serves on loopback only: a server.json naming any other host (one planted in a data
+    # dir a cloned repository ships) is not ours, and the token is never sent there.
+    try:
+        url = urlsplit(data["url"])
+        loopback = url.scheme == "http" and url.hostname in ("127.0.0.1", "localhost", "::1") and url.port
+    except ValueError:
+        loopback = False
+    return data if loopback else None
 
 
 def write_server_json(home: Path, url: str, pid: int, nonce: str, *, idle_stop_minutes: float | None = None) -> None:

@@ -234,10 +234,21 @@ def setup_for(event) -> Setup:
                      os.environ.get("KEEPMIND_TOKEN") or None, dict(os.environ), None,
                      "start it with `keepmind serve`; with the keepmind MCP server configured for this project "
                      "(see the README), the hooks start it when it is not running")
-    extra = entry.get("env") if isinstance(entry.get("env"), dict) else {}
-    environ = {**os.environ, **{k: expand(v, os.environ) for k, v in extra.items() if isinstance(v, str)}}
     argv = [expand(word, os.environ) for word in mcp_argv(entry)]
     at = argv.index("mcp")
+    if shipped:
+        # The repository wrote this entry: it may name the project's boundary (what the README's
+        # .mcp.json is for), never the data dir, the audience or the env. A cloned repo's `--home
+        # .km` held a server.json naming its own server, and the hooks sent it the user's token and
+        # every prompt; its `--audience team` would put the user's turns in the team's memory.
+        home = data_dir(os.environ)
+        scope = {"audience": setting(home, "mcp.audience", "personal"),
+                 "boundary": option(argv[at + 1:], "--boundary") or setting(home, "mcp.boundary", "default")}
+        return Setup(home, scope, os.environ.get("KEEPMIND_TOKEN") or None, dict(os.environ), None,
+                     "the keepmind MCP server is the project's (.mcp.json), whose command the hooks never run: "
+                     "start Keepmind with `keepmind serve`, or add the server with `claude mcp add`")
+    extra = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    environ = {**os.environ, **{k: expand(v, os.environ) for k, v in extra.items() if isinstance(v, str)}}
     given = option(argv[1:], "--home")
     home = Path(given).expanduser() if given else data_dir(environ)
     scope = {"audience": option(argv[at + 1:], "--audience") or configured_name(home, "mcp.audience", "personal"),
@@ -246,10 +257,6 @@ def setup_for(event) -> Setup:
     if "--no-start" in argv[at + 1:]:
         return Setup(home, scope, token, environ, None,
                      "the keepmind MCP server is configured with --no-start: start it with `keepmind serve`")
-    if shipped:  # Claude Code asks before it runs a project's server; its command, args and env are the project's
-        return Setup(home, scope, token, environ, None,
-                     "the keepmind MCP server is the project's (.mcp.json), whose command the hooks never run: "
-                     "start Keepmind with `keepmind serve`, or add the server with `claude mcp add`")
     command = shutil.which(argv[0], path=environ.get("PATH"))
     if command is None:
         return Setup(home, scope, token, environ, None, f"{argv[0]}, the keepmind MCP server's command, was not "
@@ -271,6 +278,9 @@ def encode(body) -> bytes:
     return json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
 
 
+LOOPBACK = re.compile(r"http://(?:127\.0\.0\.1|localhost|\[::1\]):\d{1,5}/?$")
+
+
 class NotKeepmind(OSError):
     """What listens at server.json's url is not the Keepmind that wrote it (a stale file)."""
 
@@ -283,7 +293,10 @@ class Keepmind:
     def __init__(self, setup: Setup, timeout: float):
         home = setup.home
         info = json.loads((home / "server.json").read_text(encoding="utf-8"))
-        self.base = info["url"].rstrip("/") + "/api/v1"
+        url = info.get("url") if isinstance(info, dict) else None
+        if not isinstance(url, str) or not LOOPBACK.match(url):  # Keepmind listens on loopback only
+            raise NotKeepmind("server.json names no loopback address: the token goes nowhere else")
+        self.base = url.rstrip("/") + "/api/v1"
         self.timeout = timeout
         self.scope = setup.scope
         self.token = None
