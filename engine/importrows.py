@@ -234,6 +234,13 @@ def check_row(kind: str, obj: dict) -> dict:
         except RowError as exc:
             raise RowError(f"{name} {exc}") from None
     refuse_secrets(f"this {kind}", *[v for v in row.values() if isinstance(v, str)])
+    if kind in ("document", "record"):
+        # What no write makes: a memory no reader sees, whose words the duplicate check still finds
+        # (a hostile file's "I am allergic to peanuts." could never be stored again, nor be found).
+        if row.get("sensitivity", "normal") != "normal":
+            raise RowError("sensitivity is 'secret': Keepmind keeps no secret memories (an export holds none)")
+        if row["author_audience"] == "public":
+            raise RowError("author_audience is 'public': a public session forms no memories")
     if kind in ("document", "record"):  # derived from the text: never trusted from the file
         row["content_hash"], row["fingerprint"] = content_hash(row["title"], row["body"]), fingerprint(row["body"])
     if kind == "anchor":
@@ -320,7 +327,8 @@ def _rejected(kind: str, row: dict) -> str | None:
     return memory_id if memory_id and memory_id.startswith("cp-") else None
 
 
-def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here: set[str]) -> str | None:
+def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here: set[str],
+                  scopes: dict[str, tuple[str, str]]) -> str | None:
     """Why this row links outside the file or into a stored memory (None: it does not)."""
     memories = in_file["document"] | in_file["record"]
     if proposal := _rejected(kind, row):
@@ -349,6 +357,35 @@ def _link_problem(kind: str, row: dict, in_file: dict, new: dict, proposals_here
     for field in ("asserted_by", "memory_id"):
         if kind in ("edge", "tombstone") and row.get(field) and row[field] not in memories:
             return f"{field} {row[field]} is not a memory of this file"
+    # Nothing links across a scope: a team memory hung on a personal anchor showed that anchor's
+    # name to team readers (a hostile file), as an edge between personal anchors did.
+    own = (row.get("audience"), row.get("boundary"))
+    for end in ("anchor_id", *ends.get(kind, ())):
+        if kind in ("document", "record", "edge", "anchor_alias") and row.get(end) in scopes \
+                and scopes[row[end]] != own:
+            return f"{end} {row[end]} is an anchor of another scope ({'/'.join(scopes[row[end]])})"
+    return None
+
+
+def _session_problem(conn: apsw.Connection, kind: str, row: dict) -> str | None:
+    """Why a memory row's session (its session_id, or its provenance's) is not one it can have been
+    learnt in: a stored session of another boundary or audience (erasing the memory would blank
+    that conversation's turns). A session this store does not hold (the file came from another
+    machine) is only a name."""
+    if kind not in ("document", "record"):
+        return None
+    named = {row.get("session_id")}
+    try:
+        prov = json.loads(row.get("provenance_json") or "{}")
+    except ValueError:
+        prov = {}
+    if isinstance(prov, dict) and isinstance(prov.get("session_id"), str):
+        named.add(prov["session_id"])
+    readers = (row["audience"], "team") if row["audience"] == "personal" else (row["audience"],)
+    for session_id in sorted(n for n in named if n):
+        found = one(conn, "SELECT audience, boundary FROM sessions WHERE session_id=?", (session_id,))
+        if found is not None and (found["boundary"] != row["boundary"] or found["audience"] not in readers):
+            return f"session {session_id} is a session of another scope ({found['audience']}/{found['boundary']})"
     return None
 
 
@@ -385,8 +422,9 @@ def write_rows(conn: apsw.Connection, checked: list[tuple[int, str, dict]]) -> t
     proposals_here = {cp for _, kind, row in plan if (cp := _rejected(kind, row))
                       and cp not in in_file["rejected_proposal"]
                       and _stored(conn, "rejected_proposal", {"checkpoint_id": cp})}
+    scopes = {row["anchor_id"]: (row["audience"], row["boundary"]) for _, kind, row in checked if kind == "anchor"}
     for line, kind, row in plan:
-        problem = _link_problem(kind, row, in_file, new, proposals_here)
+        problem = _link_problem(kind, row, in_file, new, proposals_here, scopes) or _session_problem(conn, kind, row)
         if problem:
             errors.append(f"line {line}: {problem}")
             continue

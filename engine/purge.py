@@ -95,6 +95,7 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
             checkpoints.add(cp)
     for cp in sorted(checkpoints):
         counts["checkpoints"] += _erase_checkpoint(conn, cp, texts, turns)
+    turns = _learnt_in_reach(conn, turns, tomb["audience"], tomb["boundary"])
     # The turns it was learnt from are blanked whole. Other turns say it too ("Please remember that
     # my dog is a beagle named Rolo." before the agent's store_memory, whose provenance names no
     # turn, or the same said in another conversation of its scope): left, the observer would learn
@@ -151,6 +152,21 @@ def erased_at(conn: apsw.Connection, tombstone_ids: list[str]) -> dict[str, int]
 
 
 # -- the places a copy is kept ---------------------------------------------------------------------
+
+
+def _learnt_in_reach(conn: apsw.Connection, turns: dict[str, set[int]], audience: str,
+                     boundary: str) -> dict[str, set[int]]:
+    """The provenance turns of sessions a memory of this scope can have been learnt in: of its
+    boundary, and of its audience or, for a personal memory, a team one (a team memory made
+    personal). A hostile import named a personal conversation as a team memory's source, and a
+    team token's erase blanked it."""
+    readers = (audience, "team") if audience == "personal" else (audience,)
+    kept = {}
+    for session_id, indexes in turns.items():
+        found = one(conn, "SELECT audience, boundary FROM sessions WHERE session_id=?", (session_id,))
+        if found is not None and found["boundary"] == boundary and found["audience"] in readers:
+            kept[session_id] = indexes
+    return kept
 
 
 def _provenance(text: str | None, session_id: str | None, turns: dict, checkpoints: set) -> None:

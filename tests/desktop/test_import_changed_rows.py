@@ -36,8 +36,8 @@ def test_a_row_changed_under_a_stored_id_is_an_error_naming_its_line_and_nothing
         world, tmp_path, capsys, kind, field, value):
     rows = [dict(r) for r in world["rows"]]
     line, row = next((n, r) for n, r in enumerate(rows, 1) if r["type"] == kind)
+    new = a_new_record(rows)  # of the stored scope (a copy of the changed record would be of another)
     row[field] = value
-    new = a_new_record(rows)
     code, out = import_rows(capsys, world["home"], [*rows, new], tmp_path / "changed.jsonl")
     assert code == 1 and "nothing was imported: 1 problem(s)" in out
     what = f"revision {row['revision']} of {row['document_id']}" if kind == "revision" else (
