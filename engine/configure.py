@@ -74,7 +74,7 @@ def from_text(name: str, text: str):
         pass
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: 10,000 nested brackets pasted in a field
         return text  # validation names the key and what it accepts
 
 

@@ -16,6 +16,7 @@ from .errors import InvalidInput, NotFound
 from .graph import scope_sql
 from .memory import new_id, normalize_text, without_display_controls
 from .policy import Scope
+from .secretfilter import refuse_secrets
 
 MAX_NAME_CHARS = 200
 
@@ -49,6 +50,9 @@ def rename(conn: apsw.Connection, scope: Scope, anchor_id: str, name: str, now: 
         raise InvalidInput("the name holds a control or invisible character (NUL, \\u0000): remove it")
     if len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"the name is {len(name)} characters; the limit is {MAX_NAME_CHARS}")
+    # as for memory text: a pasted token as a name was kept, and as its alias after renaming back,
+    # in the store and every export (whose import then refused it whole)
+    refuse_secrets("the new name", name)
     normalized = normalize_text(name)
     if not normalized:
         raise InvalidInput("the new name needs a letter or a digit")

@@ -301,3 +301,19 @@ def test_the_backlog_says_what_curation_made_of_each_completed_proposal(client, 
     tea = tea[:tea.index("</tr>")]
     assert f'href="/memories/{engine.checkpoint(other.checkpoint_id)["memory_ids"][0]}"' in tea
     assert "refused" not in tea and "new" in tea
+
+
+@pytest.mark.parametrize("target", ["/\t/evil.example", "/\n/evil.example", "/\r\n/x", "/ /evil.example",
+                                    "/\\evil.example", "//evil.example", "/\x85/evil.example"])
+def test_a_next_that_is_not_a_plain_path_goes_home_after_sign_in_and_after_pause(client, engine, local, target):
+    """A tab passed the old check and Werkzeug dropped it from the Location: `//evil.example`, off
+    the machine; a newline made the redirect a 500."""
+    client.get(link(client, local.secret))
+    r = client.get("/login", query_string={"next": target})
+    assert (r.status_code, r.headers["Location"]) == (303, "/")
+    r = client.post("/pause", data={"csrf_token": csrf_of(client), "next": target})
+    assert (r.status_code, r.headers["Location"]) == (303, "/") and engine.paused
+    r = client.post("/resume", data={"csrf_token": csrf_of(client), "next": target})
+    assert (r.status_code, r.headers["Location"]) == (303, "/") and not engine.paused
+    r = client.get("/login", query_string={"next": "/memories?q=Anna%20Lisbon"})
+    assert r.headers["Location"] == "/memories?q=Anna%20Lisbon"  # a path of this server stays

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
 
 from keepmind.webui.pages.render import when
@@ -235,3 +236,54 @@ def test_a_should_have_been_recalled_mark_names_its_memory_and_no_opposite_mark_
     assert f'href="/memories/{tom}">Brother</a>' in marked
     r = web.get(f"/receipts/{receipt}/pick", params={"q": "peanuts"}, headers=HX)
     assert "marked: don't inject this here" in r.text and "Allergy should have been recalled" not in r.text
+
+
+def test_a_credential_typed_as_an_anchors_new_name_is_refused_and_kept_nowhere(server, browser, anchors):
+    web, csrf = browser
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    r = web.post(f"/anchors/{anchors['Anna']}/rename", data={"csrf_token": csrf, "name": secret}, headers=HX)
+    assert r.status_code in (400, 422) and "GitHub" in r.text and secret not in r.text
+    with server.engine.db.snapshot() as conn:
+        names = [n for (n,) in conn.execute("SELECT canonical_name FROM memory_anchors UNION ALL"
+                                            " SELECT alias FROM anchor_aliases")]
+    assert "Anna" in names and not any(secret in n for n in names)
+
+
+@pytest.mark.parametrize("before", ["9223372036854775808", "99999999999999999999999", "²", "١٢"])
+def test_a_page_link_number_sqlite_cannot_hold_or_that_is_no_ascii_number_is_ignored(server, browser, before):
+    web, _ = browser
+    for path in ("/receipts", "/scoping"):
+        assert web.get(path, params={"before": before}).status_code == 200  # the first page, not a 500
+
+
+@pytest.mark.parametrize("revision", ["abc", "99999999999999999999999", "²"])
+def test_a_revert_to_a_revision_that_is_no_number_is_refused_in_words(server, browser, revision):
+    web, csrf = browser
+    sid = server.engine.open_session("personal", "work")
+    doc = server.engine.store(sid, "Home", "User lives in Lisbon.").id
+    r = web.post(f"/memories/{doc}/revert", data={"csrf_token": csrf, "revision": revision})
+    assert r.status_code == 400 and "pick the revision to revert to" in r.text
+
+
+def test_a_deeply_nested_value_in_a_settings_field_is_refused_in_words(server, browser):
+    web, csrf = browser
+    r = web.post("/settings", data={"csrf_token": csrf, "group": "Policy",
+                                    "policy.cross_boundary_reads": "[" * 10_000 + "]" * 10_000}, headers=HX)
+    assert r.status_code in (400, 422) and "internal error" not in r.text.lower()
+    assert server.engine.settings["policy.cross_boundary_reads"] == {}
+
+
+def test_a_token_limited_to_a_boundary_is_shown_no_other_boundary_on_the_scoping_page(server):
+    eng = server.engine
+    eng.open_session("personal", "other")
+    eng.open_session("team", "work")
+    secret = server.make_token("teamwork", "team", ("work",))
+    web = httpx.Client(base_url=server.url, timeout=30)
+    with httpx.Client(base_url=server.url + "/api/v1", headers={"Authorization": f"Bearer {secret}"}) as api:
+        url = api.post("/ui/links", json={}).json()["url"]
+    try:
+        assert web.get(url).status_code == 303
+        page = web.get("/scoping").text
+        assert '<option value="work">' in page and '"other"' not in page and ">other<" not in page
+    finally:
+        web.close()

@@ -17,7 +17,7 @@ from flask import Blueprint, current_app, g, make_response, redirect, request
 from ..context import engine
 from ..security import SESSION_COOKIE, public, signins
 from ..signin import SESSION_TTL_S
-from .render import page
+from .render import page, safe_path
 
 bp = Blueprint("auth", __name__)
 LOGIN_COOKIE = "km_login"
@@ -28,10 +28,8 @@ def _login_csrf(nonce: str) -> str:
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this server (never `//elsewhere` or a full URL)."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return "/"
+    """Only a path on this server (render.safe_path)."""
+    return safe_path(target)
 
 
 def _signed_in(token_id: str, target: str):

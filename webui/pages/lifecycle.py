@@ -13,15 +13,14 @@ from flask import Blueprint, current_app, request
 from ..context import engine
 from ..errors import Forbidden
 from ..security import require_owner
-from .render import dialog, done, page
+from .render import dialog, done, page, safe_path
 
 bp = Blueprint("lifecycle", __name__)
 
 
 def _back() -> str:
     """The page the switch was pressed on (only a path of this server)."""
-    target = request.form.get("next") or "/"
-    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+    return safe_path(request.form.get("next"))
 
 
 @bp.post("/pause")

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from keepmind.engine import EngineError
+from keepmind.engine import EngineError, InvalidInput
 from keepmind.engine.history import diff_words
 
 from ..context import engine
 from ..security import viewer_scope, viewer_token
-from .render import confirm, confirmed, dialog, done, page
+from .render import confirm, confirmed, dialog, done, page, page_int
 
 bp = Blueprint("memory", __name__)
 EDIT_FIELDS = {"rewrite": (("title", "The title"), ("content", "The text")),
@@ -127,7 +127,10 @@ def edit(memory_id: str):
 @bp.post("/memories/<memory_id>/revert")
 def revert(memory_id: str):
     eng, scope = engine(), viewer_scope()
-    eng.revert(scope, memory_id, int(request.form.get("revision", "0") or 0))
+    revision = page_int(request.form.get("revision"))
+    if revision is None:
+        raise InvalidInput("pick the revision to revert to (a number from the revision list)")
+    eng.revert(scope, memory_id, revision)
     return done(f"/memories/{memory_id}")
 
 

@@ -14,7 +14,7 @@ from keepmind.engine import EngineError
 
 from ..context import engine
 from ..security import viewer_scope, viewer_token
-from .render import done, is_htmx, page, text
+from .render import done, is_htmx, page, page_int, text
 
 bp = Blueprint("receipts", __name__)
 PAGE_SIZE = 50
@@ -29,7 +29,7 @@ def receipts():
     injected = YES_NO.get(request.args.get("injected") or "")
     degraded = YES_NO.get(request.args.get("degraded") or "")
     before = request.args.get("before")
-    before = int(before) if before and before.isdigit() else None
+    before = page_int(before)
     found = eng.receipts(token=viewer, limit=PAGE_SIZE + 1, before=before, session_id=session_id, injected=injected,
                          degraded=degraded)
     args = {k: request.args.get(k) for k in ("session", "injected", "degraded") if request.args.get(k)}

@@ -85,6 +85,25 @@ def text(value: str | None) -> str | None:
     return value or None
 
 
+def page_int(value: str | None) -> int | None:
+    """A page link's number (a cursor's time, a revision): ASCII digits within SQLite's integers,
+    else None. `str.isdigit` takes "²" (which int() refuses) and 20 digits overflowed the query."""
+    value = (value or "").strip()
+    if not value.isascii() or not value.isdigit() or len(value) > 15:
+        return None
+    return int(value)
+
+
+def safe_path(target: str | None) -> str:
+    """`target` if it is a path on this server, else "/": never `//elsewhere`, a full URL, or one
+    holding a space or control character (browsers and Werkzeug drop a tab, so `/\t/evil.example`
+    became `//evil.example`; a newline made the redirect a 500)."""
+    if (not target or not target.startswith("/") or target[1:2] in ("/", "\\") or "\\" in target
+            or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 or 0x80 <= ord(ch) < 0xa0 for ch in target)):
+        return "/"
+    return target
+
+
 def day_end_ms(value: str | None) -> int | None:
     """The end of a day picked in a date field (local time), in epoch ms; None if empty."""
     value = (value or "").strip()

@@ -14,7 +14,7 @@ from keepmind.engine import AUDIENCES, EngineError, NotFound
 from ..context import engine
 from ..errors import Forbidden
 from ..security import local_token_id, refuse_revoking_the_local_token, viewer_token
-from .render import confirm, confirmed, done, is_htmx, page, today_start_ms
+from .render import confirm, confirmed, done, is_htmx, page, page_int, today_start_ms
 
 bp = Blueprint("scoping", __name__)
 SESSIONS_SHOWN = 50
@@ -22,7 +22,7 @@ VIEW_SHOWN = 20
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() else None
+    return page_int(value)
 
 
 def _tokens(**extra) -> dict:
@@ -32,6 +32,18 @@ def _tokens(**extra) -> dict:
     return {"tokens": tokens, "audiences": [a for a in AUDIENCES if viewer.allows_audience(a)], "created": None,
             "revoked": None, "form": {}, "error": None, "port": request.host.rsplit(":", 1)[-1],
             "local_token_id": local_token_id(), **extra}
+
+
+def _names_in_reach(eng, viewer) -> dict:
+    """The boundaries and read rules this viewer may know of: all of them for a token of any
+    boundary; else its own boundaries and the rules that name what they read (a token limited to
+    `work` was shown every boundary in the store in the View as picker)."""
+    policy, boundaries = eng.settings["policy.cross_boundary_reads"] or {}, eng.boundaries_in_use()
+    if not viewer.any_boundary:
+        own = set(viewer.boundaries)
+        boundaries = [b for b in boundaries if b in own] or sorted(own)
+        policy = {b: others for b, others in policy.items() if b in own}
+    return {"policy": policy, "boundaries": boundaries}
 
 
 def _context(**extra) -> dict:
@@ -44,7 +56,7 @@ def _context(**extra) -> dict:
         "sessions": sessions[:SESSIONS_SHOWN],
         "next_before": sessions[SESSIONS_SHOWN - 1]["created_at"] if len(sessions) > SESSIONS_SHOWN else None,
         "before": before, "token_names": {t.id: t.name for t in out["tokens"]},
-        "policy": eng.settings["policy.cross_boundary_reads"], "boundaries": eng.boundaries_in_use(),
+        **_names_in_reach(eng, viewer),
         "view": None,
     })
     out.update(extra)
