@@ -104,6 +104,9 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
     claims = [words for t in texts if t and t != ERASED_TEXT and len(words := content_words(t)) >= 3]
     counts["checkpoints"] += _drop_waiting(conn, tomb["audience"], tomb["boundary"], claims, texts, turns, now)
     hunted = hunted_in(texts)
+    spoken = [(r["session_id"], r["user_text"]) for session_id, indexes in turns.items() for index in indexes
+              for r in rows(conn, "SELECT session_id, user_text FROM session_turns WHERE session_id=? AND turn_index=?",
+                            (session_id, index)) if r["user_text"] and r["user_text"] != ERASED_TEXT]
     for session_id, indexes in turns.items():
         for index in sorted(indexes):
             conn.execute("UPDATE session_turns SET user_text=CASE WHEN user_text='' THEN '' ELSE ?1 END,"
@@ -116,7 +119,8 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
         counts["observer_runs"] += erase_observer_runs(conn, session_id, texts, hunted)
     counts["curation_events"] = _erase_events(conn, checkpoints, ids, hunted)
     erased_words = frozenset().union(*(content_words(t) for t in texts if t and t != ERASED_TEXT))
-    counts["receipts"] = _erase_receipt_copies(conn, ids, hunted, erased_words)
+    counts["receipts"] = (_erase_receipt_copies(conn, ids, hunted, erased_words)
+                          + _erase_turn_receipts(conn, spoken, hunted))
     counts["edges"], counts["anchors"] = _erase_graph(conn, ids, anchors)
     if ids:
         conn.execute(f"DELETE FROM memory_embeddings WHERE item_id IN ({','.join('?' * len(ids))})", ids)
@@ -348,6 +352,35 @@ def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[st
         else:
             conn.execute("UPDATE recall_events SET receipt_json=? WHERE receipt_id=?", (new, receipt_id))
         changed += 1
+    return changed
+
+
+def _erase_turn_receipts(conn: apsw.Connection, spoken: list[tuple[str, str]], hunted: list[str]) -> int:
+    """The recalls made for the turns it was learnt from: recall runs before a turn is stored and
+    before the memory exists, so its receipt never names the memory, and the sentence erased from
+    the turn stayed on the Recalls list, the Overview and the receipt (a walk: "I hate cilantro, it
+    tastes like soap to me."). A receipt of the same session whose message is that turn's text, or
+    a part of it (a hook sends the prompt whole; an agent may send a sentence of it), goes."""
+    changed = 0
+    for session_id, said in spoken:
+        said = said.strip()
+        for r in rows(conn, "SELECT receipt_id, query, receipt_json FROM recall_events WHERE session_id=?"
+                            " AND query != ?", (session_id, ERASED_TEXT)):
+            query = (r["query"] or "").strip()
+            if not query or (query not in said and said not in query):
+                continue
+            try:
+                body = json.loads(r["receipt_json"])
+            except ValueError:
+                body = {}
+            if isinstance(body, dict):
+                body["query"] = ERASED_TEXT
+                if isinstance(body.get("plan"), dict):
+                    body["plan"] = {k: [] if isinstance(v, list) else v for k, v in body["plan"].items()}
+            conn.execute("UPDATE recall_events SET query=?, receipt_json=? WHERE receipt_id=?",
+                         (ERASED_TEXT, blank(json.dumps(body), [*hunted, said]), r["receipt_id"]))
+            conn.execute("UPDATE recall_feedback SET query=? WHERE receipt_id=?", (ERASED_TEXT, r["receipt_id"]))
+            changed += 1
     return changed
 
 

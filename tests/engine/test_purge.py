@@ -202,3 +202,22 @@ def test_an_export_made_before_an_erase_imports_all_but_what_was_erased(engine, 
     assert "Zanzibarquokka" not in {a.name for a in engine.anchors(viewer)}
     assert "Olsen" in {a.name for a in engine.anchors(viewer)}
     assert exchange.summary({**report, "format": "jsonl"})["not_imported"]["erased for good here"] == 2
+
+
+def test_the_recall_made_for_the_turn_it_was_learnt_from_loses_its_message_too(engine, clock, me):
+    """Recall runs before a turn is stored, before the memory exists: its receipt never named the
+    memory, and a walk's erased "I hate cilantro…" stayed on the Recalls list and the Overview."""
+    sid = engine.open_session("personal", "work")
+    said = "I hate zanzibarcilantro, it tastes like soap to me."
+    receipt = engine.recall(sid, said).receipt_id
+    unrelated = engine.recall(sid, "What is the capital of Peru?").receipt_id
+    learnt(engine, clock, sid, said)
+    [doc] = [m for m in engine.list_memories(sid) if "zanzibarcilantro" in m.body]
+    engine.update(sid, doc.id, delete=True, source="ui")
+    [tomb] = [t for t in engine.deleted(token=me)[0] if t["memory_id"] == doc.id]
+    result = engine.erase(tomb["tombstone_id"], token=me)
+    assert result["receipts"] >= 1
+    with engine.db.snapshot() as conn:
+        queries = dict(conn.execute("SELECT receipt_id, query FROM recall_events").fetchall())
+    assert queries[receipt] == "(erased)" and queries[unrelated] == "What is the capital of Peru?"
+    assert occurrences(engine.db.path, ("zanzibarcilantro",)) == []
