@@ -306,11 +306,22 @@ def refused(exc: LlmError) -> bool:
         and int(match.group(1)) not in (408, 429)
 
 
+# A living document is not appended to past this: half of recall's injection budget (2,000
+# characters by default). Without an LLM to consolidate, a walk's every fact about the user's
+# wife went into the document saying where the user lives; at 2,106 characters nothing of it was
+# injected any more ("did not fit the injection budget"), home, wife and dog alike. What is said
+# next begins a new document on the same anchor (and further appends go there: the newest).
+FULL_DOCUMENT_CHARS = 1000
+
+
 def _append(proposal: Proposal, target: dict, revisions, reason: str, info: dict) -> Decision:
     if mergeguard.contains_statement(target["body"], proposal.content):
         return Decision("skip", "already_in_document", targets=(target["id"],), revisions=revisions,
                         detail=info)
     body = mergeguard.append_body(target["body"], proposal.content, target["updated_at"])
+    if len(body) > FULL_DOCUMENT_CHARS:
+        return Decision("create", f"{reason}_document_full", revisions=revisions,
+                        detail={**info, "full_document": target["id"], "would_be_chars": len(body)})
     return Decision("append", reason, targets=(target["id"],), body=body, revisions=revisions, detail=info)
 
 

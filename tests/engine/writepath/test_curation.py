@@ -386,3 +386,30 @@ def test_chatter_and_a_long_run_of_one_letter_are_not_kept(engine, personal):
     outcomes = {o.checkpoint_id: o for o in drain(engine)}
     assert [(outcomes[c].action, outcomes[c].reason) for c in chatter] == [("drop", "ephemeral")] * 5
     assert [outcomes[c].action for c in kept] == ["create"] * 3
+
+
+def test_a_living_document_near_half_the_injection_budget_takes_no_more_appends_a_new_one_begins(
+        engine, personal):
+    """Without an LLM, a walk's fifteen facts about the user's wife went into the document saying
+    where the user lives: past 2,000 characters, none of it was injected any more."""
+    from keepmind.engine.writepath.curation import FULL_DOCUMENT_CHARS
+
+    facts = [f"User's wife Marta {what}." for what in (
+        "works as an architect in the old town", "has her birthday on the twelfth of May every year",
+        "loves the bakery on the corner and its custard tarts", "plays the piano on Sunday evenings",
+        "is allergic to cats and to birch pollen", "runs ten kilometres along the river every Saturday",
+        "reads Portuguese crime novels before she sleeps", "grew up in a village near Coimbra",
+        "drinks her coffee black with no sugar at all", "collects old maps of the Atlantic coast",
+        "speaks four languages including Dutch and Italian", "volunteers at the animal shelter on Thursdays",
+        "wants to visit Japan in the cherry blossom season", "keeps a herb garden on the balcony")]
+    ids = [_queue(engine, personal, Proposal("durable_fact", "Marta", fact, anchor="Marta", anchor_type="person",
+                                             confidence=0.9)) for fact in facts]
+    outcomes = {o.checkpoint_id: o for o in drain(engine)}
+    assert [outcomes[i].action for i in ids][:2] == ["create", "append"]
+    assert any(outcomes[i].reason.endswith("_document_full") for i in ids)
+    docs = engine.list_memories(personal)
+    assert len(docs) >= 2 and all(len(d.body) <= FULL_DOCUMENT_CHARS for d in docs)
+    said = "\n".join(d.body for d in docs)
+    assert all(fact in said for fact in facts)  # nothing lost: every fact is in one of them
+    with engine.db.snapshot() as conn:
+        assert scalar(conn, "SELECT COUNT(DISTINCT anchor_id) FROM memory_documents") == 1  # one anchor, Marta
