@@ -194,3 +194,26 @@ def test_a_superseding_records_page_shows_what_it_replaced(client, engine, perso
     assert "Flew to Lisbon on 4 May." not in replaced
     doc = engine.store(personal, "Home", "I live in Porto.").id
     assert 'id="repl-h"' not in client.get(f"/memories/{doc}").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("kind", ["document", "record"])
+def test_a_save_over_a_change_made_since_the_editor_opened_asks_first(client, engine, personal, signed_in, kind):
+    """A walk's two open editors: the second Save replaced the first's correction without a word."""
+    import re
+
+    local, csrf = signed_in
+    memory_class = "durable_fact" if kind == "document" else "evidence"
+    mem = engine.store(personal, "Home", "Anna lives in Lisbon.", memory_class=memory_class).id
+    form = client.get(f"/memories/{mem}/edit", headers={"HX-Request": "true"}).get_data(as_text=True)
+    base = re.search(r'name="base" value="([^"]+)"', form).group(1)
+    changed = engine.update(personal, mem, new_content="Anna lives in Porto.")  # another tab saved meanwhile
+    data = {"csrf_token": csrf, "mode": "rewrite", "title": "Home", "content": "Anna lives in Braga.", "base": base}
+    r = client.post(f"/memories/{mem}/edit", headers={"HX-Request": "true"}, data=data)
+    html = r.get_data(as_text=True)
+    assert r.status_code == 422 and "changed since you opened the editor" in html and "Anna lives in Porto." in html
+    assert "Anna lives in Braga." in html  # what was typed is kept
+    assert live(engine, local) == ["Anna lives in Porto."]
+    again = re.search(r'name="base" value="([^"]+)"', html).group(1)
+    assert again != base
+    r = client.post(f"/memories/{changed.new_id or mem}/edit", data={**data, "base": again})
+    assert r.status_code == 303 and live(engine, local) == ["Anna lives in Braga."]

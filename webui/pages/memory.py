@@ -94,7 +94,16 @@ def edit(memory_id: str):
     eng, scope = engine(), viewer_scope()
     item = eng.memory(scope, memory_id)
     mode = "replace" if request.form.get("mode") == "replace" else "rewrite"
-    form = {k: request.form.get(k, "") for k in ("title", "content", "old_text", "new_text")}
+    form = {k: request.form.get(k, "") for k in ("title", "content", "old_text", "new_text", "base")}
+    now_at = f"{item.id}:{item.revision}"
+    if form["base"] and form["base"] != now_at:
+        # Changed since this editor opened (another tab, an agent, curation): saved, it would have
+        # replaced that change without a word (a walk's second editor undid the first's correction).
+        form["base"] = now_at  # saved again from here, it replaces the change knowingly
+        now_says = item.body if len(item.body) <= 300 else item.body[:300].rsplit(" ", 1)[0] + "…"
+        return page("memory_edit.html", "_edit.html", http_status=422, item=item, mode=mode, form=form,
+                    error=f"Not saved: this memory changed since you opened the editor. It now says: "
+                          f"“{now_says}” Your text is kept here: save again to replace that, or Cancel to keep it.")
     # What the engine would refuse, said in the words of this form (its messages name the API's fields).
     # A NUL is looked for here, field by field: the engine takes a kept title from the new text's first
     # sentence and checks that title first, so its message blames the title for a NUL in the text.
