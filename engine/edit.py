@@ -15,6 +15,7 @@ from .errors import InvalidInput, ScopeError
 from .memory import MAX_BODY_CHARS, clean_text, title_follows
 from .policy import PRIVACY_RANK, Scope
 from .results import UpdateResult
+from .stance import current_part
 
 
 def update_mode(old_text, new_text, new_content, title, delete) -> str:
@@ -176,7 +177,9 @@ def follow_edges(conn, row: dict, memory_id: str, body: str, now: int) -> None:
             if (back := _undisplace(conn, edge, body)) is not None:
                 reopened[back] = edge["valid_from"]
     _uncorrect(conn, row["id"], memory_id, body, {e["edge_id"] for e in retired})
-    relations = store_relations(extractor.ties_of(body)[0])
+    # what the text says now: re-read whole, an agent's spelling fix of a document whose earlier
+    # part says "Anna lives in Porto" asserted Porto again and closed the newer Madrid (a walk)
+    relations = store_relations(extractor.ties_of(current_part(body))[0])
     store.assert_relations(conn, row.get("anchor_id"), relations, audience=row["audience"],
                            boundary=row["boundary"], asserted_by=memory_id, now=now,
                            confidence=row.get("confidence") or 0.8)

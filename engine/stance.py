@@ -128,9 +128,23 @@ def lasting(text: str) -> bool:
     return standing_and_lasting(text)[1]
 
 
+# The line an append puts above a living document's earlier text (mergeguard.dated_separator).
+EARLIER = re.compile(r"^---\n_\[earlier, as of \d{4}-\d\d-\d\d\]_$", re.M)
+
+
+def current_part(text: str) -> str:
+    """A living document's text above its first append separator: what it says now (the earlier
+    text below stays for history, and for what it said that nothing newer replaced)."""
+    found = EARLIER.search(text or "")
+    return (text or "")[:found.start()].strip() if found else (text or "")
+
+
 def standing_and_lasting(text: str) -> tuple[bool, bool]:
-    """(standing, lasting) of a memory, its date read once: what recall reads of every candidate."""
-    text = (text or "").replace("’", "'")
+    """(standing, lasting) of a memory, its date read once: what recall reads of every candidate.
+    An append's separator is not read: its "as of 2026-12-03" made every living document that took
+    an update an episode of that day, and the current home, job or diet lost the lasting bonus to
+    memories that never changed (a walk's "Book me a train to my sister's city")."""
+    text = EARLIER.sub("", (text or "")).replace("’", "'")
     dated = bool(_MAYBE_DATED.search(text) and _DATED.search(text))
     is_standing = not dated and bool(_SELF.search(text) and _STANCE.search(text))
     return is_standing, not dated or bool(_RECURRING.search(text))

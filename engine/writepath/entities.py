@@ -25,7 +25,9 @@ USER = "User"  # the anchor of the person whose statements these are (anchors ar
 # A name: capitalized words (joined by "of", "de", "and", "&", "-"), or a code like SFO; no
 # leading article.
 _NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
-         r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
+         # never joining a pronoun or the user: "Porto and User's brother", "LIS and I fly"
+         r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*"
+         r"(?!(?:I|User|We|My|Our|He|She|They|You|It)\b)(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
 # Social and family roles: "my sister Anna", "Anna is my sister". The role names the edge.
 ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee",
          "son", "daughter", "mother", "mom", "mum", "father", "dad", "grandmother", "grandma", "grandfather",
@@ -65,7 +67,7 @@ class GraphFact:
 
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
     # my sister Anna / my best friend Tom
-    ("role", rf"\b[Mm]y\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    ("role", rf"\b(?:[Mm]y|User's)\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel

@@ -165,6 +165,7 @@ def unsaid(bodies: list[str], proposal: str) -> tuple[str, ...]:
 
 
 def dated_separator(as_of_ms: int) -> str:
+    """The line above a document's earlier text (stance.EARLIER reads it)."""
     return f"---\n_[earlier, as of {iso(as_of_ms)[:10]}]_"
 
 

@@ -475,3 +475,32 @@ def test_a_fact_a_newer_value_had_retired_is_never_so_once_its_memory_is_deleted
     engine.restore(tomb["tombstone_id"], token=me)
     [back] = [e for e in engine.edges(viewer, anna.id) if e.to_name == "Lisbon"]
     assert not back.deleted_as_wrong and not back.current  # held until Porto, as before
+
+
+def test_a_spelling_fix_of_an_updated_document_does_not_reassert_what_its_earlier_part_said(engine, me, clock):
+    """A walk: "User's sister Anna lives in Porto and User's brother Tom lives in Berlin.", then
+    "My sister Ana moved to Madrid." appended on top; an agent's fix of the name re-read the
+    earlier part, invented a place "Porto and User" and closed the newer Madrid."""
+    from keepmind.engine.writepath.mergeguard import append_body
+
+    sid = engine.open_session("personal", "work")
+    viewer = engine.viewer(me)
+    first = "User's sister Anna lives in Porto and User's brother Tom lives in Berlin."
+    doc = engine.store(sid, "", first, anchor="Anna", anchor_type="person",
+                       relations=[Relation("sister", "Anna", "person", False, "User", "person"),
+                                  Relation("lives_in", "Porto", "place", True, "Anna", "person"),
+                                  Relation("brother", "Tom", "person", False, "User", "person"),
+                                  Relation("lives_in", "Berlin", "place", True, "Tom", "person")]).id
+    clock.advance(DAY_MS)
+    engine.update(sid, doc, new_content=append_body(first, "User's sister Anna moved to Madrid.", clock() - DAY_MS))
+    assert ("Anna", "lives_in", "Madrid") in _current(engine, viewer, "Anna")
+    clock.advance(DAY_MS)
+    body = engine.get(sid, [doc]).items[0].body
+    engine.update(sid, doc, old_text="sister Anna moved", new_text="sister Ana moved")
+    assert "sister Ana moved" in engine.get(sid, [doc]).items[0].body and body != engine.get(sid, [doc]).items[0].body
+    places = {a.name for a in engine.anchors(viewer) if a.type == "place"}
+    assert "Porto and User" not in places
+    anna = next(a for a in engine.anchors(viewer) if a.name == "Anna")
+    assert [e.to_name for e in engine.edges(viewer, anna.id) if e.relation == "lives_in" and e.current] == ["Madrid"]
+    tom = next(a for a in engine.anchors(viewer) if a.name == "Tom")
+    assert [e.to_name for e in engine.edges(viewer, tom.id) if e.relation == "lives_in" and e.current] == ["Berlin"]

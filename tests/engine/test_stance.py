@@ -2,7 +2,7 @@
 
 import pytest
 
-from keepmind.engine.stance import asks_for_help, lasting, standing
+from keepmind.engine.stance import asks_for_help, lasting, standing, standing_and_lasting
 
 
 @pytest.mark.parametrize("message", [
@@ -106,3 +106,19 @@ def test_what_is_not_dated_to_a_day_is_lasting(text):
 ])
 def test_an_episode_dated_to_a_day_is_not_lasting(text):
     assert not lasting(text)
+
+
+def test_a_living_document_that_took_an_update_is_as_lasting_as_its_statements():
+    """The append's separator says "as of" a day: read, it made the document an episode of that
+    day, and an updated home, job or diet lost the lasting bonus to memories that never changed."""
+    from keepmind.engine.writepath.mergeguard import append_body
+
+    day = 1_800_000_000_000
+    updated = append_body("User's sister Ana lives in Porto.", "User's sister Ana moved to Madrid in the spring.", day)
+    assert "as of" in updated
+    assert standing_and_lasting(updated) == standing_and_lasting(
+        "User's sister Ana moved to Madrid in the spring.\nUser's sister Ana lives in Porto.") == (False, True)
+    diet = append_body("I'm vegetarian.", "I'm pescatarian now.", day)
+    assert standing_and_lasting(diet)[1]
+    # a date the memory itself says still makes it an episode
+    assert not standing_and_lasting(append_body("User flew to Rome.", "User flew to Porto on 3 May 2026.", day))[1]
