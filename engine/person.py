@@ -20,7 +20,8 @@ _THIRD = {  # first-person -> third-person rewrites (applied word by word)
 _ADVERBS = {"really", "absolutely", "always", "usually", "never", "also", "just", "still", "often",
             "much", "finally", "recently", "generally", "mostly", "definitely", "totally", "only", "even",
             "rarely", "seldom", "sometimes", "mainly", "truly", "deeply", "strongly", "firmly", "strictly",
-            "exclusively", "simply", "actually", "personally", "typically", "normally", "especially"}
+            "exclusively", "simply", "actually", "personally", "typically", "normally", "especially",
+            "now", "currently", "longer", "no"}  # "I now work", "I no longer live" ("User nows work" was kept)
 # Verbs that end like an adverb: never skipped as one.
 _LY_VERBS = {"fly", "apply", "reply", "rely", "supply", "comply", "multiply", "ally", "bully", "tally", "rally"}
 
@@ -36,7 +37,7 @@ _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is"
               "can't": "can't", "can": "can", "will": "will", "would": "would", "did": "did", "don't": "doesn't",
               "haven't": "hasn't", "won't": "won't", "didn't": "didn't", "wasn't": "wasn't", "cannot": "cannot"}
 _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wrote|built|became|"
-                           r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|"
+                           r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|quit|"
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
 
 

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field, replace
 import apsw
 
 from .. import store
-from ..db import one, secure_delete
+from ..db import one, rows, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
 from ..memory import Provenance, normalize_text, title_follows
 from ..secretfilter import MARKER, secret_kinds
+from ..stance import current_part, negated
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
 from .entities import USER, kin
@@ -173,6 +174,55 @@ def value_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> d
     return None
 
 
+# A statement that a standing fact no longer holds, and what it was: "I'm not vegetarian anymore",
+# "I'm pescatarian now, not vegetarian", "I no longer use Neovim", "I stopped drinking coffee",
+# "I switched from Vim to Emacs". A plain negation ("I don't like coffee") says no change.
+_CHANGED = re.compile(r"\b(?:no\s+longer|stopped|quit|gave\s+up|switched\s+(?:away\s+)?from|instead\s+of|"
+                      r"moved\s+on\s+from|not)\s+(?:an?\s+|the\s+|my\s+)?(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3})", re.I)
+_CHANGE_SAID = re.compile(r"\b(?:anymore|any\s+more|no\s+longer|now|stopped|quit|gave\s+up|switched|instead\s+of|"
+                          r"moved\s+on)\b", re.I)
+_WHAT_ENDS = re.compile(r"\s*(?:,|\.|;|!|\band\b|\bbut\b|\bnow\b|\banymore\b|\bany\s+more\b|\bto\b).*$", re.I)
+# Words of the retracted phrase that name no thing: its verb ("use Neovim": Neovim).
+_NOT_THE_THING = {"use", "uses", "using", "eat", "eats", "eating", "drink", "drinks", "drinking", "live", "lives",
+                  "living", "work", "works", "working", "play", "plays", "playing", "have", "has", "like", "likes",
+                  "love", "loves", "do", "does", "doing", "go", "goes", "going", "take", "takes", "taking", "being",
+                  "a", "an", "the", "my", "any", "more", "for", "with", "from", "in", "at", "on", "of", "be"}
+
+
+def retracted(content: str) -> tuple[str, ...]:
+    """The words naming what a change statement says no longer holds (() when it says no change)."""
+    if not _CHANGE_SAID.search(content or ""):
+        return ()
+    for found in _CHANGED.finditer(content):
+        what = _WHAT_ENDS.sub("", found.group("what"))
+        words = tuple(w for w in re.findall(r"[a-z0-9][\w'+#-]*", what.lower()) if w not in _NOT_THE_THING
+                      and len(w) >= 2)
+        if words:
+            return words
+    return ()
+
+
+def replaced_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> dict | None:
+    """The living document of this scope whose current text states what the proposal says no longer
+    holds ("I'm vegetarian." for "I'm not vegetarian anymore, I eat fish now."): the change goes
+    into it, newest first, as a move goes into the memory of the old home. Beside it, the old
+    statement stood as a memory of its own, and recall injected "I'm vegetarian." to dinner tasks
+    (a walk). Columns as anchor_document's."""
+    words = retracted(proposal.content)
+    if not words:
+        return None
+    for row in rows(conn, "SELECT d.document_id AS id, d.title, d.body, d.revision, d.updated_at,"
+                          " a.canonical_name AS anchor FROM memory_documents d"
+                          " LEFT JOIN memory_anchors a ON a.anchor_id = d.anchor_id"
+                          " WHERE d.audience=? AND d.boundary=? AND d.deleted_at IS NULL"
+                          " AND d.memory_class='durable_fact' AND instr(lower(d.body), ?) > 0"
+                          " ORDER BY d.updated_at DESC LIMIT 50", (lease.audience, lease.boundary, words[0])):
+        now = current_part(row["body"]).lower()
+        if all(re.search(r"(?<![\w])" + re.escape(w) + r"(?![\w])", now) for w in words) and not negated(now):
+            return row
+    return None
+
+
 def resolve_kin(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Proposal:
     """Someone the proposal knows only by role ("my sister lives in Porto": `User's sister`) is the
     one person the user has already named in that role in this scope (Anna, the user's sister), so
@@ -223,7 +273,8 @@ def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Propos
                                       detail={"tombstone_cosine": round(near[1], 4)})
         if proposal.memory_class != "durable_fact":
             return proposal, Decision("create", "record", **keep)
-        same_anchor = anchor_document(conn, lease, proposal.anchor) or value_document(conn, lease, proposal)
+        same_anchor = (anchor_document(conn, lease, proposal.anchor) or value_document(conn, lease, proposal)
+                       or replaced_document(conn, lease, proposal))
         nominees, info = similarity.nominate(engine, conn, lease, proposal, now, embedded,
                                              allow_lexical=llm is not None)
     for nominee in nominees:  # a near match (by meaning) that already says all of it

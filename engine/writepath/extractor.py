@@ -45,6 +45,14 @@ _NUMBER = r"(?:one|" + _SEVERAL + ")"
 _STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed|married|single|divorced|"
                      r"widowed)\b", re.I)
 _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I)) for c, k, p, r in [
+    # a standing fact that no longer holds: "I'm not vegetarian anymore, I eat fish now.", "I stopped
+    # drinking coffee.", "I switched from Vim to Emacs." (curation puts it into the memory it changes)
+    ("change", "durable_fact", 0.85,
+     r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:not|no\s+longer)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?[\w-]+\s*,?\s*"
+     r"(?:anymore|any\s+more)\b|"
+     r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+no\s+longer\s+\w+|"
+     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
+     r"quit\s+(?!it\b|that\b|this\b)\w+|gave\s+up\s+\w+|switched\s+(?:from|to|over)\b)"),
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
     ("health", "durable_fact", 0.85,
      r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
@@ -250,7 +258,7 @@ def _cut_tail(sentence: str, after: int) -> str:
     return sentence[:m.start()] if m else sentence
 
 
-STANDING = frozenset({"health", "preference", "constraint", "habit"})
+STANDING = frozenset({"health", "preference", "constraint", "habit", "change"})
 # The kinds of statement a team session keeps from the rules: the team's, not the speaker's own.
 TEAM_KINDS = frozenset({"decision", "project", "milestone"})
 # A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
@@ -405,7 +413,7 @@ _CONSTRAINING = {"can't", "cannot", "don't", "doesn't", "won't", "not", "no", "n
 def topic_name(subject: str, category: str, words: list[str]) -> str:
     """The name of a `topic` anchor: whose, which kind of statement, and up to three of its content
     words ("User's health: asthma", "User's habit: cello community orchestra")."""
-    keep = _CONSTRAINING if category == "constraint" else set()
+    keep = _CONSTRAINING if category in ("constraint", "change") else set()
     naming = [w for w in words if w.lower() not in _NOT_NAMING or w.lower() in keep]
     about = " ".join(naming[:3])
     return f"{subject}'s {category}: {about}" if about else f"{subject}'s {category}"

@@ -295,3 +295,32 @@ def test_a_corrections_lead_in_is_not_part_of_the_fact(text, fact):
 def test_a_request_to_remember_asked_as_a_question_is_what_it_asks_to_remember(text, fact):
     [found] = statements(text)
     assert found.fact == fact
+
+
+@pytest.mark.parametrize("text, retracted", [
+    ("I'm not vegetarian anymore, I eat fish now.", ("vegetarian",)),
+    ("I'm pescatarian now, not vegetarian.", ("vegetarian",)),
+    ("I no longer use Neovim, I switched to VS Code.", ("neovim",)),
+    ("I stopped drinking coffee.", ("coffee",)),
+    ("I switched from Vim to Emacs.", ("vim",)),
+    ("I quit smoking last year.", ("smoking", "last", "year")),
+])
+def test_a_change_of_a_standing_fact_is_learnt_in_the_users_words_with_what_it_retracts(text, retracted):
+    from keepmind.engine.writepath.curation import retracted as retracted_words
+
+    [found] = extract([(0, text)])
+    assert found.content == text and found.memory_class == "durable_fact"
+    assert retracted_words(found.content)[:len(retracted)] == retracted
+
+
+@pytest.mark.parametrize("text", ["I don't like coffee.", "I'm not sure about that.", "I stopped by the bakery."])
+def test_a_plain_negation_retracts_nothing(text):
+    from keepmind.engine.writepath.curation import retracted as retracted_words
+
+    assert retracted_words(text) == () or not extract([(0, text)])
+
+
+def test_third_person_conjugates_past_now_and_no_longer():
+    assert third_person("I no longer live in Lisbon.", "User") == "User no longer lives in Lisbon."
+    assert third_person("I now work at Northwind Labs.", "User") == "User now works at Northwind Labs."
+    assert third_person("I quit smoking.", "User") == "User quit smoking."

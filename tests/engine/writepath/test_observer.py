@@ -470,3 +470,34 @@ def test_the_run_log_says_how_many_proposals_were_queued_and_how_many_were_block
     assert len(run.proposals) == 2 and len(run.checkpoint_ids) == 1
     [line] = [r.getMessage() for r in caplog.records if "session_distillation_completed" in r.getMessage()]
     assert line.endswith("proposals=2 queued=1 blocked_as_secret=1")
+
+
+@pytest.mark.parametrize("before, after", [
+    ("I'm vegetarian.", "I'm not vegetarian anymore, I eat fish now."),
+    ("I'm vegetarian.", "I'm pescatarian now, not vegetarian."),
+    ("I always use Neovim for editing.", "I no longer use Neovim, I switched to VS Code."),
+    ("I drink coffee every morning.", "I stopped drinking coffee."),
+])
+def test_a_change_goes_into_the_memory_it_changes_newest_first(engine, personal, clock, before, after):
+    """A walk: "I'm pescatarian now, not vegetarian." was kept beside "I'm vegetarian.", and dinner
+    tasks were given the stale diet; "I'm not vegetarian anymore…" was not learnt at all."""
+    for said in (before, after):
+        engine.add_turn(personal, user=said, assistant="Noted.")
+        clock.advance(90_000)
+        engine.writepath.scheduler.run_once(clock())
+        drain(engine)
+        clock.advance(DAY_MS)
+    [memory] = engine.list_memories(personal)
+    assert memory.body.startswith(after) and "_[earlier, as of" in memory.body
+    # the earlier statement below, as it was kept (a tool is kept in the third person)
+    assert memory.body.rstrip().endswith(before.replace("I always use", "User always uses"))
+
+
+def test_a_plain_negation_of_another_thing_is_a_memory_of_its_own(engine, personal, clock):
+    for said in ("I drink coffee every morning.", "I don't like tea."):
+        engine.add_turn(personal, user=said, assistant="Noted.")
+        clock.advance(90_000)
+        engine.writepath.scheduler.run_once(clock())
+        drain(engine)
+    assert sorted(m.body for m in engine.list_memories(personal)) == ["I don't like tea.",
+                                                                      "I drink coffee every morning."]
