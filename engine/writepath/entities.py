@@ -28,6 +28,13 @@ _NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
          # never joining a pronoun or the user: "Porto and User's brother", "LIS and I fly"
          r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*"
          r"(?!(?:I|User|We|My|Our|He|She|They|You|It)\b)(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
+# A word that may stand between "my" and a role: "my older sister", not "my password manager".
+_ROLE_WORD = r"(?:(?:new|old|former|current|older|younger|little|big|eldest|oldest|youngest|twin|ex|late|dear)\s+)"
+# What follows "my boss is" that names no one: "My boss is French."
+_NOT_A_NAME = (r"(?:French|English|Spanish|German|Italian|Dutch|Swiss|Irish|Scottish|Welsh|British|American|Canadian|"
+               r"Mexican|Brazilian|Portuguese|Japanese|Chinese|Korean|Indian|Russian|Polish|Greek|Turkish|Swedish|"
+               r"Danish|Norwegian|Finnish|Australian|African|European|Asian|Catholic|Jewish|Muslim|Christian|Buddhist|"
+               r"Hindu|Vegan|Vegetarian)")
 # Social and family roles: "my sister Anna", "Anna is my sister". The role names the edge.
 ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee",
          "son", "daughter", "mother", "mom", "mum", "father", "dad", "grandmother", "grandma", "grandfather",
@@ -67,9 +74,12 @@ class GraphFact:
 
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
     # my sister Anna / my best friend Tom
-    ("role", rf"\b(?:[Mm]y|User's)\s+(?:\w+\s+)??(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    ("role", rf"\b(?:[Mm]y|User's)\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    # "My new manager is Carla Mendes.", "My dentist is Dr. Silva." (a name right after "is")
+    ("role", rf"\b(?:[Mm]y|User's)\s+{_ROLE_WORD}?(?P<role>{_ROLE})\s+is\s+(?:now\s+)?(?!{_NOT_A_NAME}\b)"
+             rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|from|and|who|since)\b))"),
     # Anna is my sister
-    ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?P<role>{_ROLE})\b"),
+    ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
     ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS})\s+(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),

@@ -122,8 +122,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"passed|got (?:promoted|married|engaged|accepted|hired|a new)|started (?:a|my|our|the)|"
      r"signed|landed|built|ran|painted|wrote|created|received|became)\b"),
     ("person", "durable_fact", 0.75,
-     r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
-     r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family)\b"
+     r"\bmy\s+(?:new\s+|old\s+|former\s+|current\s+|older\s+|younger\s+|little\s+|big\s+|step)?"
+     r"(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
+     r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family|dentist|doctor|"
+     r"therapist|coach|mentor|landlord|neighbou?r|cousin|aunt|uncle|roommate|tech lead|team lead)\b"
      r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
     ("pet", "durable_fact", 0.75,
      r"\bmy\s+" + PETS + r"s?\b(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|just|turned|got)\b"),
@@ -199,8 +201,14 @@ _INTERJECTION = re.compile(
     # a request to remember is not part of what is remembered: "Please remember that my dog is a
     # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
     r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
-    r"do not forget)(?:\s+that)?)"
+    r"do not forget)(?:\s+that)?|"
+    # a correction addressed to the notes: "Please fix your notes: my sister lives in Madrid now."
+    r"(?:please\s+)?(?:fix|update|correct|change)\s+(?:your|the|my)\s+(?:notes?|records?|memory|memories)|"
+    r"for\s+your\s+(?:notes|records))"
     r"\b[\s,!.:;~-]*)+", re.I)
+# An aside to the listener at a sentence's end: "I'm 38 years old, by the way."
+_ASIDE_TAIL = re.compile(r",?\s+(?:by\s+the\s+way|btw|fyi|just\s+so\s+you\s+know|for\s+the\s+record)\s*(?=[.!]*$)",
+                         re.I)
 # A request to remember asked as a question: "Can you remember that I'm vegetarian?" says "I'm
 # vegetarian." (a question is otherwise skipped: it asks, it does not tell).
 _ASKED_TO_REMEMBER = re.compile(
@@ -273,8 +281,9 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
     """Every statement of a lasting kind in one message: first-person ones, and third-person ones
     that place a named person ("Anna moved to Porto.")."""
     found: list[Statement] = []
-    for sentence in sentences((text or "").replace("’", "'")):
+    for sentence in _parts(sentences((text or "").replace("’", "'"))):
         sentence = _ASKED_TO_REMEMBER.sub(r"\g<what>.", _INTERJECTION.sub("", sentence).strip()).strip()
+        sentence = _ASIDE_TAIL.sub("", sentence)
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
@@ -304,6 +313,24 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
         else:
             found += _naming(sentence, turn, subject)
     return found
+
+
+# Two statements of the speaker joined by "and": "my name is Daniel Ortiz and I'm a backend
+# developer" kept only the second (one fact a sentence), and the name was lost.
+_JOINED = re.compile(r",?\s+and\s+(?=(?:i|i'm|i've|my)\s)", re.I)
+
+
+def _parts(sentences_: list[str]) -> list[str]:
+    """Each sentence, split where "and" joins two first-person statements of four words or more."""
+    out = []
+    for sentence in sentences_:
+        pieces = _JOINED.split(sentence)
+        if len(pieces) > 1 and all(len(p.split()) >= _MIN_WORDS for p in pieces) \
+                and _SELF_WORD.search(pieces[0]):
+            out += [p.rstrip(" ,") + ("" if p.rstrip().endswith((".", "!", "?")) else ".") for p in pieces]
+        else:
+            out.append(sentence)
+    return out
 
 
 _COUNT = re.compile(r"\b(?:" + _SEVERAL + r"|multiple|several)\b", re.I)
@@ -358,7 +385,10 @@ def _names_nothing(rest: str) -> bool:
     m = _EMPTY_OBJECT.match(rest)
     if not m:
         return False
-    return not (m.group(0).strip().lower() == "that" and len(rest[m.end():].split()) >= 4)
+    word, after = m.group(0).strip().lower(), rest[m.end():].split()
+    if word == "it" and after and after[0].lower().strip(",") in ("when", "whenever", "if") and len(after) >= 4:
+        return False  # "I hate it when people schedule meetings on Friday afternoons."
+    return not (word == "that" and len(after) >= 4)
 
 
 def _span(sentence: str, m: re.Match, category: str) -> str:

@@ -324,3 +324,25 @@ def test_third_person_conjugates_past_now_and_no_longer():
     assert third_person("I no longer live in Lisbon.", "User") == "User no longer lives in Lisbon."
     assert third_person("I now work at Northwind Labs.", "User") == "User now works at Northwind Labs."
     assert third_person("I quit smoking.", "User") == "User quit smoking."
+
+
+@pytest.mark.parametrize("text, facts", [
+    # two statements joined by "and": the name was lost
+    ("Hi, my name is Daniel Ortiz and I'm a backend developer.",
+     ["User's name is Daniel Ortiz.", "User is a backend developer."]),
+    ("I hate it when people schedule meetings on Friday afternoons.",
+     ["I hate it when people schedule meetings on Friday afternoons."]),
+    ("My new manager is Carla Mendes.", ["User's new manager is Carla Mendes."]),
+    ("Please fix your notes: my sister lives in Madrid now.", ["User's sister lives in Madrid now."]),
+    ("I'm 38 years old, by the way.", ["User is 38 years old."]),
+])
+def test_what_a_walk_said_is_kept_whole_and_without_its_asides(text, facts):
+    assert [p.content for p in extract([(0, text)])] == facts
+
+
+def test_a_role_named_after_is_a_person_and_a_nationality_is_not():
+    from keepmind.engine.writepath.extractor import ties_of
+
+    assert [(r.relation, r.target) for r in ties_of("My new manager is Carla Mendes.")[0]] == [
+        ("manager", "Carla Mendes")]
+    assert ties_of("My boss is French.")[0] == ()
