@@ -114,6 +114,33 @@ _RECURRING = re.compile(rf"\b(?:birthdays?|anniversary|due|deadline|expires?|exp
 _MAYBE_DATED = re.compile(r"\d|yesterday|last", re.I)
 
 
+# A standing instruction to the assistant: "Never use semicolons in my JavaScript.", "Please don't
+# suggest restaurants that only serve steak.", "From now on, answer in Portuguese." It says how every
+# later task is to be done, as a preference does, though it names no stance of the speaker. Its verb
+# is one of doing a task for someone (using, writing, suggesting, booking, answering): "Never give
+# up!" and "Always here to help." are said to a friend. A plain "don't" counts only with a verb of
+# advising or writing: "Don't book the 6 am flight" is for one task.
+_TASK_VERB = (r"(?:use|write|suggest|recommend|offer|propose|include|add|put|mention|show|send|call|assume|answer|"
+              r"reply|respond|format|book|schedule|keep|ask|cc|sign|name|spell|round|convert|translate|explain|"
+              r"list|order|pick|choose|plan|cook|serve|address|refer|remind|check|run|test|commit|push|deploy|"
+              r"merge|document|comment|quote|cite|summari[sz]e|respond|reply|start|end|open|close|leave|put|set|"
+              r"make|give\s+me|tell\s+me|bring|avoid|double-check|prefer|default)")
+_INSTRUCTION = re.compile(
+    r"^(?:(?:ok|okay|also|and|so|oh|hey|one more thing)[,!.]?\s+)*(?:please\s+)?(?:"
+    r"(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|for\s+future\s+reference|whenever\s+you\s+[^,]{3,60}),?"
+    rf"\s+(?:please\s+)?(?:always\s+|never\s+|(?:don't|do\s+not)\s+)?{_TASK_VERB}|"
+    rf"(?:always|never|(?:don't|do\s+not)\s+ever)\s+(?:please\s+)?{_TASK_VERB}|"
+    r"(?:don't|do\s+not|stop)\s+(?:suggest|suggesting|recommend|recommending|offer|offering|propose|include|"
+    r"including|add|adding|use|using|write|writing|put|putting|mention|mentioning|show|showing|"
+    r"send|sending|call|calling|assume|assuming)"
+    r")(?:s|es|ed|ing)?\b(?=(?:\s+\S+){2})", re.I)
+
+
+def instruction(text: str) -> bool:
+    """Whether a sentence is a standing instruction to the assistant (see _INSTRUCTION)."""
+    return bool(_INSTRUCTION.match((text or "").strip().replace("\u2019", "'")))
+
+
 def standing(text: str) -> bool:
     """Whether a memory states a lasting preference, aversion, constraint, condition or habit of
     the user (first person, or the user named as such), and is not an episode dated to a day."""
@@ -146,7 +173,7 @@ def standing_and_lasting(text: str) -> tuple[bool, bool]:
     memories that never changed (a walk's "Book me a train to my sister's city")."""
     text = EARLIER.sub("", (text or "")).replace("’", "'")
     dated = bool(_MAYBE_DATED.search(text) and _DATED.search(text))
-    is_standing = not dated and bool(_SELF.search(text) and _STANCE.search(text))
+    is_standing = not dated and bool((_SELF.search(text) and _STANCE.search(text)) or _INSTRUCTION.match(text.strip()))
     return is_standing, not dated or bool(_RECURRING.search(text))
 
 

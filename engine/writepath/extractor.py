@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..person import third_person  # noqa: F401 - part of this module's interface
+from ..stance import instruction
 from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity
 from .proposals import Proposal, RelationSpec
 
@@ -266,7 +267,7 @@ def _cut_tail(sentence: str, after: int) -> str:
     return sentence[:m.start()] if m else sentence
 
 
-STANDING = frozenset({"health", "preference", "constraint", "habit", "change"})
+STANDING = frozenset({"health", "preference", "constraint", "habit", "change", "instruction"})
 # The kinds of statement a team session keeps from the rules: the team's, not the speaker's own.
 TEAM_KINDS = frozenset({"decision", "project", "milestone"})
 # A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
@@ -275,6 +276,8 @@ TEAM_KINDS = frozenset({"decision", "project", "milestone"})
 _LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please)\b|,\s+(?:can you|could you|please)\b",
                             re.I)
 _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
+# The courtesy of a request, which a kept instruction does without ("so please don't suggest…").
+_PLEASE = re.compile(r"(?:(?<=^)|(?<=[,;]\s)|(?<=\bso\s)|(?<=\band\s))please,?\s+", re.I)
 
 
 def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statement]:
@@ -292,6 +295,14 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
                 or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)))):
             continue
         if sentence.rstrip().endswith("?") or _SKIP.match(sentence) or _HEDGE.search(sentence):
+            continue
+        if instruction(sentence):
+            # "Never use semicolons in my JavaScript.": how every later task is to be done
+            span = _PLEASE.sub("", sentence).strip()
+            span = span[:1].upper() + span[1:]
+            if len(_key_words(span, subject)) >= 2:
+                found.append(Statement(turn, sentence, third_person(span, subject), "instruction", "durable_fact",
+                                       0.8, own=span))
             continue
         if not _SELF_WORD.search(sentence):
             placed = _about_someone(sentence, turn)
@@ -397,6 +408,10 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
     if category not in STANDING:
         return _clause(_cut_tail(sentence, m.end()), m.start())
     tail = _LISTENER_TAIL.search(sentence, m.end())
+    if tail and instruction(sentence[tail.start():].lstrip(" ,").removeprefix("so ").removeprefix("and ")):
+        # "I'm vegetarian, so please don't suggest restaurants that only serve steak.": a standing
+        # instruction is what the statement is for (it lost its second half)
+        return _PLEASE.sub("", sentence)
     kept = sentence[:tail.start()] if tail else sentence
     lead = _clause(kept, m.start())
     head = kept[:len(kept) - len(lead)]
@@ -431,7 +446,8 @@ _NOT_NAMING = {"prefer", "prefers", "like", "likes", "love", "loves", "enjoy", "
                "after", "before", "during", "from", "about", "into", "by", "fan", "huge", "big", "massive",
                "strongly", "really", "absolutely", "truly", "deeply", "firmly", "generally", "typically",
                "definitely", "especially", "exclusively", "solely", "strictly", "mostly", "totally", "highly",
-               "extremely", "severely", "actually", "honestly", "genuinely", "particularly", "seriously", "mainly"}
+               "extremely", "severely", "actually", "honestly", "genuinely", "particularly", "seriously", "mainly",
+               "now", "forward", "future", "going", "ever", "please"}
 
 
 # What a constraint's name keeps: its negation is what it says ("User's constraint: can't eat gluten",

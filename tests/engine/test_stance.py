@@ -122,3 +122,24 @@ def test_a_living_document_that_took_an_update_is_as_lasting_as_its_statements()
     assert standing_and_lasting(diet)[1]
     # a date the memory itself says still makes it an episode
     assert not standing_and_lasting(append_body("User flew to Rome.", "User flew to Porto on 3 May 2026.", day))[1]
+
+
+@pytest.mark.parametrize("text, standing_instruction", [
+    ("Please don't suggest restaurants that only serve steak.", True),
+    ("Always use type hints in Python code.", True),
+    ("From now on, answer me in Portuguese.", True),
+    ("Whenever you write SQL, use uppercase keywords.", True),
+    ("Never schedule meetings on Fridays.", True),
+    # said to a friend, or for one task only
+    ("Never give up!", False),
+    ("Always here to help.", False),
+    ("Don't give up on your dreams!", False),
+    ("Don't book the 6am flight.", False),
+    ("Whenever you need help, just let me know.", False),
+])
+def test_a_standing_instruction_to_the_assistant_is_a_standing_statement(text, standing_instruction):
+    from keepmind.engine.stance import instruction
+
+    assert instruction(text) is standing_instruction
+    if standing_instruction:  # whatever else makes a sentence standing ("let me know whenever...") still does
+        assert standing(text)

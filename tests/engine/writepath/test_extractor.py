@@ -346,3 +346,26 @@ def test_a_role_named_after_is_a_person_and_a_nationality_is_not():
     assert [(r.relation, r.target) for r in ties_of("My new manager is Carla Mendes.")[0]] == [
         ("manager", "Carla Mendes")]
     assert ties_of("My boss is French.")[0] == ()
+
+
+@pytest.mark.parametrize("text, facts", [
+    # the second half was dropped as "a tail addressed to the listener", and with it the point
+    ("I'm vegetarian, so please don't suggest restaurants that only serve steak.",
+     ["I'm vegetarian, so don't suggest restaurants that only serve steak."]),
+    ("I'm allergic to nuts, so please never suggest recipes with almonds.",
+     ["I'm allergic to nuts, so never suggest recipes with almonds."]),
+    # a standing instruction names no stance of the speaker: nothing was learnt
+    ("Please don't suggest restaurants that only serve steak.", ["Don't suggest restaurants that only serve steak."]),
+    ("Never use semicolons in my JavaScript.", ["Never use semicolons in my JavaScript."]),
+    ("From now on, answer me in Portuguese.", ["From now on, answer me in Portuguese."]),
+    # a one-off request and words to a friend are not instructions
+    ("Don't book the 6am flight.", []),
+    ("Never give up!", []),
+])
+def test_a_standing_instruction_is_learnt_whole(text, facts):
+    assert [p.content for p in extract([(0, text)])] == facts
+
+
+def test_a_standing_instruction_in_a_team_session_says_whose():
+    [p] = extract([(0, "Always use type hints in Python code.")], subject="Team", subject_kind="team", own_words=False)
+    assert p.content == "Always use type hints in Python code." and "instruction" in p.facets
