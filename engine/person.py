@@ -15,7 +15,7 @@ _THIRD = {  # first-person -> third-person rewrites (applied word by word)
     "i'd": "{s} would", "i'll": "{s} will", "i was": "{s} was", "i have": "{s} has", "i": "{s}",
     "me": "{s}", "my": "{p}", "mine": "{p}", "myself": "{s}",
     "we're": "{s} and others are", "we've": "{s} and others have", "we": "{s} and others",
-    "our": "{p}", "ours": "{p}", "us": "{s} and others",
+    "our": "{g}", "ours": "{g}", "us": "{s} and others",
 }
 _ADVERBS = {"really", "absolutely", "always", "usually", "never", "also", "just", "still", "often",
             "much", "finally", "recently", "generally", "mostly", "definitely", "totally", "only", "even",
@@ -62,9 +62,11 @@ def conjugate(rest: str) -> str:
     return new + rest[len(verb):]
 
 
-def third_person(sentence: str, subject: str) -> str:
-    """Rewrite a first-person sentence as a statement about `subject`."""
+def third_person(sentence: str, subject: str, group: str | None = None) -> str:
+    """Rewrite a first-person sentence as a statement about `subject`; "our" is `group`'s when it is
+    given (a team's "Our database is Postgres 16." is not the speaker's database), else `subject`'s."""
     possessive = subject + "'" if subject.endswith("s") else subject + "'s"
+    ours = possessive if group is None else (group + "'" if group.endswith("s") else group + "'s")
     text = sentence.replace("’", "'").strip()
     out: list[str] = []
     tokens = re.split(r"(\s+)", text)
@@ -74,12 +76,12 @@ def third_person(sentence: str, subject: str) -> str:
         low = re.sub(r"[^\w']", "", tok.lower())
         pair = (low + " " + re.sub(r"[^\w']", "", tokens[i + 2].lower())) if i + 2 < len(tokens) else None
         if pair in _THIRD:
-            out.append(_THIRD[pair].format(s=subject, p=possessive) + tok[len(tok.rstrip(",.!?;:")):] * 0)
+            out.append(_THIRD[pair].format(s=subject, p=possessive, g=ours) + tok[len(tok.rstrip(",.!?;:")):] * 0)
             i += 3
             continue
         if low in _THIRD and tok.strip():
             trail = tok[len(tok.rstrip(",.!?;:")):]
-            out.append(_THIRD[low].format(s=subject, p=possessive) + trail)
+            out.append(_THIRD[low].format(s=subject, p=possessive, g=ours) + trail)
             if low == "i":  # "I usually love" -> "User usually loves"
                 j = i + 2
                 while j < len(tokens) and is_adverb(tokens[j]):

@@ -90,7 +90,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
             rf"(?P<name>{_NAME})"),
     # my hamster is called Biscuit / my cat's name is Luna
     ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{PETS})(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+(?P<name>{_NAME})"),
-    ("pet_my", rf"\b[Mm]y\s+(?P<animal>{PETS})\s+(?P<name>{_NAME})"),
+    ("pet_my", rf"\b(?:[Mm]y|[Oo]ur)\s+{_ROLE_WORD}?(?P<animal>{PETS})\s+(?P<name>{_NAME})"),
     # I'm married to Sam / we're engaged to… (the user's spouse or fiancé, named)
     ("married", rf"\b(?:I|I'm|We|We're|we're)(?:\s+am|\s+are)?\s+(?:happily\s+)?(?P<bond>married|engaged)\s+to\s+"
                 rf"(?P<name>{_NAME})"),

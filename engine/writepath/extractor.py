@@ -129,7 +129,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"therapist|coach|mentor|landlord|neighbou?r|cousin|aunt|uncle|roommate|tech lead|team lead)\b"
      r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
     ("pet", "durable_fact", 0.75,
-     r"\bmy\s+" + PETS + r"s?\b(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|just|turned|got)\b"),
+     r"\b(?:my|our)\s+(?:\w+\s+)?" + PETS + r"s?\b(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|"
+     r"just|turned|got)\b"),
     ("person", "durable_fact", 0.75, r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:happily\s+)?(?:married|engaged)\s+to\b"),
     ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
      r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
@@ -173,6 +174,19 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("project", "durable_fact", 0.75,
      r"\b(?:we|the\s+team)\s+(?:build|builds|write|writes|develop|develops|deploy|deploys|host|hosts|run|runs|"
      r"test|tests|ship|ships)\s+(?:[\w-]+\s+){0,4}?(?:with|on|in|using)\s+(?-i:[A-Z])"),
+    # how a team works, on a schedule: "We deploy every Tuesday after the standup.", "We release on Fridays."
+    ("routine", "durable_fact", 0.75,
+     r"\b(?:we|the\s+team)\s+(?:usually\s+|always\s+|only\s+)?(?:deploy|release|ship|merge|review|"
+     r"standup|stand\s+up|meet|sync|plan|demo|retro|rotate|backup|back\s+up|rebase|tag|triage|freeze|"
+     r"deploys|releases|ships|merges|reviews|meets|syncs|plans|demos|rotates|triages)\b"
+     r"(?=[^.]*\b(?:every|each|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays)|daily|weekly|"
+     r"biweekly|fortnightly|monthly|nightly|twice\s+a|once\s+a|(?:mondays|tuesdays|wednesdays|thursdays|"
+     r"fridays))\b)"),
+    # who has which role in the team: "Priya is our tech lead."
+    ("role", "durable_fact", 0.75,
+     r"(?-i:\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:is|was)\s+(?:now\s+)?our\s+(?:new\s+)?(?:tech\s+lead|team\s+lead|"
+     r"lead|manager|engineering\s+manager|product\s+manager|pm|product\s+owner|designer|cto|ceo|architect|"
+     r"scrum\s+master|on-call|release\s+manager|owner|maintainer|qa|tester|devops|sre)\b"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
      r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b"),
@@ -269,7 +283,7 @@ def _cut_tail(sentence: str, after: int) -> str:
 
 STANDING = frozenset({"health", "preference", "constraint", "habit", "change", "instruction"})
 # The kinds of statement a team session keeps from the rules: the team's, not the speaker's own.
-TEAM_KINDS = frozenset({"decision", "project", "milestone"})
+TEAM_KINDS = frozenset({"decision", "project", "milestone", "routine", "role"})
 # A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
 # statement loses only this; its reasons and second halves ("; I prefer vinyl", "due to my
 # gluten intolerance") are what make it useful later.
@@ -280,7 +294,7 @@ _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
 _PLEASE = re.compile(r"(?:(?<=^)|(?<=[,;]\s)|(?<=\bso\s)|(?<=\band\s))please,?\s+", re.I)
 
 
-def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statement]:
+def statements(text: str, turn: int = 0, subject: str = "User", group: str | None = None) -> list[Statement]:
     """Every statement of a lasting kind in one message: first-person ones, and third-person ones
     that place a named person ("Anna moved to Porto.")."""
     found: list[Statement] = []
@@ -301,8 +315,8 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
             span = _PLEASE.sub("", sentence).strip()
             span = span[:1].upper() + span[1:]
             if len(_key_words(span, subject)) >= 2:
-                found.append(Statement(turn, sentence, third_person(span, subject), "instruction", "durable_fact",
-                                       0.8, own=span))
+                found.append(Statement(turn, sentence, third_person(span, subject, group), "instruction",
+                                       "durable_fact", 0.8, own=span))
             continue
         if not _SELF_WORD.search(sentence):
             placed = _about_someone(sentence, turn)
@@ -315,14 +329,14 @@ def statements(text: str, turn: int = 0, subject: str = "User") -> list[Statemen
                         and _names_nothing(sentence[m.end():])):
                     break
                 span = _span(sentence, m, category)
-                fact = third_person(span, subject)
+                fact = third_person(span, subject, group)
                 if len(_key_words(fact, subject)) < _least_words(category, sentence):
                     break  # "I love it!" names nothing worth keeping
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence,
                                        own=span if category in STANDING else ""))
                 break
         else:
-            found += _naming(sentence, turn, subject)
+            found += _naming(sentence, turn, subject, group)
     return found
 
 
@@ -373,12 +387,12 @@ _KIN_OR_PET = re.compile(r"\b(?:a|an|my|" + _SEVERAL + r"|multiple|several|many)
                          r"baby|grandchild|twin)s?\b", re.I)
 
 
-def _naming(sentence: str, turn: int, subject: str) -> list[Statement]:
+def _naming(sentence: str, turn: int, subject: str, group: str | None = None) -> list[Statement]:
     """A first-person sentence no rule kept that still names someone or somewhere in the speaker's
     life ("we got another cat named Bailey too"): kept for the graph, as a relation."""
     if not graph_facts(sentence) or len(sentence.split()) < _MIN_WORDS:
         return []
-    fact = third_person(_cut_tail(sentence, 0), subject)
+    fact = third_person(_cut_tail(sentence, 0), subject, group)
     return [Statement(turn, sentence, fact, "relation", "durable_fact", 0.7)]
 
 
@@ -431,7 +445,7 @@ def _about_someone(sentence: str, turn: int) -> list[Statement]:
 def _key_words(fact: str, subject: str) -> list[str]:
     stop = {"is", "are", "was", "has", "a", "an", "the", "and", "of", "to", "in", "on", "for", "with",
             "at", "my", "her", "his", "their", "really", "just", "very", "so", "it", "this", "that", "them",
-            "you", "too", subject.lower(), subject.lower() + "'s"}
+            "you", "too", "others", "others'", subject.lower(), subject.lower() + "'s"}
     return [w for w in re.findall(r"[\w'-]+", fact) if w.lower() not in stop]
 
 
@@ -507,8 +521,10 @@ def ties_of(text: str) -> tuple[tuple[RelationSpec, ...], Entity | None]:
 
 
 def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user", *,
-            own_words: bool = True) -> list[Proposal]:
+            own_words: bool = True, group: str | None = None) -> list[Proposal]:
     """Proposals from (turn index, user text) pairs: one per statement, most confident first.
+
+    `group` is whose "our" is (person.third_person): a team session's, not the speaker's.
 
     With `own_words` (a personal session: the store is the speaker's own), a standing statement
     keeps the user's first-person words (`_own_words`); without it (a team session, whose memories
@@ -521,7 +537,7 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
     out: list[Proposal] = []
     seen: set[str] = set()
     for turn, text in turns:
-        for st in statements(text, turn, subject):
+        for st in statements(text, turn, subject, group):
             key = st.fact.lower()
             if key in seen:
                 continue

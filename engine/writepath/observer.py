@@ -87,10 +87,14 @@ def _the_team(proposal: Proposal) -> Proposal:
     it, and "User" is whoever spoke)."""
     def said(text: str) -> str:
         # "User and others build…" -> "The team builds…" (the verb agrees with one team)
+        text = re.sub(r"(?<![\w'])User and others' ",
+                      lambda m: "The team's " if m.start() == 0 else "the team's ", text)  # "Our database…"
         return re.sub(r"(?<![\w'])User and others (\S+)",
                       lambda m: ("The team " if m.start() == 0 else "the team ") + conjugate(m.group(1)), text)
-    return replace(proposal, title=said(proposal.title), content=said(proposal.content),
-                   anchor=said(proposal.anchor) if proposal.anchor else proposal.anchor)
+    anchor = said(proposal.anchor) if proposal.anchor else proposal.anchor
+    if proposal.anchor_type == "topic" and anchor and anchor.startswith("User's "):
+        anchor = "The team's " + anchor[len("User's "):]  # the rules' topic name: "User's tool: use Terraform"
+    return replace(proposal, title=said(proposal.title), content=said(proposal.content), anchor=anchor)
 
 
 @dataclass(frozen=True)
@@ -268,7 +272,8 @@ class Observer:
                     accepted = [p for p in accepted if p not in mine]
             return accepted, rejections, f"model:{reply.model}", reply.sha256
         # First-person standing statements only where "I" can only be the store's owner.
-        found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal")
+        found = extractor.extract(list(transcript.user_turns), own_words=transcript.audience == "personal",
+                                  group=_GROUP if transcript.audience == "team" else None)
         dropped = {}
         if transcript.audience == "team":
             # A team store is read by every teammate, and the rules cannot say who "I" is: what the

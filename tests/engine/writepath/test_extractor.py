@@ -240,6 +240,27 @@ def test_in_a_team_session_the_rules_keep_what_the_team_decided_not_what_the_spe
     assert team_run.rejections == {"about-the-speaker-in-a-team-session": 3}
 
 
+def test_a_team_session_learns_its_routines_roles_and_what_is_ours_as_the_teams(engine, personal, team, clock):
+    """A walk's team session: "We deploy every Tuesday…" and "Priya is our tech lead." were not
+    learnt, and "Our database is Postgres 16." became "User's database" (the speaker's)."""
+    from support.provider import drain
+
+    engine.add_turn(team, user="We deploy every Tuesday after the standup. Priya is our tech lead.", assistant="OK.")
+    engine.add_turn(team, user="Our database is Postgres 16.", assistant="OK.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    memories = engine.list_memories(team)
+    assert sorted(m.body for m in memories) == ["Priya is the team's tech lead.",
+                                                "The team deploys every Tuesday after the standup.",
+                                                "The team's database is Postgres 16."]
+    assert all(m.audience == "team" and "User" not in m.title for m in memories)
+    # in a personal session "our" stays the user's household ("our dog")
+    [dog] = extract([(0, "Our dog Pixel is a greyhound.")])
+    assert dog.content == "User's dog Pixel is a greyhound."
+    assert dog.anchor == "Pixel" and [(r.relation, r.target) for r in dog.relations] == [("pet", "Pixel")]
+
+
 @pytest.mark.parametrize("text,title", [
     ("My sister Anna lives in Lisbon.", "User's sister Anna lives in Lisbon."),
     ("I work at Acme as a data engineer.", "User works at Acme as a data engineer."),
