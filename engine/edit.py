@@ -12,7 +12,7 @@ import re
 from . import graph_edit, store
 from .db import one, rows, scalar
 from .errors import InvalidInput, ScopeError
-from .memory import MAX_BODY_CHARS, clean_text, title_follows
+from .memory import MAX_BODY_CHARS, clean_text, terms_text, text_terms, title_follows
 from .policy import PRIVACY_RANK, Scope
 from .results import UpdateResult
 from .stance import current_part
@@ -83,18 +83,39 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
                             reason="the new text is the text it already has: nothing was changed")
     if mode == "replace" and new_text.strip():
         _follow_topic_name(conn, scope, row, old_text, new_text, now)
+    aliases = aliases_after(row.get("aliases") or "", f"{row['title']}\n{row['body']}", f"{new_title}\n{body}")
     if row["kind"] == "document":
-        revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode)
+        revision = store.revise_document(conn, row, new_title, body, now, source=source, reason=mode,
+                                         aliases=aliases)
         row = follow_anchor(conn, row, row["id"], body, now)
         follow_edges(conn, row, row["id"], body, now)
         action = {"replace": "replaced", "rewrite": "rewritten", "retitle": "retitled"}[mode]
         said = f"replaced {count} occurrence{'' if count == 1 else 's'}" if mode == "replace" else action
         return UpdateResult(row["id"], action, replacements=count, revision=revision,
                             reason=f"{said}: revision {revision} (the earlier text stays in its history)")
-    new = store.supersede_record(conn, row, new_title, body, now, source=source)
+    new = store.supersede_record(conn, {**row, "aliases": aliases}, new_title, body, now, source=source)
     follow_edges(conn, follow_anchor(conn, row, new, body, now), new, body, now)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count,
                         reason=f"a record is never changed in place: {new} supersedes it (use that id from now on)")
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def aliases_after(stored: str, old_text: str, new_text: str) -> str:
+    """A memory's search aliases (stored form) after its text changed: a word the old text said and
+    the new one no longer does leaves them too ("lives Porto wife" -> "lives wife" when Porto
+    became Madrid: a search for Porto found the corrected memory). A word the text never said (a
+    nickname given as an alias) stays."""
+    before = {w.lower() for w in _WORD.findall(old_text)}
+    after = {w.lower() for w in _WORD.findall(new_text)}
+    gone = before - after
+    terms = []
+    for term in text_terms(stored):
+        kept = " ".join(w for w in term.split() if w.strip(".,;:!?").lower() not in gone)
+        if kept and kept not in terms:
+            terms.append(kept)
+    return terms_text(terms)
 
 
 def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: str, now: int) -> None:

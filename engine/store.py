@@ -333,18 +333,19 @@ def earlier_records(conn: apsw.Connection, record_id: str) -> list[dict]:
 
 
 def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now: int, *,
-                    source: str, reason: str, semantics: str | None = None) -> int:
-    """Write a new revision of a living document; every earlier body stays in memory_revisions."""
+                    source: str, reason: str, semantics: str | None = None, aliases: str | None = None) -> int:
+    """Write a new revision of a living document; every earlier body stays in memory_revisions.
+    `aliases` (stored form, memory.terms_text) replaces its search aliases when given."""
     title = clean_text(title, "title", limit=MAX_TITLE_CHARS)
     body = clean_text(body, "content", limit=MAX_BODY_CHARS)
     refuse_secrets("the new text", title, body)
     revision = row["revision"] + 1
     conn.execute(
         "UPDATE memory_documents SET title=?, body=?, revision=?, updated_at=?, freshness_at=?,"
-        " expires_at=?, content_hash=?, fingerprint=?, update_semantics=COALESCE(?, update_semantics)"
-        " WHERE document_id=?",
+        " expires_at=?, content_hash=?, fingerprint=?, update_semantics=COALESCE(?, update_semantics),"
+        " aliases=COALESCE(?, aliases) WHERE document_id=?",
         (title, body, revision, now, now, expires_for(row["memory_class"], now),
-         content_hash(title, body), fingerprint(body), semantics, row["document_id"]),
+         content_hash(title, body), fingerprint(body), semantics, aliases, row["document_id"]),
     )
     _insert_revision(conn, row["document_id"], revision, title, body, source, reason, now)
     return revision

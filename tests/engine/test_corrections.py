@@ -504,3 +504,19 @@ def test_a_spelling_fix_of_an_updated_document_does_not_reassert_what_its_earlie
     assert [e.to_name for e in engine.edges(viewer, anna.id) if e.relation == "lives_in" and e.current] == ["Madrid"]
     tom = next(a for a in engine.anchors(viewer) if a.name == "Tom")
     assert [e.to_name for e in engine.edges(viewer, tom.id) if e.relation == "lives_in" and e.current] == ["Berlin"]
+
+
+def test_a_corrected_word_leaves_the_memorys_search_aliases_too(engine):
+    # a walk: "I live in Porto" corrected to Madrid was still found by a search for Porto (its
+    # alias "lives Porto wife" said it); a nickname the text never said stays an alias
+    sid = engine.open_session("personal", "work")
+    scope = engine.scope(sid)
+    doc = engine.store(sid, "Home", "User lives in Porto with User's wife.", aliases=["lives Porto wife", "Tripeiro"]).id
+    rec = engine.store(sid, "Trip", "Flew to Porto on 3 May.", memory_class="evidence", aliases=["Porto trip"]).id
+    assert {m.id for m in engine.search_memories(scope, "Porto")} == {doc, rec}
+    engine.update(sid, doc, old_text="Porto", new_text="Madrid")
+    new_rec = engine.update(sid, rec, new_content="Flew to Madrid on 3 May.").new_id
+    assert engine.memory(scope, doc).aliases == ("lives wife", "Tripeiro")
+    assert engine.memory(scope, new_rec).aliases == ("trip",)
+    assert engine.search_memories(scope, "Porto") == []
+    assert [m.id for m in engine.search_memories(scope, "Tripeiro")] == [doc]
