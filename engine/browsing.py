@@ -98,8 +98,21 @@ class Browsing:
                  session_id: str | None = None, injected: bool | None = None,
                  degraded: bool | None = None) -> list[dict]:
         ceiling, bounds = permission(token)
-        return self._read(overview.receipts, ceiling=ceiling, boundaries=bounds, limit=limit, before=before,
-                          session_id=session_id, injected=injected, degraded=degraded)
+        found = self._read(overview.receipts, ceiling=ceiling, boundaries=bounds, limit=limit, before=before,
+                           session_id=session_id, injected=injected, degraded=degraded)
+        # A recall in a session whose policy also reads a boundary this token may not see: its
+        # receipt is refused to the token (Engine.explain), so the list says so instead of linking
+        # to a refusal, and does not count what it injected (it may be of that boundary).
+        withheld: dict[str, str | None] = {}
+        for row in found:
+            sid = row["session_id"]
+            if token is not None and sid not in withheld:
+                held = self.scope(sid, token=token).withheld_boundaries
+                withheld[sid] = held[0] if held else None
+            row["withheld"] = withheld.get(sid)
+            if row["withheld"]:
+                row["injected_count"] = None
+        return found
 
     def tombstones(self, *, token: Token | None = None, limit: int = 50,
                    before: int | None = None) -> list[dict]:

@@ -265,10 +265,11 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
     if dry_run:
         boundary = check_name(boundary)
         plan = mdimport.plan_markdown(target, audience=audience, boundary=boundary, own_scopes=True)
-        fresh, skipped = _not_here_yet(engine, [(p, scope) for _, p, _, scope in plan.planned])
+        fresh, skipped, wrong = _not_here_yet(engine, [(p, scope) for _, p, _, scope in plan.planned])
         items = [{"title": p.title, "body": p.content, "memory_class": p.memory_class, "audience": scope[0],
                   "boundary": scope[1]} for p, scope in fresh]
-        return {"format": "markdown", "errors": plan.errors, "skipped": skipped, "not_memories": plan.not_memories,
+        return {"format": "markdown", "errors": plan.errors, "skipped": skipped, "deleted_here": wrong,
+                "not_memories": plan.not_memories,
                 "preview": {"items": items[:PREVIEW_ITEMS], "memories": len(items), "documents": len(items),
                             "records": 0, "carried": "", "anchors": 0,
                             "edges": 0, "tombstones": 0, "nothing": not items}}
@@ -281,30 +282,35 @@ def markdown_import(engine, target: Path, *, audience: str, boundary: str, dry_r
     return {**report, "outcome": done, **_tally(done)}
 
 
-def _not_here_yet(engine, planned: list) -> tuple[list, int]:
+def _not_here_yet(engine, planned: list) -> tuple[list, int, int]:
     """The units curation's rules would keep (without a model: the same text, a text a memory of this
-    scope already says, a claim deleted as wrong, or a unit said twice in the file are skipped), and
-    how many are skipped: so the preview counts as the result will (it showed 15 for a re-import
-    whose result was 2, and 13 already here)."""
+    scope already says, a claim deleted as wrong, or a unit said twice in the file are skipped), how
+    many are skipped as already here, and how many as deleted here as wrong: so the preview counts
+    as the result will (it showed 15 for a re-import whose result was 2, and 13 already here; a
+    claim deleted as wrong was counted "already here", which it is not)."""
     from types import SimpleNamespace
 
     from . import store
     from .writepath import similarity
 
     now = engine.now()
-    fresh, seen = [], set()
+    fresh, seen, wrong = [], set(), 0
     with engine.db.snapshot() as conn:
         for p, (audience, boundary) in planned:
             scope = SimpleNamespace(audience=audience, boundary=boundary)
             key = (store.fingerprint(p.content), audience, boundary)
+            if key in seen:
+                continue
             here = (store.find_fingerprint(conn, p.content, audience, boundary)
-                    or store.is_tombstoned(conn, p.content, audience, boundary)
                     or (p.memory_class == "durable_fact" and similarity.already_said(conn, scope, p.content, now)))
-            if key in seen or here:
+            if not here and store.is_tombstoned(conn, p.content, audience, boundary):
+                wrong += 1
+                continue
+            if here:
                 continue
             seen.add(key)
             fresh.append((p, (audience, boundary)))
-    return fresh, len(planned) - len(fresh)
+    return fresh, len(planned) - len(fresh) - wrong, wrong
 
 
 def _tally(outcome: dict) -> dict:

@@ -319,3 +319,22 @@ def test_an_export_downloads_when_the_server_was_started_with_a_relative_data_di
         assert r.status_code == 200 and b"Anna lives in Lisbon." in r.content
     finally:
         live.stop()
+
+
+def test_a_markdown_preview_counts_a_claim_deleted_here_as_wrong_apart_from_what_is_here(server, browser):
+    """A walk deleted a note as wrong and previewed the notes file again: it was counted "Already
+    here (skipped)", and the memory was not here."""
+    web, csrf = browser
+    eng = server.engine
+    notes = eng.open_session("personal", "notes")
+    kept = eng.store(notes, "", "Note 1: the user keeps fact number 1 in mind.").id
+    wrong = eng.store(notes, "", "Note 2: the user keeps fact number 2 in mind.").id
+    eng.update(notes, wrong, delete=True)
+    two = "".join(f"- Note {n}: the user keeps fact number {n} in mind.\n" for n in (1, 2)).encode()
+    page = preview_page(web, csrf, "MEMORY.md", two).text
+    assert counts_of(page) == {"Memories": 0, "Already here (skipped)": 1, "Deleted here as wrong (skipped)": 1}
+    assert "Nothing new: everything in it is here already, or was deleted here as wrong." in " ".join(page.split())
+    eng.update(notes, kept, delete=True)
+    page = preview_page(web, csrf, "MEMORY.md", two).text
+    assert counts_of(page) == {"Memories": 0, "Deleted here as wrong (skipped)": 2}
+    assert "everything in it was deleted here as wrong" in page

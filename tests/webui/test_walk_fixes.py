@@ -287,3 +287,52 @@ def test_a_token_limited_to_a_boundary_is_shown_no_other_boundary_on_the_scoping
         assert '<option value="work">' in page and '"other"' not in page and ">other<" not in page
     finally:
         web.close()
+
+
+def test_a_recall_that_found_only_what_its_session_was_given_says_so(server, browser):
+    """A walk asked twice in one session: the second receipt said "no memory matched the message's
+    words or meaning", though the memory matched and was skipped as already given."""
+    web, _ = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    peanuts = eng.store(sid, "Allergy", "I am allergic to peanuts.").id
+    with server.client() as api:
+        first = api.post(f"/sessions/{sid}/recall", json={"message": "Am I allergic to peanuts?"}).json()
+        again = api.post(f"/sessions/{sid}/recall", json={"message": "Am I allergic to peanuts?"}).json()
+    assert [i["id"] for i in first["items"]] == [peanuts] and again["items"] == []
+    said = " ".join(web.get(f"/receipts/{again['receipt']}").text.split())
+    assert "no memory matched" not in said
+    assert "Nothing new to consider: 1 memory this session was already given earlier was not given again" in said
+
+
+def test_the_recalls_list_does_not_link_a_narrow_token_to_a_receipt_it_is_refused(tmp_path, make_engine):
+    """A walk signed in with a token for boundary work, whose sessions' recall also reads home
+    (policy.cross_boundary_reads): Recalls and the Overview listed such a recall with what it
+    injected, and its link opened a refusal."""
+    from keepmind.webui.app import create_app
+    from support.pages import Loopback
+
+    def sign_in(client, engine, token_name):
+        secret = engine.ensure_token(None).secret
+        r = client.post("/api/v1/ui/links", json={"as": token_name}, headers={"Authorization": f"Bearer {secret}"})
+        assert client.get(r.get_json()["url"].split("127.0.0.1:8765")[1]).status_code == 303
+
+    eng = make_engine(tmp_path / "h", policy__cross_boundary_reads={"work": ["home"]})
+    eng.store(eng.open_session("personal", "home"), "Garden", "The garden hose is green.")
+    work = eng.open_session("personal", "work")
+    eng.store(work, "Desk", "The standing desk is in room 4.")
+    receipt = eng.recall(work, "where is the garden hose?").receipt_id
+    assert eng.explain(receipt)["counts"]["injected"] == 1
+    eng.create_token("workview", "personal", ["work"])
+    app = create_app(eng, {"port": 8765})
+    app.test_client_class = Loopback
+    with app.test_client() as web:
+        sign_in(web, eng, "workview")
+        listed = " ".join(web.get("/receipts").get_data(as_text=True).split())
+        overview = " ".join(web.get("/").get_data(as_text=True).split())
+        assert web.get(f"/receipts/{receipt}").status_code in (403, 404)  # refused, as before
+    assert f'href="/receipts/{receipt}"' not in listed and f'href="/receipts/{receipt}"' not in overview
+    assert "where is the garden hose?" in listed
+    assert "this session's recall also reads boundary home, which your token may not see" in listed
+    assert "not shown" in listed and "injected 1" not in overview
+    assert "its recall also reads boundary home, which your token may not see" in overview
