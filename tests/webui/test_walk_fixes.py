@@ -336,3 +336,42 @@ def test_the_recalls_list_does_not_link_a_narrow_token_to_a_receipt_it_is_refuse
     assert "this session's recall also reads boundary home, which your token may not see" in listed
     assert "not shown" in listed and "injected 1" not in overview
     assert "its recall also reads boundary home, which your token may not see" in overview
+
+
+def test_a_search_is_sorted_as_chosen_and_best_match_first_by_default(server, browser, clock):
+    """A walk searched, chose "most recalled", and nothing moved."""
+    web, _ = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    older = eng.store(sid, "Tea", "The user drinks green tea with lunch.").id
+    clock.advance(60_000)
+    exact = eng.store(sid, "Tea ritual", "Green tea, green tea, always green tea in the afternoon.").id
+    with server.client() as api:  # the older one is recalled twice, in two sessions
+        for _ in range(2):
+            later = eng.open_session("personal", "work")
+            api.post(f"/sessions/{later}/recall", json={"message": "what does the user drink with lunch?"})
+    assert eng.memory(eng.scope(sid), older).extra["recalled_count"] == 2
+
+    def order(**args):
+        html = web.get("/memories", params={"q": "green tea", **args}, headers=HX).text
+        return [m for m in re.findall(r'href="/memories/((?:doc|rec)-[0-9a-f]{32})"', html) if m in (older, exact)]
+
+    best = order()
+    assert set(best) == {older, exact}
+    assert order(sort="most_recalled")[0] == older
+    assert order(sort="newest")[0] == exact
+    assert order(sort="best") == best
+    page = web.get("/memories").text
+    assert '<option value="best" selected>best match (newest when not searching)</option>' in page
+
+
+def test_a_records_edit_is_offered_in_words_a_person_uses(server, browser):
+    """A walk read "Supersede" on a record's page and did not know it was how to correct it."""
+    web, _ = browser
+    eng = server.engine
+    rec = eng.store(eng.open_session("personal", "work"), "Trip", "Flew to Lisbon on 3 May.",
+                    memory_class="evidence").id
+    page = web.get(f"/memories/{rec}").text
+    editor = web.get(f"/memories/{rec}/edit", headers=HX).text
+    assert ">Correct</a>" in page and "Supersede" not in page
+    assert ">Save as a new record</button>" in editor and "Supersede<" not in editor

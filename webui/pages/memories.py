@@ -18,7 +18,11 @@ CLASSES = ("durable_fact", "evidence", "trace")
 WRITABLE_CLASSES = ("durable_fact", "evidence")  # what "Write a memory" offers
 SOURCE_LABELS = {"observed": "observed in a session", "agent": "stored by an agent", "imported": "imported",
                  "ui": "written here"}
-SORT_LABELS = {"newest": "newest", "last_recalled": "last recalled", "most_recalled": "most recalled"}
+# A search's matches are best first unless another order is chosen (a walk chose "most recalled"
+# during a search and nothing moved); a list without a search is newest first then.
+BEST = "best"
+SORT_LABELS = {BEST: "best match (newest when not searching)", "newest": "newest", "last_recalled": "last recalled",
+               "most_recalled": "most recalled"}
 PAGE_SIZE = 50
 
 
@@ -32,8 +36,9 @@ def read_filters(args) -> tuple[MemoryFilter, dict]:
         "anchor": text(args.get("anchor")),
         "source": choice(args.get("source"), SOURCE_GROUPS),
         "state": "expired" if args.get("state") == "expired" else "live",
-        "sort": choice(args.get("sort"), SORTS) or "newest",
+        "sort": choice(args.get("sort"), (*SORTS, BEST)),
     }
+    values["sort"] = values["sort"] or BEST
     flt = MemoryFilter(memory_class=values["class"], audience=values["audience"], boundary=values["boundary"],
                        anchor_id=values["anchor"], source=values["source"], state=values["state"])
     return flt, values
@@ -49,10 +54,22 @@ def results(flt: MemoryFilter, values: dict, cursor: str | None = None) -> dict:
         except EngineError:
             anchor = None
     if values["q"]:
-        return {"items": eng.search_memories(scope, values["q"], flt=flt), "next_cursor": None, "searched": True,
-                "anchor": anchor}
-    found = eng.browse(scope, flt=flt, sort=values["sort"], cursor=cursor, limit=PAGE_SIZE)
+        return {"items": in_order(eng.search_memories(scope, values["q"], flt=flt), values["sort"]),
+                "next_cursor": None, "searched": True, "anchor": anchor}
+    found = eng.browse(scope, flt=flt, sort="newest" if values["sort"] == BEST else values["sort"], cursor=cursor,
+                       limit=PAGE_SIZE)
     return {"items": found.items, "next_cursor": found.next_cursor, "searched": False, "anchor": anchor}
+
+
+def in_order(items: list, sort: str) -> list:
+    """A search's matches in the chosen order (best match: as found); ties keep the match order."""
+    if sort == "newest":
+        return sorted(items, key=lambda m: -(m.updated_at or m.created_at or 0))
+    if sort == "last_recalled":
+        return sorted(items, key=lambda m: -(m.extra.get("last_recalled_at") or 0))
+    if sort == "most_recalled":
+        return sorted(items, key=lambda m: -(m.extra.get("recalled_count") or 0))
+    return items
 
 
 def form_context(values: dict) -> dict:
@@ -60,7 +77,7 @@ def form_context(values: dict) -> dict:
     args = {k: v for k, v in values.items() if v}
     if args.get("state") == "live":
         del args["state"]
-    if args.get("sort") == "newest":
+    if args.get("sort") == BEST:
         del args["sort"]
     token = viewer_token()  # a team sign-in is not offered a personal filter that can never match
     audiences = tuple(a for a in ("personal", "team") if token.allows_audience(a))
