@@ -12,7 +12,7 @@ import re
 from . import graph_edit, store
 from .db import one, rows, scalar
 from .errors import InvalidInput, ScopeError
-from .memory import MAX_BODY_CHARS, clean_text, terms_text, text_terms, title_follows
+from .memory import MAX_BODY_CHARS, aliases_after, clean_text, title_follows
 from .policy import PRIVACY_RANK, Scope
 from .results import UpdateResult
 from .stance import current_part
@@ -97,25 +97,6 @@ def apply_update(conn, scope: Scope, memory_id: str, mode: str, old_text, new_te
     follow_edges(conn, follow_anchor(conn, row, new, body, now), new, body, now)
     return UpdateResult(row["id"], "superseded", new_id=new, replacements=count,
                         reason=f"a record is never changed in place: {new} supersedes it (use that id from now on)")
-
-
-_WORD = re.compile(r"[\w'-]+")
-
-
-def aliases_after(stored: str, old_text: str, new_text: str) -> str:
-    """A memory's search aliases (stored form) after its text changed: a word the old text said and
-    the new one no longer does leaves them too ("lives Porto wife" -> "lives wife" when Porto
-    became Madrid: a search for Porto found the corrected memory). A word the text never said (a
-    nickname given as an alias) stays."""
-    before = {w.lower() for w in _WORD.findall(old_text)}
-    after = {w.lower() for w in _WORD.findall(new_text)}
-    gone = before - after
-    terms = []
-    for term in text_terms(stored):
-        kept = " ".join(w for w in term.split() if w.strip(".,;:!?").lower() not in gone)
-        if kept and kept not in terms:
-            terms.append(kept)
-    return terms_text(terms)
 
 
 def _follow_topic_name(conn, scope: Scope, row: dict, old_text: str, new_text: str, now: int) -> None:

@@ -170,6 +170,25 @@ def text_terms(stored: str) -> list[str]:
     return [v for v in (stored or "").split("\n") if v]
 
 
+_WORD = re.compile(r"[\w'-]+")
+
+
+def aliases_after(stored: str, old_text: str, new_text: str) -> str:
+    """A memory's search aliases (stored form) after its text changed: a word the old text said and
+    the new one no longer does leaves them too ("lives Porto wife" -> "lives wife" when Porto
+    became Madrid: a search for Porto found the corrected memory). A word the text never said (a
+    nickname given as an alias) stays."""
+    before = {w.lower() for w in _WORD.findall(old_text)}
+    after = {w.lower() for w in _WORD.findall(new_text)}
+    gone = before - after
+    terms = []
+    for term in text_terms(stored):
+        kept = " ".join(w for w in term.split() if w.strip(".,;:!?").lower() not in gone)
+        if kept and kept not in terms:
+            terms.append(kept)
+    return terms_text(terms)
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a memory came from: session, turns, and external references (files, datasets)."""

@@ -25,15 +25,16 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
-from .. import store
+from .. import graph_edit, store
 from ..db import one, rows, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
-from ..memory import Provenance, normalize_text, title_follows
+from ..memory import Provenance, aliases_after, normalize_text, title_follows
+from ..policy import Scope
 from ..secretfilter import MARKER, secret_kinds
 from ..stance import current_part, negated
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
-from .entities import USER, kin
+from .entities import USER, kin, renamed
 from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
@@ -443,6 +444,41 @@ def _erased_claim(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> bo
     return tomb is not None and tomb["erased_at"] is not None
 
 
+def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now: int) -> list[str]:
+    """A name put right ("My sister's name is Ana, not Anna."): the anchor of the old name in the
+    lease's scope takes the new one (the old stays its alias, graph_edit.rename) and the memories
+    on it say the new name, each as a revision (a record: a successor) that history keeps. Nothing
+    happens when no anchor has the old name, or another already has the new one (a merge is a
+    person's call). Returns the memories rewritten."""
+    here = (lease.audience, lease.boundary)
+    anchor = one(conn, "SELECT anchor_id FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?"
+                       " AND status='active'", (*here, normalize_text(old)))
+    if anchor is None or one(conn, "SELECT 1 FROM memory_anchors WHERE audience=? AND boundary=? AND"
+                                   " normalized_name=?", (*here, normalize_text(new))) is not None:
+        return []
+    graph_edit.rename(conn, Scope(*here), anchor["anchor_id"], new, now)
+    word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+    reason = f"curation:renamed {old} to {new}"
+    out = []
+    for doc in rows(conn, "SELECT * FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL",
+                    (anchor["anchor_id"],)):
+        if word.search(doc["title"]) or word.search(doc["body"]):
+            title, body = word.sub(new, doc["title"]), word.sub(new, doc["body"])
+            store.revise_document(conn, doc, title, body, now, source="observer", reason=reason,
+                                  aliases=aliases_after(doc["aliases"] or "", f"{doc['title']}\n{doc['body']}",
+                                                        f"{title}\n{body}"))
+            out.append(doc["document_id"])
+    for rec in rows(conn, "SELECT * FROM memory_records r WHERE r.anchor_id=? AND r.is_tombstone=0 AND NOT EXISTS"
+                          " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id)",
+                    (anchor["anchor_id"],)):
+        if word.search(rec["title"]) or word.search(rec["body"]):
+            title, body = word.sub(new, rec["title"]), word.sub(new, rec["body"])
+            out.append(store.supersede_record(conn, {**rec, "aliases": aliases_after(
+                rec["aliases"] or "", f"{rec['title']}\n{rec['body']}", f"{title}\n{body}")}, title, body, now,
+                source="observer"))
+    return out
+
+
 def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Decision, now: int) -> Applied:
     """Write the decision, its curation event and the checkpoint's completion in one transaction."""
     checkpoints.hold(conn, lease.checkpoint_id, lease.owner)
@@ -455,8 +491,11 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
         if again is not None:
             action, reason, targets = again.action, again.reason, list(again.targets)
         else:
+            fix = renamed(proposal.content)
+            renamed_ids = put_name_right(conn, lease, *fix, now) if fix else []
             written.append(store.insert_memory(conn, _draft(lease, proposal, payload), now))
             targets = written[:]
+            written += renamed_ids
     elif action in ("update", "append", "consolidate"):
         rows = _check_unchanged(conn, decision)
         primary = rows[targets[0]]

@@ -159,6 +159,21 @@ def _clean(name: str) -> str | None:
     return name if len(name) >= 2 else None
 
 
+# A name put right: "My sister's name is Ana, not Anna.", "Actually it's spelled Ana, not Anna." (a
+# naming word first: "I live in Madrid, not Porto" moves the user, it renames nothing).
+_RENAMED = re.compile(r"\b(?i:name\s+is|named|called|spelled|spelt|it's|it\s+is|its)\s+(?i:actually\s+|really\s+)?"
+                      rf"(?P<new>{_NAME}),?\s+not\s+(?P<old>{_NAME})\b")
+
+
+def renamed(text: str) -> tuple[str, str] | None:
+    """(old name, new name) when a statement puts a name right, else None."""
+    m = _RENAMED.search((text or "").replace("\u2019", "'"))
+    if not m:
+        return None
+    old, new = _clean(m.group("old")), _clean(m.group("new"))
+    return (old, new) if old and new and old != new and old not in (USER, "I") else None
+
+
 def kin(role: str, subject: str = USER) -> str:
     """The anchor of someone known only by their role to the user: "User's sister". Curation ties it
     to the one person the user has already named in that role, when there is exactly one

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..person import third_person  # noqa: F401 - part of this module's interface
 from ..stance import instruction
-from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity
+from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
 from .proposals import Proposal, RelationSpec
 
 _SENTENCE = SENTENCE_BREAK
@@ -304,6 +304,12 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
+        fix = renamed(sentence) if not _SELF_WORD.search(sentence) and not sentence.endswith("?") else None
+        if fix:
+            # "Actually, it's Ana, not Anna.": curation renames the anchor and the memories on it
+            found.append(Statement(turn, sentence, f"The name is spelled {fix[1]}, not {fix[0]}.", "rename",
+                                   "durable_fact", 0.8))
+            continue
         # "I'm vegan." is short and says all it needs to: a diet, a condition or being retired is kept at any length
         if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS
                 or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)))):
@@ -549,7 +555,9 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
                 content, title = _own_words(st.own)
             facts = graph_facts(st.text)
             about = main_entity(facts)
-            if about is not None:
+            if st.category == "rename":
+                anchor, anchor_type = renamed(st.text)[1], "person"
+            elif about is not None:
                 anchor, anchor_type = about.name, about.kind
             else:
                 anchor = topic_name(subject, st.category, words)

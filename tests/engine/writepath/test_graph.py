@@ -234,3 +234,32 @@ def test_a_new_value_of_the_users_own_goes_into_the_memory_that_said_the_old_one
     [memory] = engine.list_memories(personal)
     assert memory.body.index(now_there) < len(memory.body) // 2  # the newest fact first, the old one kept
     assert {e[2] for e in _edges(engine) if e[3] and e[0] == "User"} == {now_there}
+
+
+@pytest.mark.parametrize("correction", ["My sister's name is Ana, not Anna.", "Actually, it's Ana, not Anna."])
+def test_a_name_put_right_renames_the_anchor_and_the_memories_on_it(engine, personal, clock, correction):
+    """A walk said "my sister's name is Ana, not Anna": a second person Ana appeared beside Anna,
+    and "User's sister Anna lives in Lisbon." still named Anna."""
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    later = engine.open_session("personal", "work")
+    _say(engine, later, clock, correction)
+    anchors = _anchors(engine)
+    assert "Ana" in anchors and "Anna" not in anchors
+    assert ("User", "sister", "Ana", True) in _edges(engine) and ("Anna", "lives_in", "Lisbon", True) not in _edges(
+        engine)
+    assert ("Ana", "lives_in", "Lisbon", True) in _edges(engine)
+    bodies = {m.body for m in engine.list_memories(later)}
+    assert "User's sister Ana lives in Lisbon." in bodies and not any("Anna lives" in b for b in bodies)
+    [doc] = [m for m in engine.list_memories(later) if m.body == "User's sister Ana lives in Lisbon."]
+    revisions = engine.revisions(later, doc.id)
+    assert [r["reason"] for r in revisions][:1] == ["curation:renamed Anna to Ana"]
+    assert "Anna" in revisions[-1]["body"]  # what it said before stays in its history
+    with engine.db.snapshot() as conn:  # the old name is the anchor's alias: a later "Anna" files under Ana
+        assert [r["normalized_name"] for r in rows(conn, "SELECT normalized_name FROM anchor_aliases")] == ["anna"]
+
+
+def test_a_name_put_right_for_someone_the_store_does_not_know_renames_nothing(engine, personal, clock):
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    _say(engine, engine.open_session("personal", "work"), clock, "Her name is spelled Marta, not Martha.")
+    assert {"Anna", "Lisbon"} <= set(_anchors(engine))
+    assert "User's sister Anna lives in Lisbon." in {m.body for m in engine.list_memories(personal)}
