@@ -11,8 +11,9 @@ from __future__ import annotations
 import apsw
 
 from .db import one, rows
-from .edit import follow_anchor, follow_edges, retire_if_empty
+from .edit import follow_edges
 from .errors import InvalidInput, NotFound, ScopeError
+from .filing import follow_anchor, retire_if_empty
 from .policy import PRIVACY_RANK, Scope, permitted_sql
 from .store import load_visible, record_chain, remember_in_receipts, revise_document, supersede_record, upsert_anchor
 from .writepath.entities import EXCLUSIVE

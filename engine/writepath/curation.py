@@ -28,6 +28,7 @@ import apsw
 from .. import graph_edit, store
 from ..db import one, rows, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
+from ..filing import follow_anchor
 from ..memory import Provenance, aliases_after, normalize_text, title_follows
 from ..policy import Scope
 from ..secretfilter import MARKER, secret_kinds
@@ -504,6 +505,10 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
         store.revise_document(conn, primary, title, decision.body, now,
                               source=SOURCES_BY_TRIGGER.get(lease.trigger, "observer"),
                               reason=f"curation:{action}", semantics=semantics)
+        # what it says now names whom or where it is about: "User now works at Northwind Labs." over
+        # "…works at Acme…" is filed under Northwind Labs (it stayed under Acme)
+        primary = follow_anchor(conn, {**primary, "id": primary["document_id"]}, primary["document_id"],
+                                current_part(decision.body), now)
         _assert_relations(conn, proposal, primary, now)
         written.append(primary["document_id"])
         for other in targets[1:]:

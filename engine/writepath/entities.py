@@ -126,6 +126,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
                        rf"(?:member|subscriber|cardholder)\b"),
     ("member_program", rf"\bhave\s+(?P<org>{_NAME})\s+(?:status|membership|elite)\b"),
     ("member_of", rf"\b(?:member|members|part)\s+of\s+(?:the\s+|a\s+)?(?P<org>{_NAME})"),
+    # joined Northwind Labs as a platform engineer (a job: "joined the Sierra Club as a member" is not)
+    ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|now\s+|finally\s+)*(?:[\w\s]{{0,30}}?\band\s+)?"
+                 rf"(?:joined|started\s+at)\s+(?:the\s+)?(?P<org>{_NAME})\s+as\s+(?:an?\s+|the\s+|their\s+|its\s+)"
+                 r"(?!(?:\w+\s+)?(?:member|volunteer|guest|donor|supporter|fan|subscriber|customer|patient|student)\b)"),
     ("member_of", rf"\b(?:joined|belong\s+to|signed\s+up\s+for|signed\s+with|volunteer\s+(?:at|with|for))\s+(?:the\s+)?"
                   rf"(?P<org>{_NAME})"),
     ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|just\s+|finally\s+)*(?:got|landed|started|have|had)"
@@ -214,7 +218,10 @@ def graph_facts(text: str) -> list[GraphFact]:
                 for f in ([GraphFact(Entity(USER, "person"), role_of, fact.source)] if role_of else []) + [fact]:
                     if f not in out:
                         out.append(f)
-    return out
+    # a job one joined is not also a membership ("joined Northwind Labs as a platform engineer")
+    # (nor, when someone else joined it, the user's: "Anna joined Stripe as their CFO")
+    jobs = {f.target.name for f in out if f.relation == "works_at"}
+    return [f for f in out if not (f.relation == "member_of" and f.target.name in jobs)]
 
 
 def _fact(kind: str, m: re.Match) -> GraphFact | None:

@@ -263,3 +263,27 @@ def test_a_name_put_right_for_someone_the_store_does_not_know_renames_nothing(en
     _say(engine, engine.open_session("personal", "work"), clock, "Her name is spelled Marta, not Martha.")
     assert {"Anna", "Lisbon"} <= set(_anchors(engine))
     assert "User's sister Anna lives in Lisbon." in {m.body for m in engine.list_memories(personal)}
+
+
+def test_a_new_job_files_the_living_document_under_the_new_employer(engine, personal, clock):
+    """A walk: "I now work at Northwind Labs." went into the Acme document, which stayed under Acme."""
+    _say(engine, personal, clock, "I work at Acme as a data engineer.")
+    _say(engine, engine.open_session("personal", "work"), clock, "I now work at Northwind Labs.")
+    assert ("User", "works_at", "Acme", False) in _edges(engine)
+    assert ("User", "works_at", "Northwind Labs", True) in _edges(engine)
+    with engine.db.snapshot() as conn:
+        filed = {r["body"].split("\n")[0]: r["name"] for r in rows(
+            conn, "SELECT d.body, a.canonical_name AS name FROM memory_documents d JOIN memory_anchors a"
+                  " ON a.anchor_id = d.anchor_id WHERE d.deleted_at IS NULL")}
+    assert filed == {"User now works at Northwind Labs.": "Northwind Labs"}
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("I left Acme and joined Northwind Labs as a platform engineer.", [("User", "works_at", "Northwind Labs")]),
+    ("I joined Google as an intern.", [("User", "works_at", "Google")]),
+    ("I joined the Sierra Club as a member.", [("User", "member_of", "Sierra Club")]),
+    # someone else's job is not the user's membership
+    ("Anna joined Stripe as their CFO.", [("Anna", "works_at", "Stripe")]),
+])
+def test_a_job_joined_is_work_not_a_membership(text, facts):
+    assert [(f.source.name, f.relation, f.target.name) for f in graph_facts(text)] == facts
