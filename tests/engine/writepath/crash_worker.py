@@ -1,7 +1,9 @@
 """Child process for the crash test: curate until the queue is empty, narrating each step.
 
-Run as `python crash_worker.py HOME`. Prints one line per step (leased / planned / applied) so
-the parent can SIGKILL it at a random step; exits 0 when nothing is left to do.
+Run as `python crash_worker.py HOME`. Prints one line per step (leased / planned / applying) and
+waits for a line on stdin before it goes on, so a SIGKILL the parent sends on reading a step lands
+in that step, not after the worker raced on to commit (at end of input it goes on at once); exits
+0 when nothing is left to do.
 """
 
 import sys
@@ -15,15 +17,19 @@ def main(home: str) -> int:
     worker = engine.writepath.curation
     real_plan, real_apply = curation.plan, curation.apply
 
+    def step(name):
+        print(name, flush=True)
+        sys.stdin.readline()  # the parent's go-ahead (or the SIGKILL, while this waits)
+
     def plan(*args, **kwargs):
-        print("leased", flush=True)
+        step("leased")
         result = real_plan(*args, **kwargs)
-        print("planned", flush=True)
+        step("planned")
         return result
 
     def apply(*args, **kwargs):
         result = real_apply(*args, **kwargs)
-        print("applying", flush=True)  # still inside the write transaction
+        step("applying")  # still inside the write transaction
         return result
 
     curation.plan, curation.apply = plan, apply
