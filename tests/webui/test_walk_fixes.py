@@ -375,3 +375,27 @@ def test_a_records_edit_is_offered_in_words_a_person_uses(server, browser):
     editor = web.get(f"/memories/{rec}/edit", headers=HX).text
     assert ">Correct</a>" in page and "Supersede" not in page
     assert ">Save as a new record</button>" in editor and "Supersede<" not in editor
+
+
+def test_scoping_names_no_token_a_narrow_viewer_may_not_list(tmp_path, make_engine):
+    """A walk signed in with a token for boundary work: the sessions table named the session's
+    token by its raw id ("tok-3f…"), since the wider token that opened it is not listed to it."""
+    from keepmind.webui.app import create_app
+    from support.pages import Loopback
+
+    eng = make_engine(tmp_path / "h")
+    wide = eng.create_token("agent", "personal").secret
+    eng.create_token("workview", "personal", ["work"])
+    app = create_app(eng, {"port": 8765})
+    app.test_client_class = Loopback
+    with app.test_client() as web:
+        r = web.post("/api/v1/sessions", json={"audience": "personal", "boundary": "work", "title": "Agent chat"},
+                     headers={"Authorization": f"Bearer {wide}"})
+        assert r.status_code == 200, r.get_data(as_text=True)
+        local = eng.ensure_token(None).secret
+        link = web.post("/api/v1/ui/links", json={"as": "workview"}, headers={"Authorization": f"Bearer {local}"})
+        assert web.get(link.get_json()["url"].split("127.0.0.1:8765")[1]).status_code == 303
+        page = " ".join(web.get("/scoping").get_data(as_text=True).split())
+    shown = re.sub(r"<[^>]+>", " ", page)  # what the page says (an option's value is an id, not shown)
+    assert "Agent chat" in shown
+    assert "tok-" not in shown and "another token" in shown
