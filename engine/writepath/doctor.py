@@ -66,6 +66,11 @@ def check_llm(engine):
     settings = engine.settings
     writepath = engine.writepath
     if not settings["memory.llm.base_url"] or not settings["memory.llm.model"]:
+        saved = _saved_llm(engine)
+        if saved:  # a walk saved one on the Settings page and read "none configured" here
+            return Check("Curation LLM", "warning", f"{saved} is saved in keepmind.json and is used from the next "
+                                                    "start: restart Keepmind (tray: Quit, then start it); until "
+                                                    "then the rule-based extractor distils sessions")
         return Check("Curation LLM", "pass", "none configured: the rule-based extractor distils sessions and "
                                              "curation never merges (set memory.llm.base_url and memory.llm.model)")
     key_env = settings["memory.llm.api_key_env"]
@@ -95,6 +100,21 @@ def check_llm(engine):
                      f"{'proposal' if curator == 1 else 'proposals'} failed in the last 24 h (last: {error[:200]}); "
                      f"{_remedy(error)}")
     return Check("Curation LLM", "pass", f"{target}: {runs} observer calls in the last 24 h, none failed")
+
+
+def _saved_llm(engine) -> str | None:
+    """The curation LLM keepmind.json names when the running process has none ("MODEL at URL")."""
+    from ..errors import SettingsError
+    from ..settings import read_raw, validate
+
+    path = getattr(engine, "settings_path", None)
+    try:
+        saved = validate(read_raw(path)) if path is not None else None
+    except (SettingsError, OSError, ValueError):
+        return None
+    if saved is None or not saved["memory.llm.base_url"] or not saved["memory.llm.model"]:
+        return None
+    return f"{saved['memory.llm.model']} at {saved['memory.llm.base_url']}"
 
 
 def _remedy(error: str) -> str:

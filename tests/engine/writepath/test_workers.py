@@ -116,3 +116,17 @@ def test_doctor_says_how_many_tries_a_dead_letter_really_took(home, clock):
         message = backlog(engine).message
     assert message.startswith("2 dead-lettered checkpoints (1: curation gave up after 5 tries; "
                               "1: refused as a permanent failure after 1 try): ")
+
+
+def test_doctor_says_a_curation_llm_saved_in_the_file_is_used_from_the_next_start(home, clock):
+    """A walk saved an LLM on the Settings page and the doctor said "none configured"."""
+    from keepmind.engine.doctor import run_checks
+
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        now, later = engine.change_settings({"memory.llm.base_url": "http://127.0.0.1:9/v1",
+                                             "memory.llm.model": "qwen3:8b"})
+        assert {"memory.llm.base_url", "memory.llm.model"} <= set(later)
+        [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
+    assert check.level == "warning" and "none configured" not in check.message
+    assert "qwen3:8b at http://127.0.0.1:9/v1 is saved in keepmind.json and is used from the next start" in \
+        check.message
