@@ -28,6 +28,8 @@ _NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
          # never joining a pronoun or the user: "Porto and User's brother", "LIS and I fly"
          r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*"
          r"(?!(?:I|User|We|My|Our|He|She|They|You|It)\b)(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
+# Whose a role is: the speaker's, or the user's as an agent writes it ("The user's dentist is Dr. Silva.").
+_WHOSE = r"(?:[Mm]y|User's|[Tt]he\s+user's)"
 # A word that may stand between "my" and a role: "my older sister", not "my password manager".
 _ROLE_WORD = r"(?:(?:new|old|former|current|older|younger|little|big|eldest|oldest|youngest|twin|ex|late|dear)\s+)"
 # What follows "my boss is" that names no one: "My boss is French."
@@ -74,9 +76,9 @@ class GraphFact:
 
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
     # my sister Anna / my best friend Tom
-    ("role", rf"\b(?:[Mm]y|User's)\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # "My new manager is Carla Mendes.", "My dentist is Dr. Silva." (a name right after "is")
-    ("role", rf"\b(?:[Mm]y|User's)\s+{_ROLE_WORD}?(?P<role>{_ROLE})\s+is\s+(?:now\s+)?(?!{_NOT_A_NAME}\b)"
+    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})\s+is\s+(?:now\s+)?(?!{_NOT_A_NAME}\b)"
              rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|from|and|who|since)\b))"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{_ROLE})\b"),

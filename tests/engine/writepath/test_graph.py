@@ -287,3 +287,13 @@ def test_a_new_job_files_the_living_document_under_the_new_employer(engine, pers
 ])
 def test_a_job_joined_is_work_not_a_membership(text, facts):
     assert [(f.source.name, f.relation, f.target.name) for f in graph_facts(text)] == facts
+
+
+def test_an_agents_third_person_fact_about_someone_feeds_the_graph(engine, personal):
+    """A walk's agent stored "The user's dentist is Dr. Silva…" (store_memory, third person, as agents
+    write): a memory, and no edge."""
+    engine.store_memory(personal, "", "The user's dentist is Dr. Silva at the Elm Street clinic.")
+    engine.store_memory(personal, "", "The user's manager is Katrin.")
+    drain(engine)
+    edges = _edges(engine)
+    assert ("User", "dentist", "Dr. Silva", True) in edges and ("User", "manager", "Katrin", True) in edges
