@@ -206,6 +206,15 @@ class Browsing:
         self.notify_written([memory_id])
         return UpdateResult(memory_id, "reverted", revision=number)
 
+    def merge_duplicate(self, scope: Scope, memory_id: str, into_id: str, *, source: str = "ui") -> dict:
+        """Fold a memory that repeats another into that living document (corrections.merge_duplicate):
+        deleted without a tombstone, nothing it said lost."""
+        self._require_enabled()
+        result = self.write(corrections.merge_duplicate, scope, parse_id(memory_id), parse_id(into_id), self.now(),
+                            source=source)
+        self.notify_written([result["kept"], memory_id])
+        return result
+
     def provenance(self, scope: Scope, memory_id: str, *, token: Token | None = None) -> dict:
         """Where a memory came from: its session's turns (the source turns marked), or its file and line."""
         ceiling, bounds = permission(token)

@@ -15,7 +15,15 @@ from .edit import follow_edges
 from .errors import InvalidInput, NotFound, ScopeError
 from .filing import follow_anchor, retire_if_empty
 from .policy import PRIVACY_RANK, Scope, permitted_sql
-from .store import load_visible, record_chain, remember_in_receipts, revise_document, supersede_record, upsert_anchor
+from .store import (
+    delete_memory,
+    load_visible,
+    record_chain,
+    remember_in_receipts,
+    revise_document,
+    supersede_record,
+    upsert_anchor,
+)
 from .writepath.entities import EXCLUSIVE
 
 
@@ -162,3 +170,31 @@ def _anchor_in(conn, anchor_id: str, audience: str, now: int) -> str:
 
 
 __all__ = ["deleted_page", "narrow_audience", "restore", "revert"]
+
+
+def merge_duplicate(conn: apsw.Connection, scope: Scope, memory_id: str, into_id: str, now: int, *,
+                    source: str = "ui") -> dict:
+    """Fold a memory that says what another says into that living document, as a person asks: the
+    duplicate is deleted without a tombstone (its fact is not wrong: it stays said, and may be
+    learnt again), and whatever of its text the document does not already say is appended to it,
+    so no fact is lost. The edges it asserted are the document's now. Deleting it as wrong, the
+    only way before, tombstoned the true fact in both wordings. Returns {kept, appended, revision}."""
+    from .writepath.mergeguard import contains_statement
+
+    row, into = load_visible(conn, scope, memory_id, now), load_visible(conn, scope, into_id, now)
+    if row["id"] == into["id"]:
+        raise InvalidInput("choose another memory to merge it into: a memory cannot merge into itself")
+    if into["kind"] != "document":
+        raise InvalidInput(f"{into['title']!r} is a record, which is never changed: merge into a living document")
+    if (row["audience"], row["boundary"]) != (into["audience"], into["boundary"]):
+        raise InvalidInput(f"{row['title']!r} ({row['audience']}, {row['boundary']}) and {into['title']!r} "
+                           f"({into['audience']}, {into['boundary']}) are in different audiences or boundaries: "
+                           "only memories in the same one can be merged")
+    appended = not contains_statement(into["body"], row["body"])
+    body = f"{into['body'].rstrip()}\n\n{row['body'].strip()}" if appended else into["body"]
+    revision = revise_document(conn, into, into["title"], body, now, source=source,
+                               reason=f"merged {row['id']}") if appended else into["revision"]
+    conn.execute("UPDATE memory_edges SET asserted_by=? WHERE asserted_by=?", (into["id"], row["id"]))
+    delete_memory(conn, row, now, reason=f"merged into {into['id']} as a duplicate", source=source,
+                  as_wrong=False)
+    return {"kept": into["id"], "appended": appended, "revision": revision}

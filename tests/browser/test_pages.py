@@ -65,6 +65,7 @@ def test_every_page_is_accessible_in_light_and_dark_at_both_widths(page, live, s
         (f"/memories/{store['seat']}", "memory"),
         (f"/memories/{store['anna']}", "memory-provenance"),
         (f"/memories/{store['seat']}/edit", "memory-edit"),
+        (f"/memories/{store['anna']}/merge?q=Anna", "memory-merge"),
         ("/memories/new", "memory-new"),
         ("/memories?deleted=1", "deleted"),
         ("/anchors", "anchors"),
@@ -81,13 +82,19 @@ def test_every_page_is_accessible_in_light_and_dark_at_both_widths(page, live, s
     check_axe(page, "delete dialog")
     shots += shoot(page, "delete-dialog")
     assert page.evaluate("document.activeElement.textContent") == "Cancel"  # Enter does not delete at once
+    page.goto(live.url + f"/memories/{store['anna']}/merge?q=Anna")
+    page.get_by_role("button", name="Merge into this…").first.click()
+    page.get_by_role("dialog").wait_for()
+    check_axe(page, "merge dialog")
+    shots += shoot(page, "merge-dialog")
+    assert page.evaluate("document.activeElement.textContent") == "Cancel"
     page.goto(live.url + "/memories")
     page.get_by_label("Select Release day").check()  # a team memory: a personal one has nothing to narrow
     page.get_by_role("button", name="Make personal").click()
     page.get_by_role("dialog").wait_for()
     check_axe(page, "narrow dialog")
     shots += shoot(page, "narrow-dialog")
-    assert len(shots) == 4 * 18 and all(p.stat().st_size > 5_000 for p in shots)
+    assert len(shots) == 4 * 20 and all(p.stat().st_size > 5_000 for p in shots)
 
 
 FOCUSED_NAME = """() => {

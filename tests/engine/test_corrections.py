@@ -520,3 +520,35 @@ def test_a_corrected_word_leaves_the_memorys_search_aliases_too(engine):
     assert engine.memory(scope, new_rec).aliases == ("trip",)
     assert engine.search_memories(scope, "Porto") == []
     assert [m.id for m in engine.search_memories(scope, "Tripeiro")] == [doc]
+
+
+def test_a_duplicate_merged_into_another_memory_leaves_no_tombstone_and_loses_nothing(engine):
+    """A walk had two memories of one fact and only "Delete as wrong": it tombstoned the true fact
+    (the same wording was never learnt again)."""
+    sid = engine.open_session("personal", "work")
+    scope = engine.scope(sid)
+    kept = engine.store(sid, "Coffee", "The user drinks oat-milk flat whites every morning.").id
+    same = engine.store(sid, "Coffee again", "The user drinks oat-milk flat whites.").id
+    more = engine.store(sid, "Coffee shop", "The user buys coffee at Kaffa on Rua Augusta.").id
+    assert engine.merge_duplicate(scope, same, kept) == {"kept": kept, "appended": False, "revision": 1}
+    assert engine.memory(scope, kept).body == "The user drinks oat-milk flat whites every morning."
+    result = engine.merge_duplicate(scope, more, kept)  # says more: what it adds is kept
+    assert result["appended"] and result["revision"] == 2
+    assert engine.memory(scope, kept).body == ("The user drinks oat-milk flat whites every morning.\n\n"
+                                               "The user buys coffee at Kaffa on Rua Augusta.")
+    assert [m.id for m in engine.list_memories(sid)] == [kept]
+    assert engine.deleted()[0] == []  # no tombstone: nothing was wrong
+    assert engine.revisions(scope, kept)[0]["reason"] == f"merged {more}"
+    # the fact may be learnt again: curation's tombstone rule does not refuse it
+    from keepmind.engine import store as store_mod
+
+    with engine.db.snapshot() as conn:
+        assert not store_mod.is_tombstoned(conn, "The user drinks oat-milk flat whites.", "personal", "work")
+    with pytest.raises(InvalidInput, match="cannot merge into itself"):
+        engine.merge_duplicate(scope, kept, kept)
+    rec = engine.store(sid, "Trip", "Flew to Lisbon on 3 May.", memory_class="evidence").id
+    with pytest.raises(InvalidInput, match="is a record, which is never changed"):
+        engine.merge_duplicate(scope, kept, rec)
+    team = engine.store(engine.open_session("team", "work"), "Coffee", "The team drinks filter coffee.").id
+    with pytest.raises(InvalidInput, match="different audiences or boundaries"):
+        engine.merge_duplicate(engine.viewer(engine.create_token("all", "personal").token), team, kept)

@@ -399,3 +399,26 @@ def test_scoping_names_no_token_a_narrow_viewer_may_not_list(tmp_path, make_engi
     shown = re.sub(r"<[^>]+>", " ", page)  # what the page says (an option's value is an id, not shown)
     assert "Agent chat" in shown
     assert "tok-" not in shown and "another token" in shown
+
+
+def test_a_duplicate_is_merged_from_its_page_without_deleting_the_fact_as_wrong(server, browser):
+    """A walk had two memories of one fact: "Delete as wrong" was the only way to drop one, and it
+    tombstoned the true fact."""
+    web, csrf = browser
+    eng = server.engine
+    sid = eng.open_session("personal", "work")
+    kept = eng.store(sid, "Coffee", "The user drinks oat-milk flat whites every morning.").id
+    same = eng.store(sid, "Coffee again", "The user drinks oat-milk flat whites.").id
+    assert f'href="/memories/{same}/merge">Merge a duplicate…</a>' in web.get(f"/memories/{same}").text
+    found = web.get(f"/memories/{same}/merge", params={"q": "flat whites"}).text
+    assert f'name="into" value="{kept}"' in found and f'name="into" value="{same}"' not in found  # not itself
+    asked = web.post(f"/memories/{same}/merge", data={"csrf_token": csrf, "into": kept}, headers=HX)
+    said = " ".join(asked.text.split())
+    assert "Merge “Coffee again” into “Coffee”?" in said and "deleted as a duplicate, not as wrong" in said
+    assert {m.id for m in eng.list_memories(sid)} == {kept, same}  # asked first: nothing happened yet
+    r = web.post(f"/memories/{same}/merge", data={"csrf_token": csrf, "into": kept, "confirmed": "yes"}, headers=HX)
+    assert r.headers.get("HX-Redirect") == f"/memories/{kept}"
+    assert [m.id for m in eng.list_memories(sid)] == [kept]
+    assert eng.deleted()[0] == []  # no tombstone
+    assert "No other living document of personal · work matches “zebra”" in web.get(
+        f"/memories/{kept}/merge", params={"q": "zebra"}).text

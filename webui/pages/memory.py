@@ -1,12 +1,13 @@
 """One memory (`/memories/<id>`): what it says and everything about it — provenance, revisions
 with a diff and revert, curation events, recall history — and its actions: edit (rewrite or
-find-and-replace; a record is superseded), narrow its audience, delete as wrong."""
+find-and-replace; a record is superseded), narrow its audience, merge a duplicate into another,
+delete as wrong."""
 
 from __future__ import annotations
 
 from flask import Blueprint, request
 
-from keepmind.engine import EngineError, InvalidInput
+from keepmind.engine import EngineError, InvalidInput, MemoryFilter
 from keepmind.engine.history import diff_words
 
 from ..context import engine
@@ -14,6 +15,7 @@ from ..security import viewer_scope, viewer_token
 from .render import confirm, confirmed, dialog, done, page, page_int
 
 bp = Blueprint("memory", __name__)
+MERGE_CHOICES = 8
 EDIT_FIELDS = {"rewrite": (("title", "The title"), ("content", "The text")),
                "replace": (("old_text", "The text to find"), ("new_text", "The replacement"))}
 
@@ -152,6 +154,32 @@ def delete(memory_id: str):
         return dialog("_confirm_delete.html", items=[item], action_url=f"/memories/{item.id}/delete", values=None)
     eng.update(scope, item.id, delete=True, reason="deleted as wrong in the browser", source="ui")
     return done("/memories?deleted=1")
+
+
+@bp.route("/memories/<memory_id>/merge", methods=["GET", "POST"])
+def merge(memory_id: str):
+    """A memory that repeats another: GET finds the one it repeats (a search among the living
+    documents of its audience and boundary); POST asks first, naming both, then merges it in
+    (Engine.merge_duplicate: no tombstone, and what it adds is appended)."""
+    eng, scope = engine(), viewer_scope()
+    item = eng.memory(scope, memory_id)
+    if request.method == "GET":
+        q = (request.args.get("q") or "").strip()
+        found = []
+        if q:
+            flt = MemoryFilter(audience=item.audience, boundary=item.boundary)
+            found = [m for m in eng.search_memories(scope, q, flt=flt, limit=MERGE_CHOICES + 1)
+                     if m.id != item.id and m.kind == "document"][:MERGE_CHOICES]
+        return page("merge.html", item=item, q=q, found=found)
+    into = eng.memory(scope, request.form.get("into") or "")
+    if not confirmed():
+        return confirm(f"Merge “{item.title}” into “{into.title}”?",
+                       f"“{item.title}” is deleted as a duplicate, not as wrong: what it says stays true and may "
+                       f"be learnt again. Whatever of it “{into.title}” does not already say is added to it, as a "
+                       "new revision.", action_url=f"/memories/{item.id}/merge", button="Merge",
+                       back_url=f"/memories/{item.id}/merge", fields=[("into", into.id)])
+    eng.merge_duplicate(scope, item.id, into.id)
+    return done(f"/memories/{into.id}")
 
 
 @bp.post("/memories/<memory_id>/audience")
