@@ -228,6 +228,7 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     dialog = page.get_by_role("dialog")
     dialog.get_by_role("button", name="Cancel").wait_for()
     assert page.evaluate("document.activeElement.textContent") == "Cancel"
+    assert dialog.get_by_role("heading").inner_text().startswith("Discard “")  # it names the proposal
     page.keyboard.press("Shift+Tab")
     assert page.evaluate("document.activeElement.textContent") == "Discard"
     page.keyboard.press("Enter")

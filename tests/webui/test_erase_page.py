@@ -29,7 +29,7 @@ def test_erase_for_good_asks_first_then_the_row_says_erased_and_restore_is_refus
     asked = client.post(f"/tombstones/{tomb['tombstone_id']}/erase", data={"csrf_token": csrf}, headers=HX)
     dialog = asked.get_data(as_text=True)
     assert asked.headers["HX-Retarget"] == "#dialog-slot"
-    assert "Erase this memory for good?" in dialog and "cannot be undone" in dialog
+    assert "Erase “Card” for good?" in dialog and "cannot be undone" in dialog  # it names what it erases
     assert "still will not learn the same claim again" in dialog and 'name="confirmed" value="yes"' in dialog
     assert engine.deleted()[0][0]["erased_at"] is None  # asking erased nothing
 

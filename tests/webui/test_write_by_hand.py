@@ -87,7 +87,7 @@ def test_what_no_page_can_undo_is_asked_first(client, engine, team, signed_in):
     doc = engine.store(team, "Standup", "Standup is at 9:30.").id
     asked = client.post(f"/memories/{doc}/audience", data={"csrf_token": csrf, "audience": "personal"})
     html = asked.get_data(as_text=True)
-    assert asked.status_code == 200 and "Make this memory personal?" in html and 'value="yes"' in html
+    assert asked.status_code == 200 and "Make “Standup” personal?" in html and 'value="yes"' in html
     assert engine.memory(engine.viewer(local.token), doc).audience == "team"
     done = client.post(f"/memories/{doc}/audience", data={"csrf_token": csrf, "audience": "personal",
                                                           "confirmed": "yes"})

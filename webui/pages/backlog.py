@@ -83,7 +83,11 @@ def retry(checkpoint_id: str):
 @bp.post("/checkpoints/<checkpoint_id>/discard")
 def discard(checkpoint_id: str):
     if not confirmed():
-        return confirm("Discard this proposal?", "It will not be curated: what it says is not remembered, and "
+        found = engine().backlog(token=viewer_token(), limit=SHOWN)
+        title = next((r.get("title") for rows in found["sections"].values() for r in rows
+                      if r["checkpoint_id"] == checkpoint_id), None)
+        return confirm(f"Discard “{title}”?" if title else "Discard this proposal?",
+                       "It will not be curated: what it says is not remembered, and "
                        "a discarded proposal cannot be brought back.",
                        action_url=f"/checkpoints/{checkpoint_id}/discard", button="Discard",
                        back_url="/checkpoints", target="#backlog", swap="outerHTML")

@@ -171,7 +171,10 @@ ERASED_NOTICE = ("Erased for good: its text is gone. Keepmind keeps only the cla
 def erase(tombstone_id: str):
     """Erase a deleted memory's text for good, after a confirmation that says what that means."""
     if not confirmed():
-        return confirm("Erase this memory for good?", ERASE_TEXT, action_url=f"/tombstones/{tombstone_id}/erase",
+        found, _ = engine().deleted(token=viewer_token(), limit=200)
+        title = next((t.get("title") for t in found if t["tombstone_id"] == tombstone_id), None)
+        return confirm(f"Erase “{title}” for good?" if title else "Erase this memory for good?", ERASE_TEXT,
+                       action_url=f"/tombstones/{tombstone_id}/erase",
                        button="Erase for good", back_url="/memories?deleted=1")
     engine().erase(tombstone_id, token=viewer_token())
     return done("/memories?deleted=1&erased=1")

@@ -189,7 +189,7 @@ def narrow(memory_id: str):
     item = eng.memory(scope, memory_id)
     audience = request.form.get("audience", "")
     if not confirmed():
-        return confirm(f"Make this memory {audience}?", narrowing_text(audience, 1),
+        return confirm(f"Make “{item.title}” {audience}?", narrowing_text(audience, 1),
                        action_url=f"/memories/{item.id}/audience", button=f"Make {audience}",
                        back_url=f"/memories/{item.id}", fields=[("audience", audience)])
     eng.narrow_audience(scope, [item.id], audience, token=viewer_token())
