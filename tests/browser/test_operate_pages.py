@@ -245,6 +245,13 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     page.keyboard.press("e")  # edit the last one
     page.get_by_label("Title").wait_for()
     hx_settle(page)
+    page.keyboard.press("Escape")  # nothing typed: Escape is Cancel (it did nothing here)
+    page.get_by_label("Title").wait_for(state="detached")
+    hx_settle(page)
+    page.keyboard.press("j")
+    page.keyboard.press("e")
+    page.get_by_label("Title").wait_for()
+    hx_settle(page)
     assert page.evaluate("() => document.activeElement.name") == "title"
     assert page.get_by_label("Title").input_value() and page.get_by_label("Text").input_value()  # the proposal's
     page.keyboard.type(" (edited)")

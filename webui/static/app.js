@@ -148,7 +148,7 @@
     }
   });
 
-  // Escape in an editor (a memory's Edit) is its Cancel; with changes typed, it asks first.
+  // Escape in an editor (a memory's Edit, a proposal's in Review) is its Cancel; with changes typed, it asks first.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape" || event.defaultPrevented) return;
     var editor = event.target.closest && event.target.closest("[data-escape-cancels]");
@@ -159,7 +159,9 @@
       function (field) { return field.value !== field.defaultValue; });
     event.preventDefault();
     if (changed && !window.confirm("Discard what you typed?")) return;
-    window.location.assign(cancel.getAttribute("href"));
+    // a Cancel that htmx swaps in place (the review queue's) is clicked; a plain link is followed
+    if (cancel.hasAttribute("hx-get")) cancel.click();
+    else window.location.assign(cancel.getAttribute("href"));
   });
 
   // The review queue by keyboard: j / k move between proposals, a keeps, e edits, r rejects.
