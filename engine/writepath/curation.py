@@ -28,14 +28,14 @@ import apsw
 from .. import graph_edit, store
 from ..db import one, rows, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
-from ..filing import follow_anchor
+from ..filing import follow_anchor, retire_if_empty
 from ..memory import Provenance, aliases_after, normalize_text, title_follows
 from ..policy import Scope
 from ..secretfilter import MARKER, secret_kinds
 from ..stance import current_part, negated
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
-from .entities import USER, kin, renamed
+from .entities import EXCLUSIVE, USER, kin, renamed
 from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
@@ -436,6 +436,32 @@ def _assert_relations(conn, proposal: Proposal, row: dict, now: int) -> None:
                            confidence=proposal.confidence)
 
 
+def _file_under_new_value(conn, proposal: Proposal, row: dict, now: int) -> dict:
+    """A living document filed under the user's old value of a one-at-a-time tie (a place, an
+    employer, an airport) moves to the new value the update just asserted: "I left Acme and joined
+    Northwind Labs as a platform engineer." closed works_at Acme, and the job document stayed under
+    Acme because its text still names it (filing.follow_anchor moves only what no longer names it)."""
+    anchor = one(conn, "SELECT anchor_id, canonical_name, anchor_type FROM memory_anchors WHERE anchor_id=?",
+                 (row["anchor_id"],))
+    if anchor is None or anchor["anchor_type"] not in ("place", "organisation", "membership"):
+        return row
+    for r in proposal.relations:
+        if r.relation not in EXCLUSIVE or (r.source or USER) != USER \
+                or normalize_text(r.target) == normalize_text(anchor["canonical_name"]):
+            continue
+        closed_now = one(conn, "SELECT 1 AS x FROM memory_edges e JOIN memory_anchors s"
+                               " ON s.anchor_id = e.from_anchor_id WHERE e.to_anchor_id=? AND e.relation=?"
+                               " AND e.valid_to=? AND s.canonical_name=?", (anchor["anchor_id"], r.relation, now, USER))
+        if closed_now is None:
+            continue
+        moved = store.upsert_anchor(conn, r.target, r.target_type, row["audience"], row["boundary"], now)
+        if moved and moved != anchor["anchor_id"]:
+            conn.execute("UPDATE memory_documents SET anchor_id=? WHERE document_id=?", (moved, row["document_id"]))
+            retire_if_empty(conn, anchor["anchor_id"])
+            return {**row, "anchor_id": moved}
+    return row
+
+
 def _erased_claim(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> bool:
     """Was the proposal refused because its claim was erased for good? It then keeps no copy of it
     (apply): not in its checkpoint (scrubbed, as a secret's is), not in the observer run that
@@ -510,6 +536,7 @@ def apply(conn: apsw.Connection, lease: Lease, proposal: Proposal, decision: Dec
         primary = follow_anchor(conn, {**primary, "id": primary["document_id"]}, primary["document_id"],
                                 current_part(decision.body), now)
         _assert_relations(conn, proposal, primary, now)
+        primary = _file_under_new_value(conn, proposal, primary, now)
         written.append(primary["document_id"])
         for other in targets[1:]:
             store.delete_memory(conn, rows[other], now, reason=f"consolidated into {primary['document_id']}",

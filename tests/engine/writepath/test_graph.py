@@ -278,6 +278,18 @@ def test_a_new_job_files_the_living_document_under_the_new_employer(engine, pers
     assert filed == {"User now works at Northwind Labs.": "Northwind Labs"}
 
 
+def test_a_new_job_said_with_the_old_one_files_the_document_under_the_new_employer(engine, personal, clock):
+    """Its text still names Acme ("I left Acme and joined…"), which kept it under Acme."""
+    _say(engine, personal, clock, "I work at Acme as a data engineer.")
+    _say(engine, engine.open_session("personal", "work"), clock,
+         "I left Acme and joined Northwind Labs as a platform engineer.")
+    assert ("User", "works_at", "Acme", False) in _edges(engine)
+    with engine.db.snapshot() as conn:
+        [(name,)] = list(conn.execute("SELECT a.canonical_name FROM memory_documents d JOIN memory_anchors a"
+                                      " ON a.anchor_id = d.anchor_id WHERE d.deleted_at IS NULL"))
+    assert name == "Northwind Labs"
+
+
 @pytest.mark.parametrize("text, facts", [
     ("I left Acme and joined Northwind Labs as a platform engineer.", [("User", "works_at", "Northwind Labs")]),
     ("I joined Google as an intern.", [("User", "works_at", "Google")]),
