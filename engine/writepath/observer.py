@@ -27,12 +27,14 @@ import apsw
 from .. import search
 from .. import sessions as session_store
 from ..db import one, rows, scalar
-from ..memory import fingerprint
+from ..memory import MAX_TITLE_CHARS, fingerprint
 from ..person import conjugate
 from ..secretfilter import redact
+from ..stance import standing
 from . import checkpoints, extractor, mergeguard, review
 from .llm import LlmError, first_json_object
 from .proposals import MAX_PROPOSALS, Proposal, gate
+from .when import anchored
 
 log = logging.getLogger("keepmind.writepath.observer")
 PROMPT_VERSION = "observer-v3"
@@ -97,6 +99,23 @@ def _the_team(proposal: Proposal) -> Proposal:
     return replace(proposal, title=said(proposal.title), content=said(proposal.content), anchor=anchor)
 
 
+def _days_anchored(proposal: Proposal, transcript: "Transcript") -> Proposal:
+    """The proposal with its relative days anchored to the day its turn was said (when.anchored):
+    "next Friday" learnt on 3 December is "next Friday (Friday 11 December 2026)" a week later too."""
+    if standing(proposal.content):
+        # a standing statement stays one: "Starting tomorrow I'm vegan." dated to a day would read as
+        # an episode of that day (stance.standing_and_lasting), and lose what a task leans on
+        return proposal
+    said = dict(transcript.said_at)
+    at = next((said[t] for t in proposal.turns if t in said), None)
+    if at is None and transcript.said_at:
+        at = transcript.said_at[-1][1]
+    title, content = anchored(proposal.title, at), anchored(proposal.content, at)
+    if (title, content) == (proposal.title, proposal.content):
+        return proposal
+    return replace(proposal, title=title[:MAX_TITLE_CHARS], content=content)
+
+
 @dataclass(frozen=True)
 class Transcript:
     session_id: str
@@ -110,6 +129,7 @@ class Transcript:
     recalled: tuple[dict, ...]
     existing: tuple[dict, ...]
     last_seen: int = -1  # the session's newest turn when collected (later than through_turn: a window)
+    said_at: tuple[tuple[int, int], ...] = ()  # (turn index, when it was said), for its relative days
 
 
 @dataclass(frozen=True)
@@ -245,7 +265,8 @@ class Observer:
         return Transcript(session_id, session["audience"], session["boundary"], trigger, distilled,
                           taken[-1]["turn_index"], text,
                           tuple((t["turn_index"], t["user_text"]) for t in taken if t["user_text"]),
-                          tuple(recalled), tuple(existing[-20:]), turns[-1]["turn_index"])
+                          tuple(recalled), tuple(existing[-20:]), turns[-1]["turn_index"],
+                          tuple((t["turn_index"], t["created_at"]) for t in taken))
 
     def propose(self, transcript: Transcript, use_llm: bool) -> tuple[list[Proposal], dict, str, str | None]:
         """(proposals, rejections, decided_by, response sha256); raises LlmError."""
@@ -331,7 +352,7 @@ class Observer:
                         json.dumps(rejections))
             proposals, more, decided_by, sha = self.propose(transcript, False)
             rejections = {**{f"model:{k}": v for k, v in rejections.items()}, **more}
-        proposals = _drop_known(proposals, transcript)
+        proposals = _drop_known([_days_anchored(p, transcript) for p in proposals], transcript)
         review_on = bool(self.engine.settings.get("memory.curation.review", False))
         result = self.engine.write(_commit, run_id, transcript, proposals, rejections, decided_by, sha, now,
                                    review_on)

@@ -1,0 +1,102 @@
+"""Relative days in what a user says, anchored to the day they said it.
+
+"I'm flying to Berlin next Friday." learnt on Thursday 3 December reads wrong a week later: the
+memory says "next Friday (11 December 2026)" instead, its own words kept and the day added, so a
+later recall ("When is my Berlin flight?") and a person reading it both know which Friday. Only
+forms that name one day or one week are anchored (today, tonight, tomorrow, yesterday, the day
+after tomorrow, this/next/last <weekday>, on <weekday>, next/last week, this weekend, next month,
+in N days or weeks); "on Fridays" and "every Friday" are habits, and "in a few days" names no day:
+they stay as they are. "Next Friday" said in the week of a Friday still to come is the one after
+it ("this Friday" is the coming one); the day is written out, so whoever reads it can tell.
+
+The day is the user's: the turn's time in this machine's local time zone (Keepmind runs on the
+user's own machine), unless a zone is given.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta, tzinfo
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "ten": 10}
+_WEEKDAY = r"(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_RELATIVE = re.compile(
+    r"\b(?:"
+    r"(?P<after>the\s+day\s+after\s+tomorrow)|"
+    r"(?P<word>today|tonight|tomorrow|yesterday)|"
+    rf"(?P<which>this|next|last|coming|on)\s+{_WEEKDAY}(?!s)|"
+    r"(?P<week>next|last|this)\s+week(?!s|end)|"
+    r"(?P<weekend>this|next)\s+weekend|"
+    r"(?P<month>next|last)\s+month|"
+    r"in\s+(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|ten)\s+"
+    r"(?P<unit>days?|weeks?)"
+    r")\b(?!\s*\()", re.I)
+
+
+def _day_words(d: date) -> str:
+    return f"{WEEKDAYS[d.weekday()].capitalize()} {d.day} {d.strftime('%B')} {d.year}"
+
+
+def _monday(d: date) -> date:
+    return d - timedelta(days=d.weekday())
+
+
+def _resolve(m: re.Match, today: date) -> str | None:
+    """The day (or week, or month) a relative form names, in words; None when it names none."""
+    if m.group("after"):
+        return _day_words(today + timedelta(days=2))
+    word = (m.group("word") or "").lower()
+    if word in ("today", "tonight"):
+        return _day_words(today)
+    if word == "tomorrow":
+        return _day_words(today + timedelta(days=1))
+    if word == "yesterday":
+        return _day_words(today - timedelta(days=1))
+    if m.group("which"):
+        which, target = m.group("which").lower(), WEEKDAYS.index(m.group("day").lower())
+        if which == "last":
+            back = (today.weekday() - target) % 7 or 7
+            return _day_words(today - timedelta(days=back))
+        ahead = (target - today.weekday()) % 7 or 7  # the first such day after today
+        if which == "next" and today.weekday() + ahead <= 6:
+            ahead += 7  # "next Friday" said on a Thursday is next week's, not tomorrow ("this Friday" is)
+        return _day_words(today + timedelta(days=ahead))
+    if m.group("week"):
+        shift = {"next": 7, "last": -7, "this": 0}[m.group("week").lower()]
+        return f"the week of {_day_words(_monday(today) + timedelta(days=shift))}"
+    if m.group("weekend"):
+        saturday = today + timedelta(days=(5 - today.weekday()) % 7)
+        if m.group("weekend").lower() == "next" or today.weekday() == 6:
+            saturday += timedelta(days=7 if m.group("weekend").lower() == "next" else 0)
+        return f"the weekend of {saturday.day}–{(saturday + timedelta(days=1)).day} {saturday.strftime('%B')} " \
+               f"{saturday.year}" if saturday.month == (saturday + timedelta(days=1)).month else \
+               f"the weekend of {_day_words(saturday)}"
+    if m.group("month"):
+        first = today.replace(day=1)
+        other = (first + timedelta(days=32)).replace(day=1) if m.group("month").lower() == "next" \
+            else (first - timedelta(days=1)).replace(day=1)
+        return f"{other.strftime('%B')} {other.year}"
+    if m.group("n"):
+        raw = m.group("n").lower()
+        n = int(raw) if raw.isdigit() else _NUMBERS[raw]
+        days = n * (7 if m.group("unit").lower().startswith("week") else 1)
+        return _day_words(today + timedelta(days=days))
+    return None
+
+
+def anchored(text: str, said_at_ms: int | None, tz: tzinfo | None = None) -> str:
+    """`text` with each relative day it names followed by that day, as of `said_at_ms` (a Unix time
+    in ms; None: the text as it is). A form already followed by a parenthesis is left alone."""
+    if not text or said_at_ms is None:
+        return text
+    said = datetime.fromtimestamp(said_at_ms / 1000, tz=tz) if tz is not None \
+        else datetime.fromtimestamp(said_at_ms / 1000).astimezone()
+    today = said.date()
+
+    def add(m: re.Match) -> str:
+        day = _resolve(m, today)
+        return f"{m.group(0)} ({day})" if day else m.group(0)
+
+    return _RELATIVE.sub(add, text)
