@@ -253,11 +253,52 @@ def resolve_kin(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Prop
                                    for r in proposal.relations))
 
 
+# Family ties one person cannot hold together: a sister is not also a daughter, a wife not a mother.
+# (A friend or a colleague can be family too: "my sister is my best friend".)
+_KIN_GROUPS = [frozenset(g) for g in (
+    ("wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "spouse"),
+    ("mother", "mom", "mum", "father", "dad", "stepmother", "stepfather"),
+    ("sister", "brother"), ("son", "daughter", "kid", "child", "baby", "stepson", "stepdaughter"),
+    ("grandmother", "grandma", "grandfather", "grandpa"), ("aunt", "uncle"), ("niece", "nephew"), ("cousin",))]
+
+
+def _kin_group(relation: str) -> frozenset | None:
+    return next((g for g in _KIN_GROUPS if relation in g), None)
+
+
+def tell_apart(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Proposal:
+    """Two people of one name: "My daughter Anna starts school." after "My sister Anna lives in
+    Lisbon." is not the sister. A name the user already holds in one family tie, said in a tie no
+    one person holds with it, is another person, filed as "Anna (daughter)" (the two were one
+    anchor, with both edges and every fact of both)."""
+    subject = proposal.subject or USER
+    renamed_to: dict[str, str] = {}
+    for rel in proposal.relations:
+        group = _kin_group(rel.relation)
+        if group is None or rel.source != subject or rel.target in renamed_to \
+                or rel.target == kin(rel.relation, subject):
+            continue
+        ties = {r for (r,) in conn.execute(
+            "SELECT DISTINCT e.relation FROM memory_edges e JOIN memory_anchors s ON s.anchor_id = e.from_anchor_id"
+            " JOIN memory_anchors t ON t.anchor_id = e.to_anchor_id WHERE t.audience=? AND t.boundary=?"
+            " AND t.normalized_name=? AND t.anchor_type='person' AND t.status='active' AND s.normalized_name=?"
+            " AND e.valid_to IS NULL", (lease.audience, lease.boundary, normalize_text(rel.target),
+                                        normalize_text(subject)))}
+        if any(_kin_group(t) not in (None, group) for t in ties):
+            renamed_to[rel.target] = f"{rel.target} ({rel.relation.replace('_', ' ')})"
+    if not renamed_to:
+        return proposal
+    name = lambda n: renamed_to.get(n, n)  # noqa: E731
+    return replace(proposal, anchor=name(proposal.anchor) if proposal.anchor else proposal.anchor,
+                   relations=tuple(replace(r, target=name(r.target), source=r.source and name(r.source))
+                                   for r in proposal.relations))
+
+
 def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
     """Decide (reads and model calls only); raises TransientFailure / PermanentFailure."""
     proposal, _payload = parse_payload(lease)
     with engine.db.snapshot() as conn:
-        proposal = resolve_kin(conn, lease, proposal)
+        proposal = tell_apart(conn, lease, resolve_kin(conn, lease, proposal))
         verdict = rule_verdict(conn, lease, proposal)
         if verdict is None and (deleted := similarity.tombstone_said(conn, lease, proposal.content)):
             verdict = Decision("skip", "tombstone", targets=(deleted,), detail={"says_the_deleted_claim": True})

@@ -309,3 +309,20 @@ def test_an_agents_third_person_fact_about_someone_feeds_the_graph(engine, perso
     drain(engine)
     edges = _edges(engine)
     assert ("User", "dentist", "Dr. Silva", True) in edges and ("User", "manager", "Katrin", True) in edges
+
+
+def test_two_people_of_one_name_in_family_ties_no_one_holds_together_are_two_anchors(engine, personal, clock):
+    """"My daughter Anna…" after "My sister Anna…" made one Anna, the user's sister and daughter."""
+    _say(engine, personal, clock, "My sister Anna lives in Lisbon.")
+    _say(engine, engine.open_session("personal", "work"), clock, "My daughter Anna started school in Porto.")
+    edges = _edges(engine)
+    assert ("User", "sister", "Anna", True) in edges and ("User", "daughter", "Anna (daughter)", True) in edges
+    assert ("User", "daughter", "Anna", True) not in edges
+    with engine.db.snapshot() as conn:
+        filed = dict(conn.execute("SELECT d.body, a.canonical_name FROM memory_documents d JOIN memory_anchors a"
+                                  " ON a.anchor_id = d.anchor_id WHERE d.deleted_at IS NULL"))
+    assert filed == {"User's sister Anna lives in Lisbon.": "Anna",
+                     "User's daughter Anna started school in Porto.": "Anna (daughter)"}
+    # a friend can be family: "Anna is my best friend." is the sister still
+    _say(engine, engine.open_session("personal", "work"), clock, "Anna is my best friend.")
+    assert ("User", "best_friend", "Anna", True) in _edges(engine)
