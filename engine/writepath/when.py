@@ -67,12 +67,14 @@ def _resolve(m: re.Match, today: date) -> str | None:
         shift = {"next": 7, "last": -7, "this": 0}[m.group("week").lower()]
         return f"the week of {_day_words(_monday(today) + timedelta(days=shift))}"
     if m.group("weekend"):
-        saturday = today + timedelta(days=(5 - today.weekday()) % 7)
-        if m.group("weekend").lower() == "next" or today.weekday() == 6:
-            saturday += timedelta(days=7 if m.group("weekend").lower() == "next" else 0)
-        return f"the weekend of {saturday.day}–{(saturday + timedelta(days=1)).day} {saturday.strftime('%B')} " \
-               f"{saturday.year}" if saturday.month == (saturday + timedelta(days=1)).month else \
-               f"the weekend of {_day_words(saturday)}"
+        # this weekend: the coming Saturday, or the one that began yesterday when said on a Sunday
+        saturday = today - timedelta(days=1) if today.weekday() == 6 else today + timedelta(days=5 - today.weekday())
+        if m.group("weekend").lower() == "next":
+            saturday += timedelta(days=7)
+        sunday = saturday + timedelta(days=1)
+        if sunday.month != saturday.month:
+            return f"the weekend of {_day_words(saturday)}"
+        return f"the weekend of {saturday.day}–{sunday.day} {saturday.strftime('%B')} {saturday.year}"
     if m.group("month"):
         first = today.replace(day=1)
         other = (first + timedelta(days=32)).replace(day=1) if m.group("month").lower() == "next" \

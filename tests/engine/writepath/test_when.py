@@ -50,3 +50,9 @@ def test_the_observer_learns_a_plan_with_its_day_and_a_standing_statement_as_sai
     bodies = {m.body for m in engine.list_memories(personal)}
     assert "User is flying to Berlin next Friday (Friday 9 January 2026)." in bodies
     assert "Starting tomorrow I'm vegan." in bodies  # dated, it would read as an episode, not a diet
+
+
+def test_this_weekend_said_on_a_sunday_is_the_one_under_way():
+    sunday = THURSDAY + 3 * 24 * HOUR_MS
+    assert anchored("this weekend", sunday, timezone.utc) == "this weekend (the weekend of 5–6 December 2026)"
+    assert anchored("next weekend", sunday, timezone.utc) == "next weekend (the weekend of 12–13 December 2026)"
