@@ -97,7 +97,16 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
     ("home", "durable_fact", 0.85,
      r"\b(?:i|we)(?:\s+(?:live|lived|grew up|was born|were born|moved|am based|are based)|'m\s+based|'re\s+based)"
-     r"\s+(?:in|to|at|near|out of|on)\b"),
+     r"\s+(?:in|to|at|near|out of|on)\b|\bi\s+(?:still\s+|now\s+)?live\s+(?:with|alone|on\s+my\s+own)\b"),
+    # what the user goes by: "Call me Sam.", "I go by Sam."
+    ("identity", "durable_fact", 0.85, r"^(?:please\s+)?call\s+me\s+(?-i:[A-Z])|\bi\s+go\s+by\s+(?-i:[A-Z])"),
+    # how the user works: "I work remotely on Mondays and Fridays."
+    ("work", "durable_fact", 0.8,
+     r"\bi\s+(?:usually\s+|mostly\s+|now\s+)?work\s+(?:remotely|from\s+home|hybrid|part-time|full-time|"
+     r"night\s+shifts|nights|weekends|four\s+days)\b"),
+    # what the user carries: "My phone is an iPhone 15." (what they drive is a tool, below)
+    ("possession", "durable_fact", 0.75,
+     r"\bmy\s+(?:car|phone|laptop|bike|computer|tablet|watch|camera|headphones|keyboard)\s+is\s+(?:a|an|the)\s+"),
     ("home", "durable_fact", 0.85, r"\b(?:i|we)(?:'m| am| are)\s+from\b"),
     ("home", "durable_fact", 0.85, r"\bmy\s+(?:home(?:town)?|home (?:airport|city|town|base)|hometown)\b"),
     ("home", "durable_fact", 0.8, r"\bi\s+(?:usually\s+|always\s+)?fly\s+(?:out of|from)\b"),
@@ -157,7 +166,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi(?:'m|\s+am)\s+(?:fluent|bilingual|trilingual|a\s+native\s+speaker)\b"),
     ("tool", "durable_fact", 0.75,
      r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*(?:use|drive|ride|code\s+in|program\s+in|"
-     r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?-i:[A-Z][\w+#.-]*)"),
+     r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:19|20)\d\d\s+)?(?-i:[A-Z][\w+#.-]*)"),
     ("work", "durable_fact", 0.8,
      r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
      r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"
@@ -290,6 +299,8 @@ TEAM_KINDS = frozenset({"decision", "project", "milestone", "routine", "role"})
 _LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please)\b|,\s+(?:can you|could you|please)\b",
                             re.I)
 _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
+_CALL_ME = re.compile(r"^(?:please\s+)?call\s+me\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[.!]*$",
+                      re.I)
 # The courtesy of a request, which a kept instruction does without ("so please don't suggest…").
 _PLEASE = re.compile(r"(?:(?<=^)|(?<=[,;]\s)|(?<=\bso\s)|(?<=\band\s))please,?\s+", re.I)
 
@@ -304,6 +315,11 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
         words = sentence.split()
+        called = _CALL_ME.match(sentence)
+        if called:  # "Call me Sam." is what the user goes by ("Call User Sam." it would read)
+            found.append(Statement(turn, sentence, f"{subject} goes by {called.group('name')}.", "identity",
+                                   "durable_fact", 0.85))
+            continue
         fix = renamed(sentence) if not _SELF_WORD.search(sentence) and not sentence.endswith("?") else None
         if fix:
             # "Actually, it's Ana, not Anna.": curation renames the anchor and the memories on it

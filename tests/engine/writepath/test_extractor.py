@@ -390,3 +390,18 @@ def test_a_standing_instruction_is_learnt_whole(text, facts):
 def test_a_standing_instruction_in_a_team_session_says_whose():
     [p] = extract([(0, "Always use type hints in Python code.")], subject="Team", subject_kind="team", own_words=False)
     assert p.content == "Always use type hints in Python code." and "instruction" in p.facets
+
+
+@pytest.mark.parametrize("text, facts", [
+    # what a newcomer says of themselves that the rules did not keep
+    ("Call me Sam.", ["User goes by Sam."]),
+    ("I go by Sam.", ["User goes by Sam."]),
+    ("I live with my parents.", ["User lives with User's parents."]),
+    ("I work remotely from home on Mondays and Fridays.", ["User works remotely from home on Mondays and Fridays."]),
+    ("I drive a 2019 Honda Civic.", ["User drives a 2019 Honda Civic."]),
+    ("My phone is an iPhone 15.", ["User's phone is an iPhone 15."]),
+    # asked to, not told: nothing
+    ("Call me when you land.", []),
+])
+def test_who_the_user_is_how_they_live_work_and_get_around_is_kept(text, facts):
+    assert [p.content for p in extract([(0, text)])] == facts
