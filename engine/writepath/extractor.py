@@ -397,9 +397,12 @@ def _least_words(category: str, sentence: str) -> int:
         return 2
     if category in _SELF:
         return 1 if category == "identity" or _STATUS.search(sentence) else 2
+    if category == "project" and _LEARNING.search(sentence):
+        return 2  # "User is learning Japanese." says what the user is doing
     return 3
 
 
+_LEARNING = re.compile(r"\b(?:learning|studying)\s+(?-i:[A-Z])|\b(?:learning|studying)\s+(?:to\s+)?\w+", re.I)
 _WHO = frozenset({"home", "work", "person", "pet", "membership", "possession", "skill", "tool"})
 # Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
 # "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.

@@ -400,6 +400,7 @@ def test_a_standing_instruction_in_a_team_session_says_whose():
     ("I work remotely from home on Mondays and Fridays.", ["User works remotely from home on Mondays and Fridays."]),
     ("I drive a 2019 Honda Civic.", ["User drives a 2019 Honda Civic."]),
     ("My phone is an iPhone 15.", ["User's phone is an iPhone 15."]),
+    ("I am learning Japanese.", ["User is learning Japanese."]),
     # asked to, not told: nothing
     ("Call me when you land.", []),
 ])
