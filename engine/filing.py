@@ -34,11 +34,17 @@ def follow_anchor(conn, row: dict, memory_id: str, body: str, now: int) -> dict:
     moved = store.upsert_anchor(conn, about.name, about.kind, row["audience"], row["boundary"], now)
     if moved is None or moved == anchor["anchor_id"]:
         return row
+    return refile(conn, row, memory_id, anchor["anchor_id"], moved)
+
+
+def refile(conn, row: dict, memory_id: str, old_anchor: str, new_anchor: str) -> dict:
+    """File a memory under `new_anchor`; `old_anchor` leaves the graph once nothing uses it. The
+    row as it now stands."""
     table, key = ("memory_documents", "document_id") if memory_id.startswith("doc-") else ("memory_records",
                                                                                          "record_id")
-    conn.execute(f"UPDATE {table} SET anchor_id=? WHERE {key}=?", (moved, memory_id))
-    retire_if_empty(conn, anchor["anchor_id"])
-    return {**row, "anchor_id": moved}
+    conn.execute(f"UPDATE {table} SET anchor_id=? WHERE {key}=?", (new_anchor, memory_id))
+    retire_if_empty(conn, old_anchor)
+    return {**row, "anchor_id": new_anchor}
 
 
 def says_name(text: str, name: str) -> bool:

@@ -28,7 +28,7 @@ import apsw
 from .. import graph_edit, store
 from ..db import one, rows, secure_delete
 from ..erasing import erase_observer_runs, hunted_in
-from ..filing import follow_anchor, retire_if_empty
+from ..filing import follow_anchor, refile
 from ..memory import Provenance, aliases_after, normalize_text, title_follows
 from ..policy import Scope
 from ..secretfilter import MARKER, secret_kinds
@@ -245,9 +245,14 @@ def resolve_kin(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Prop
              normalize_text(rel.target))).fetchall()
         if len(named) == 1:
             found[rel.target] = named[0][0]
-    if not found:
+    return _with_names(proposal, found)
+
+
+def _with_names(proposal: Proposal, names: dict[str, str]) -> Proposal:
+    """The proposal with each name in `names` replaced by its value, in its anchor and relations."""
+    if not names:
         return proposal
-    name = lambda n: found.get(n, n)  # noqa: E731
+    name = lambda n: names.get(n, n)  # noqa: E731
     return replace(proposal, anchor=name(proposal.anchor) if proposal.anchor else proposal.anchor,
                    relations=tuple(replace(r, target=name(r.target), source=r.source and name(r.source))
                                    for r in proposal.relations))
@@ -286,12 +291,7 @@ def tell_apart(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Propo
                                         normalize_text(subject)))}
         if any(_kin_group(t) not in (None, group) for t in ties):
             renamed_to[rel.target] = f"{rel.target} ({rel.relation.replace('_', ' ')})"
-    if not renamed_to:
-        return proposal
-    name = lambda n: renamed_to.get(n, n)  # noqa: E731
-    return replace(proposal, anchor=name(proposal.anchor) if proposal.anchor else proposal.anchor,
-                   relations=tuple(replace(r, target=name(r.target), source=r.source and name(r.source))
-                                   for r in proposal.relations))
+    return _with_names(proposal, renamed_to)
 
 
 def plan(engine, llm, lease: Lease, now: int, max_attempts: int) -> tuple[Proposal, Decision]:
@@ -497,9 +497,7 @@ def _file_under_new_value(conn, proposal: Proposal, row: dict, now: int) -> dict
             continue
         moved = store.upsert_anchor(conn, r.target, r.target_type, row["audience"], row["boundary"], now)
         if moved and moved != anchor["anchor_id"]:
-            conn.execute("UPDATE memory_documents SET anchor_id=? WHERE document_id=?", (moved, row["document_id"]))
-            retire_if_empty(conn, anchor["anchor_id"])
-            return {**row, "anchor_id": moved}
+            return refile(conn, row, row["document_id"], anchor["anchor_id"], moved)
     return row
 
 
@@ -526,24 +524,27 @@ def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now:
         return []
     graph_edit.rename(conn, Scope(*here), anchor["anchor_id"], new, now)
     word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
-    reason = f"curation:renamed {old} to {new}"
+
+    def said_anew(row: dict) -> tuple[str, str, str] | None:
+        """(title, body, aliases) with the new name, or None when the memory does not say the old one."""
+        if not (word.search(row["title"]) or word.search(row["body"])):
+            return None
+        title, body = word.sub(new, row["title"]), word.sub(new, row["body"])
+        return title, body, aliases_after(row["aliases"] or "", f"{row['title']}\n{row['body']}", f"{title}\n{body}")
+
     out = []
     for doc in rows(conn, "SELECT * FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL",
                     (anchor["anchor_id"],)):
-        if word.search(doc["title"]) or word.search(doc["body"]):
-            title, body = word.sub(new, doc["title"]), word.sub(new, doc["body"])
-            store.revise_document(conn, doc, title, body, now, source="observer", reason=reason,
-                                  aliases=aliases_after(doc["aliases"] or "", f"{doc['title']}\n{doc['body']}",
-                                                        f"{title}\n{body}"))
+        if (anew := said_anew(doc)) is not None:
+            store.revise_document(conn, doc, anew[0], anew[1], now, source="observer",
+                                  reason=f"curation:renamed {old} to {new}", aliases=anew[2])
             out.append(doc["document_id"])
     for rec in rows(conn, "SELECT * FROM memory_records r WHERE r.anchor_id=? AND r.is_tombstone=0 AND NOT EXISTS"
                           " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id)",
                     (anchor["anchor_id"],)):
-        if word.search(rec["title"]) or word.search(rec["body"]):
-            title, body = word.sub(new, rec["title"]), word.sub(new, rec["body"])
-            out.append(store.supersede_record(conn, {**rec, "aliases": aliases_after(
-                rec["aliases"] or "", f"{rec['title']}\n{rec['body']}", f"{title}\n{body}")}, title, body, now,
-                source="observer"))
+        if (anew := said_anew(rec)) is not None:
+            out.append(store.supersede_record(conn, {**rec, "aliases": anew[2]}, anew[0], anew[1], now,
+                                              source="observer"))
     return out
 
 

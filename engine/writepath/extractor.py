@@ -320,7 +320,8 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
             found.append(Statement(turn, sentence, f"{subject} goes by {called.group('name')}.", "identity",
                                    "durable_fact", 0.85))
             continue
-        fix = renamed(sentence) if not _SELF_WORD.search(sentence) and not sentence.endswith("?") else None
+        said_of_self = _SELF_WORD.search(sentence) is not None
+        fix = renamed(sentence) if not said_of_self and not sentence.endswith("?") else None
         if fix:
             # "Actually, it's Ana, not Anna.": curation renames the anchor and the memories on it
             found.append(Statement(turn, sentence, f"The name is spelled {fix[1]}, not {fix[0]}.", "rename",
@@ -340,7 +341,7 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
                 found.append(Statement(turn, sentence, third_person(span, subject, group), "instruction",
                                        "durable_fact", 0.8, own=span))
             continue
-        if not _SELF_WORD.search(sentence):
+        if not said_of_self:
             placed = _about_someone(sentence, turn)
             found += placed
             continue
