@@ -35,7 +35,7 @@ from ..secretfilter import MARKER, secret_kinds
 from ..stance import current_part, negated
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
-from .entities import EXCLUSIVE, USER, kin, renamed
+from .entities import EXCLUSIVE, USER, introduced_by_tie, kin, renamed
 from .events import RULE, record_event
 from .llm import LlmError
 from .proposals import Proposal
@@ -267,21 +267,38 @@ _KIN_GROUPS = [frozenset(g) for g in (
     ("grandmother", "grandma", "grandfather", "grandpa"), ("aunt", "uncle"), ("niece", "nephew"), ("cousin",))]
 
 
+# Ties outside the family. A sister can be a best friend ("Anna is my best friend."), but one
+# introduces one's wife as "my wife", not as "my friend Marta".
+_SOCIAL = frozenset({"friend", "best_friend", "roommate", "flatmate", "neighbor", "neighbour", "boss", "manager",
+                     "colleague", "coworker", "co_worker", "mentor", "coach", "teacher", "doctor", "dentist",
+                     "therapist", "landlord"})
+
+
 def _kin_group(relation: str) -> frozenset | None:
     return next((g for g in _KIN_GROUPS if relation in g), None)
 
 
+def _another_person(relation: str, ties: set[str], content: str, name: str) -> bool:
+    """Whether a tie to `name` said now names someone else than the one holding `ties`: a family tie
+    no one holds with those ("my daughter Anna" of the sister), or someone introduced by a tie outside
+    the family ("my friend Marta") of the one who is family."""
+    group = _kin_group(relation)
+    if group is not None:
+        return any(_kin_group(t) not in (None, group) for t in ties)
+    return relation in _SOCIAL and any(_kin_group(t) for t in ties) and introduced_by_tie(content, relation, name)
+
+
 def tell_apart(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Proposal:
     """Two people of one name: "My daughter Anna starts school." after "My sister Anna lives in
-    Lisbon." is not the sister. A name the user already holds in one family tie, said in a tie no
-    one person holds with it, is another person, filed as "Anna (daughter)" (the two were one
-    anchor, with both edges and every fact of both)."""
+    Lisbon." is not the sister, nor is "my friend Marta" the wife Marta. A name the user already
+    holds in one family tie, said in a tie that names someone else (_another_person), is another
+    person, filed as "Anna (daughter)", "Marta (friend)" (the two were one anchor, with both edges
+    and every fact of both)."""
     subject = proposal.subject or USER
     renamed_to: dict[str, str] = {}
     for rel in proposal.relations:
-        group = _kin_group(rel.relation)
-        if group is None or rel.source != subject or rel.target in renamed_to \
-                or rel.target == kin(rel.relation, subject):
+        if (_kin_group(rel.relation) is None and rel.relation not in _SOCIAL) or rel.source != subject \
+                or rel.target in renamed_to or rel.target == kin(rel.relation, subject):
             continue
         ties = {r for (r,) in conn.execute(
             "SELECT DISTINCT e.relation FROM memory_edges e JOIN memory_anchors s ON s.anchor_id = e.from_anchor_id"
@@ -289,7 +306,7 @@ def tell_apart(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> Propo
             " AND t.normalized_name=? AND t.anchor_type='person' AND t.status='active' AND s.normalized_name=?"
             " AND e.valid_to IS NULL", (lease.audience, lease.boundary, normalize_text(rel.target),
                                         normalize_text(subject)))}
-        if any(_kin_group(t) not in (None, group) for t in ties):
+        if _another_person(rel.relation, ties, proposal.content, rel.target):
             renamed_to[rel.target] = f"{rel.target} ({rel.relation.replace('_', ' ')})"
     return _with_names(proposal, renamed_to)
 

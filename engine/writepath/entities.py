@@ -187,6 +187,14 @@ def kin(role: str, subject: str = USER) -> str:
     return f"{subject}'s {role}"
 
 
+def introduced_by_tie(text: str, relation: str, name: str) -> bool:
+    """Whether `text` names `name` after the tie, as one introduces someone ("my friend Marta",
+    "User's colleague Marta"), rather than saying what the tie is ("Marta is my best friend")."""
+    role = r"[\s_-]+".join(re.escape(w) for w in re.split(r"[_\s-]+", relation))
+    return re.search(rf"\b{_WHOSE}\s+{_ROLE_WORD}?{role}(?:'s\s+name\s+is|,)?\s+{re.escape(name)}\b",
+                     text) is not None
+
+
 def _role(text: str) -> str:
     return text.lower().replace(" ", "_").replace("-", "_")
 

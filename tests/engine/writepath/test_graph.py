@@ -9,7 +9,7 @@ memberships they name become anchors, their ties become edges, and a move closes
 import pytest
 
 from keepmind.engine.db import rows
-from keepmind.engine.writepath.entities import graph_facts
+from keepmind.engine.writepath.entities import graph_facts, introduced_by_tie
 from support.provider import drain
 
 
@@ -326,3 +326,36 @@ def test_two_people_of_one_name_in_family_ties_no_one_holds_together_are_two_anc
     # a friend can be family: "Anna is my best friend." is the sister still
     _say(engine, engine.open_session("personal", "work"), clock, "Anna is my best friend.")
     assert ("User", "best_friend", "Anna", True) in _edges(engine)
+
+
+def test_someone_introduced_by_a_tie_outside_the_family_is_not_the_one_who_is_family(engine, personal, clock):
+    """A walk: "My friend Marta…" after "My wife Marta…" made one Marta, the user's wife and friend."""
+    _say(engine, personal, clock, "My wife Marta is a nurse.")
+    _say(engine, engine.open_session("personal", "work"), clock, "My friend Marta lives in Porto.")
+    edges = _edges(engine)
+    assert ("User", "wife", "Marta", True) in edges and ("User", "friend", "Marta (friend)", True) in edges
+    assert ("User", "friend", "Marta", True) not in edges
+    assert ("Marta (friend)", "lives_in", "Porto", True) in edges
+    # saying what the tie is, of the one already known, is not someone else
+    _say(engine, engine.open_session("personal", "work"), clock, "Marta is my best friend.")
+    assert ("User", "best_friend", "Marta", True) in _edges(engine)
+
+
+def test_a_friend_named_later_as_family_stays_one_person(engine, personal, clock):
+    """A friend can become a girlfriend: only a tie outside the family, of one who is family, splits."""
+    _say(engine, personal, clock, "My friend Marta lives in Porto.")
+    _say(engine, engine.open_session("personal", "work"), clock, "My girlfriend Marta loves hiking.")
+    edges = _edges(engine)
+    assert ("User", "friend", "Marta", True) in edges and ("User", "girlfriend", "Marta", True) in edges
+
+
+@pytest.mark.parametrize("text, relation, name, said", [
+    ("My friend Marta lives in Porto.", "friend", "Marta", True),
+    ("User's old colleague Marta called.", "colleague", "Marta", True),
+    ("My best friend, Marta, visited.", "best_friend", "Marta", True),
+    ("My co-worker Marta is kind.", "co_worker", "Marta", True),
+    ("Marta is my best friend.", "best_friend", "Marta", False),
+    ("My friend Martin lives in Porto.", "friend", "Marta", False),
+])
+def test_introduced_by_tie(text, relation, name, said):
+    assert introduced_by_tie(text, relation, name) is said
