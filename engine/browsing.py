@@ -215,6 +215,12 @@ class Browsing:
         self.notify_written([result["kept"], memory_id])
         return result
 
+    def duplicate_merged_into(self, scope: Scope, memory_id: str) -> dict | None:
+        """Where a memory merged as a duplicate went ({"into": MemoryItem, "title", "body": what it
+        said}), when `scope` may see that memory; None otherwise (corrections.duplicate_merged_into)."""
+        with self.db.snapshot() as conn:
+            return corrections.duplicate_merged_into(conn, scope, parse_id(memory_id), self.now())
+
     def provenance(self, scope: Scope, memory_id: str, *, token: Token | None = None) -> dict:
         """Where a memory came from: its session's turns (the source turns marked), or its file and line."""
         ceiling, bounds = permission(token)

@@ -8,9 +8,11 @@ tombstone); narrowing moves a memory, and the graph it asserted, to a more priva
 
 from __future__ import annotations
 
+import re
+
 import apsw
 
-from .db import one, rows
+from .db import one, rows, scalar
 from .edit import follow_edges
 from .errors import InvalidInput, NotFound, ScopeError
 from .filing import follow_anchor, retire_if_empty
@@ -195,6 +197,41 @@ def merge_duplicate(conn: apsw.Connection, scope: Scope, memory_id: str, into_id
     revision = revise_document(conn, into, into["title"], body, now, source=source,
                                reason=f"merged {row['id']}") if appended else into["revision"]
     conn.execute("UPDATE memory_edges SET asserted_by=? WHERE asserted_by=?", (into["id"], row["id"]))
-    delete_memory(conn, row, now, reason=f"merged into {into['id']} as a duplicate", source=source,
-                  as_wrong=False)
+    delete_memory(conn, row, now, reason=MERGED_REASON.format(into["id"]), source=source, as_wrong=False)
     return {"kept": into["id"], "appended": appended, "revision": revision}
+
+
+MERGED_REASON = "merged into {} as a duplicate"
+_MERGED_RE = re.compile(r"merged into ((?:doc|rec)-[0-9a-f]{32}) as a duplicate")
+
+
+def duplicate_merged_into(conn: apsw.Connection, scope: Scope, memory_id: str, now: int) -> dict | None:
+    """Where a memory merged as a duplicate (merge_duplicate) went: {"into": the living memory,
+    followed on when that one was merged in turn, "title", "body": what the duplicate said}; None
+    when it was not merged, or the memory it went into is not visible to `scope` (a narrower session
+    must not learn of a memory beyond it). A merged record is found by the revision its text added."""
+    from .search import get_one
+
+    said = one(conn, "SELECT title, body FROM memory_documents WHERE document_id=? AND deleted_at IS NOT NULL",
+               (memory_id,)) or one(conn, "SELECT title, body FROM memory_records WHERE record_id=? AND is_tombstone=0",
+                                    (memory_id,))
+    if said is None:
+        return None
+    seen, at = {memory_id}, memory_id
+    while True:
+        reason = scalar(conn, "SELECT deactivated_reason FROM memory_documents WHERE document_id=? AND"
+                              " deleted_at IS NOT NULL", (at,)) or ""
+        found = _MERGED_RE.fullmatch(reason)
+        following = found.group(1) if found else scalar(
+            conn, "SELECT document_id FROM memory_revisions WHERE reason=? ORDER BY revision LIMIT 1",
+            (f"merged {at}",))
+        if following is None or following in seen:
+            break
+        seen.add(following)
+        at = following
+    if at == memory_id:
+        return None
+    try:
+        return {"into": get_one(conn, scope, at, now), "title": said["title"], "body": said["body"]}
+    except NotFound:
+        return None

@@ -330,13 +330,19 @@ def _erase_receipt_copies(conn: apsw.Connection, ids: list[str], hunted: list[st
     the message shares a word of it: "the zanzibar… on Tuesdays?"), with the copies of that message
     kept with people's labels on the same recall, and any other copy of its words. A recall that
     only had it among its candidates keeps its message ("Where does my sister Anna live?" had become
-    "(erased)" when a memory about a dog was). The other items and every count and reason stay."""
+    "(erased)" when a memory about a dog was). Its items are marked `erased` (the receipt's page
+    linked them to a Not found). The other items and every count and reason stay."""
     changed = 0
     for receipt_id, text in receipts_naming(conn, ids):
         body = json.loads(text)
         asked = isinstance(body, dict) and (
             any(isinstance(i, dict) and i.get("id") in ids for i in body.get("injected") or [])
             or bool(content_words(str(body.get("query") or "")) & erased_words))
+        if isinstance(body, dict):  # the receipt's page says "erased" of it, and links nowhere
+            for key in ("injected", "considered"):
+                for item in body.get(key) or []:
+                    if isinstance(item, dict) and item.get("id") in ids:
+                        item["erased"] = True
         if asked:
             body["query"] = ERASED_TEXT
             plan = body.get("plan")

@@ -51,7 +51,7 @@ def stages(receipt: dict) -> list[dict]:
             "floor": None if floor is None or c.get("cosine") is None else ("pass" if c["cosine"] >= floor else "fail"),
             "gate": c.get("gate"), "stage": stage, "stage_name": STAGE_NAMES.get(stage, stage), "why": why,
             "reasons": c.get("reasons") or [],
-            "common_words": _found_by_common_words(c),
+            "common_words": _found_by_common_words(c), "erased": bool(c.get("erased")),
         })
     considered = {c.get("id") for c in receipt.get("considered") or []}
     for item in receipt.get("injected") or []:  # a companion joined by its facet, not ranked on its own
@@ -59,7 +59,7 @@ def stages(receipt: dict) -> list[dict]:
             out.append({"rank": None, "id": item.get("id"), "title": item.get("title") or item.get("id"),
                         "lexical": None, "cosine": None, "fused": None, "floor": None, "gate": None,
                         "stage": "injected", "stage_name": "injected", "why": "joined a kept memory (companion)",
-                        "reasons": []})
+                        "reasons": [], "erased": bool(item.get("erased"))})
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from keepmind.engine import EngineError, InvalidInput, MemoryFilter
+from keepmind.engine import EngineError, InvalidInput, MemoryFilter, NotFound
 from keepmind.engine.history import diff_words
 
 from ..context import engine
@@ -53,7 +53,15 @@ def _diff(revisions: list[dict], a: int | None, b: int | None) -> dict | None:
 @bp.get("/memories/<memory_id>")
 def memory(memory_id: str):
     eng, scope, token = engine(), viewer_scope(), viewer_token()
-    item = eng.memory(scope, memory_id)
+    try:
+        item = eng.memory(scope, memory_id)
+    except NotFound:
+        # A duplicate merged into another is no deletion: its page said "Not found ... or it was deleted"
+        # and sent to Deleted, which never lists it. It names the memory it went into (when visible).
+        merged = eng.duplicate_merged_into(scope, memory_id)
+        if merged is None:
+            raise
+        return page("merged.html", merged=merged, memory_id=memory_id)
     if item.id != memory_id:  # an old record id: show the record that replaced it
         return done(f"/memories/{item.id}")
     revisions = eng.revisions(scope, item.id)

@@ -221,11 +221,21 @@ def shquote(value: str) -> str:
     return shlex.quote(str(value))
 
 
+_MERGED = re.compile(r"merged ((?:doc|rec)-[0-9a-f]{32})")
+
+
+def merged_id(reason: str | None) -> str | None:
+    """The duplicate a revision merged in ("merged doc-…", Engine.merge_duplicate), whose old page
+    says what it said and where it went; None for any other reason."""
+    found = _MERGED.fullmatch(reason or "")
+    return found.group(1) if found else None
+
+
 def install(app: Flask) -> None:
     app.jinja_env.filters.update(when=when, day=day, iso=iso, snippet=snippet, dict_without=dict_without,
                                  settext=settext, filesize=filesize, reason_words=reason_words,
                                  body_html=body_html, ticks=ticks, plural=plural, shquote=shquote,
-                                 is_role=is_role)
+                                 is_role=is_role, merged_id=merged_id)
     app.jinja_env.autoescape = True  # every template, whatever its name: memory text is hostile HTML
 
     @app.context_processor
