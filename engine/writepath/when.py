@@ -35,6 +35,9 @@ _RELATIVE = re.compile(
     r")\b(?!\s*\()", re.I)
 
 
+_ONE_DAY = re.compile(r"[A-Z][a-z]+day \d{1,2} [A-Z][a-z]+ \d{4}")
+
+
 def _day_words(d: date) -> str:
     return f"{WEEKDAYS[d.weekday()].capitalize()} {d.day} {d.strftime('%B')} {d.year}"
 
@@ -43,8 +46,11 @@ def _monday(d: date) -> date:
     return d - timedelta(days=d.weekday())
 
 
-def _resolve(m: re.Match, today: date) -> str | None:
-    """The day (or week, or month) a relative form names, in words; None when it names none."""
+def _resolve(m: re.Match, today: date, after: date | None = None) -> str | None:
+    """The day (or week, or month) a relative form names, in words; None when it names none.
+
+    `after`: a later day the text named before this form; "on <weekday>" then counts from it ("I'm
+    flying to Lisbon next Friday, back on Sunday." is back on the Sunday after that Friday)."""
     if m.group("after"):
         return _day_words(today + timedelta(days=2))
     word = (m.group("word") or "").lower()
@@ -59,10 +65,11 @@ def _resolve(m: re.Match, today: date) -> str | None:
         if which == "last":
             back = (today.weekday() - target) % 7 or 7
             return _day_words(today - timedelta(days=back))
-        ahead = (target - today.weekday()) % 7 or 7  # the first such day after today
+        base = after if (which == "on" and after is not None and after > today) else today
+        ahead = (target - base.weekday()) % 7 or 7  # the first such day after today (or after `after`)
         if which == "next" and today.weekday() + ahead <= 6:
             ahead += 7  # "next Friday" said on a Thursday is next week's, not tomorrow ("this Friday" is)
-        return _day_words(today + timedelta(days=ahead))
+        return _day_words(base + timedelta(days=ahead))
     if m.group("week"):
         shift = {"next": 7, "last": -7, "this": 0}[m.group("week").lower()]
         return f"the week of {_day_words(_monday(today) + timedelta(days=shift))}"
@@ -97,8 +104,12 @@ def anchored(text: str, said_at_ms: int | None, tz: tzinfo | None = None) -> str
         else datetime.fromtimestamp(said_at_ms / 1000).astimezone()
     today = said.date()
 
+    latest: list[date] = []
+
     def add(m: re.Match) -> str:
-        day = _resolve(m, today)
+        day = _resolve(m, today, latest[-1] if latest else None)
+        if day and _ONE_DAY.fullmatch(day):
+            latest.append(datetime.strptime(day, "%A %d %B %Y").date())
         return f"{m.group(0)} ({day})" if day else m.group(0)
 
     return _RELATIVE.sub(add, text)

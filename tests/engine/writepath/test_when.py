@@ -29,6 +29,12 @@ THURSDAY = int(datetime(2026, 12, 3, 15, 0, tzinfo=timezone.utc).timestamp() * 1
     ("We release every Friday.", "We release every Friday."),
     ("I fly out in a few days.", "I fly out in a few days."),
     ("I had lunch today (with Tom).", "I had lunch today (with Tom)."),
+    # "on <weekday>" after a later day counts from it: back on the Sunday after that Friday (a walk
+    # read "next Friday (11 December), back on Sunday (6 December)")
+    ("I'm flying to Lisbon next Friday, back on Sunday.",
+     "I'm flying to Lisbon next Friday (Friday 11 December 2026), back on Sunday (Sunday 13 December 2026)."),
+    ("I see Anna on Sunday and fly out next Friday.",
+     "I see Anna on Sunday (Sunday 6 December 2026) and fly out next Friday (Friday 11 December 2026)."),
 ])
 def test_a_relative_day_is_followed_by_the_day_it_names(said, anchored_as):
     assert anchored(said, THURSDAY, timezone.utc) == anchored_as
