@@ -21,7 +21,8 @@ _ADVERBS = {"really", "absolutely", "always", "usually", "never", "also", "just"
             "much", "finally", "recently", "generally", "mostly", "definitely", "totally", "only", "even",
             "rarely", "seldom", "sometimes", "mainly", "truly", "deeply", "strongly", "firmly", "strictly",
             "exclusively", "simply", "actually", "personally", "typically", "normally", "especially",
-            "now", "currently", "longer", "no"}  # "I now work", "I no longer live" ("User nows work" was kept)
+            # "I now work", "I no longer live" ("User nows work" was kept), "I already paid"
+            "now", "currently", "longer", "no", "already", "once", "ever", "barely", "hardly", "first"}
 # Verbs that end like an adverb: never skipped as one.
 _LY_VERBS = {"fly", "apply", "reply", "rely", "supply", "comply", "multiply", "ally", "bully", "tally", "rally"}
 
@@ -38,7 +39,34 @@ _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is"
               "haven't": "hasn't", "won't": "won't", "didn't": "didn't", "wasn't": "wasn't", "cannot": "cannot"}
 _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wrote|built|became|"
                            r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|quit|"
+                           # the past of irregular verbs: "I never said" ("User never saids" it read)
+                           r"said|thought|told|knew|felt|kept|heard|paid|sold|sent|spent|lost|brought|caught|"
+                           r"taught|fought|meant|slept|wore|drove|rode|flew|drew|threw|gave|ate|fell|forgot|"
+                           r"held|hid|lent|lit|sat|stood|swam|sang|spoke|stole|understood|"
+                           r"woke|broke|came|forgave|overslept|taken|given|been|done|gone|seen|known|"
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
+
+
+_BASE = {"has": "have", "is": "are", "was": "were", "does": "do", "goes": "go", "doesn't": "don't",
+         "isn't": "aren't", "hasn't": "haven't", "wasn't": "weren't"}
+
+
+def base_form(rest: str) -> str:
+    """'builds the frontend' -> 'build the frontend': the verb after a group said as one ("The team
+    builds…") as after "we"; conjugate's inverse."""
+    verb = rest.split(" ", 1)[0] if rest else ""
+    low = verb.lower()
+    if low in _BASE:
+        new = _BASE[low]
+    elif not re.fullmatch(r"[a-z]+s", low) or low.endswith(("ss", "us", "is")) or _NO_CONJUGATE.match(low):
+        return rest
+    elif low.endswith("ies") and len(low) > 4:
+        new = verb[:-3] + "y"
+    elif low.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+        new = verb[:-2]
+    else:
+        new = verb[:-1]
+    return new + rest[len(verb):]
 
 
 def conjugate(rest: str) -> str:

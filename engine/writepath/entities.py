@@ -26,7 +26,7 @@ USER = "User"  # the anchor of the person whose statements these are (anchors ar
 # leading article.
 _NAME = (r"((?:[A-Z][\w'&.-]*|[A-Z]{2,})"
          # never joining a pronoun or the user: "Porto and User's brother", "LIS and I fly"
-         r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|on|upon)?\s*"
+         r"(?:\s+(?:of|de|del|da|do|du|la|le|van|von|and|&|upon)?\s*"
          r"(?!(?:I|User|We|My|Our|He|She|They|You|It)\b)(?:[A-Z][\w'&.-]*|[A-Z]{2,}))*)")
 # Whose a role is: the speaker's, or the user's as an agent writes it ("The user's dentist is Dr. Silva.").
 _WHOSE = r"(?:[Mm]y|User's|[Tt]he\s+user's)"
@@ -78,8 +78,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     # my sister Anna / my best friend Tom
     ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # "My new manager is Carla Mendes.", "My dentist is Dr. Silva." (a name right after "is")
-    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})\s+is\s+(?:now\s+)?(?!{_NOT_A_NAME}\b)"
-             rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|from|and|who|since)\b))"),
+    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:\s+(?:at|from)\s+{_NAME})?\s+is\s+(?:now\s+)?"
+             rf"(?!{_NOT_A_NAME}\b)"
+             rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|on|near|off|by|from|and|who|since)\b))"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{_ROLE})\b"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
@@ -151,6 +152,9 @@ March April May June July August September October November December Today Tomor
 """.split())
 
 
+_HONORIFIC = re.compile(r"(?:Dr|Mr|Mrs|Ms|Mx|Prof|Sir|Dame|St|Fr|Rev)\.?")
+
+
 def _clean(name: str) -> str | None:
     name = re.sub(r"[.,;:!?'’]+$", "", (name or "").strip())
     name = re.sub(r"'s$", "", name)
@@ -159,8 +163,8 @@ def _clean(name: str) -> str | None:
         words = words[1:]
     while words and words[-1].lower() in ("of", "de", "and", "&", "on", "upon"):
         words = words[:-1]
-    if not words:
-        return None
+    if not words or (len(words) == 1 and _HONORIFIC.fullmatch(words[0])):
+        return None  # "Dr" of "My dentist is Dr. Ruiz <em>…" is no one's name
     name = " ".join(words)
     return name if len(name) >= 2 else None
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..person import third_person  # noqa: F401 - part of this module's interface
-from ..stance import instruction
+from ..person import base_form, third_person  # noqa: F401 - third_person is part of this module's interface
+from ..stance import instruction, negated
 from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
 from .proposals import Proposal, RelationSpec
 
@@ -66,6 +66,11 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("preference", "durable_fact", 0.8,
      _FIRST_I + r"(?:prefer|love|like|enjoy|adore|hate|dislike|despise|detest|loathe|can't\s+stand|cannot\s+stand|"
      r"appreciate|value|thrive|gravitate|lean\s+towards?|swear\s+by|treasure|cherish)\b"),
+    # "I'd rather take the train whenever possible.", "I'm not a morning person at all."
+    ("preference", "durable_fact", 0.8,
+     r"\b(?:i'd|i\s+would|we'd|we\s+would)\s+(?:much\s+|really\s+|always\s+|generally\s+)?rather\b|"
+     # ("I am a night person." alone is who the speaker is: identity, below)
+     + _I_AM + r"(?:not\s+(?:really\s+)?an?\s+[\w-]+\s+person\b|an?\s+[\w-]+\s+person\s*,)"),
     ("preference", "durable_fact", 0.8,
      _FIRST_I + r"(?:learn|work|sleep|focus|study|relax|perform)\s+best\b|"
      + _I_AM + r"(?:not\s+)?(?:a\s+|an\s+)?(?:big\s+|huge\s+|massive\s+|real\s+)?(?:fan\s+of|passionate\s+about|"
@@ -136,7 +141,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
      r"father|sister|brother|friend|best friend|boss|manager|colleague|grandma|grandpa|family|dentist|doctor|"
      r"therapist|coach|mentor|landlord|neighbou?r|cousin|aunt|uncle|roommate|tech lead|team lead)\b"
-     r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got)\b"),
+     r"(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|works|lives|just|turned|got|passed\s+away|"
+     r"died)\b"),
     ("pet", "durable_fact", 0.75,
      r"\b(?:my|our)\s+(?:\w+\s+)?" + PETS + r"s?\b(?:'s\s+name)?\s+(?:\w+\s+)?(?:is|are|was|has|have|loves|likes|"
      r"just|turned|got)\b"),
@@ -153,7 +159,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
      r"\bi(?:'m|\s+am)\s+(?:almost\s+|nearly\s+|over\s+|turning\s+)?(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
      r"eighty|ninety)(?:[\s-]\w+)?|" + _NUMBER + r")[\s-]+years?[\s-]+old\b|"
-     r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}\s*[.!]?$|\bmy\s+birthday\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}\s*(?:[.!]?$|,\s*(?:turning|going\s+on|and)\b)|\bmy\s+birthday\s+is\b|"
      r"\bi(?:'m|\s+am)\s+(?:not\s+|happily\s+|recently\s+|newly\s+)?(?:married|single|divorced|widowed|separated)\b|"
      # "I am a plumber / an introvert / a night person / a car salesman": a noun of what one is
      r"\bi(?:'m|\s+am)\s+(?:now\s+|also\s+|still\s+|currently\s+)?an?\s+(?!(?:bit|little|lot|fan|member|part|"
@@ -198,7 +204,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"scrum\s+master|on-call|release\s+manager|owner|maintainer|qa|tester|devops|sre)\b"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
-     r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b"),
+     r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b|"
+     # "I'm starting at Brightwave Analytics next month as a senior data engineer."
+     r"\bi(?:'m|\s+am)\s+(?:\w+ly\s+)?(?:starting|joining)\s+(?:a\s+new\s+(?:job|role|position)\s+)?(?:at|with)\s+"
+     r"(?:the\s+)?(?-i:[A-Z])"),
     ("habit", "durable_fact", 0.75,
      r"\b(?:i|we)\s+(?:always|never|usually|often|regularly|typically|normally)\s+(?!been\b)\w+"),
     ("plan", "evidence", 0.7,
@@ -221,7 +230,7 @@ _INTERJECTION = re.compile(
     # the sister, and "Actually User's sister…" would be its text
     r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction|"
     # an addition's: "Also I live in Madrid." is "I live in Madrid." (its text was "Also User lives…")
-    r"also|and|plus|besides|incidentally|"
+    r"also|and|plus|besides|incidentally|but|though|however|"
     # a request to remember is not part of what is remembered: "Please remember that my dog is a
     # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
     r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
@@ -296,24 +305,70 @@ TEAM_KINDS = frozenset({"decision", "project", "milestone", "routine", "role"})
 # A trailing clause addressed to the listener ("..., so book Delta when you can"): a standing
 # statement loses only this; its reasons and second halves ("; I prefer vinyl", "due to my
 # gluten intolerance") are what make it useful later.
-_LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please)\b|,\s+(?:can you|could you|please)\b",
+_LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please|"
+                            r"(?:keep|bear)\s+(?:that|this)\s+in\s+mind)\b|,\s+(?:can you|could you|please)\b",
                             re.I)
 _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
-_CALL_ME = re.compile(r"^(?:please\s+)?call\s+me\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[.!]*$",
+_CALL_ME = re.compile(r"^(?:please\s+)?(?:(?:everyone|everybody|people|most\s+people|my\s+friends|friends)\s+)?"
+                      r"calls?\s+me\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[.!]*$",
                       re.I)
 # The courtesy of a request, which a kept instruction does without ("so please don't suggest…").
 _PLEASE = re.compile(r"(?:(?<=^)|(?<=[,;]\s)|(?<=\bso\s)|(?<=\band\s))please,?\s+", re.I)
 
 
+# Text a message carries that is not the speaker telling about themselves. A walk pasted a cousin's
+# bio to be proofread ("Hi, I'm Laura. I live in Toronto and I work at Shopify…") and the user's
+# home and job moved to Toronto and Shopify; a story asked for in the first person ("Start with:
+# I live on a ship called the Black Gull") became where the user lives.
+# A quoted passage (four words or more: a quoted name or title is part of what is said), a code
+# block, a quoted line of an e-mail:
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|```.*?(?:```|\Z)|^[ \t]*>[^\n]*', re.S | re.M)
+# A request for a text: what follows its colon is the text's, not the speaker's ("Proofread this: …",
+# "Start with: …", "Translate the following: …").
+_WRITE = (r"(?:write|draft|compose|proofread|proof-read|rewrite|re-write|reword|rephrase|translate|edit|polish|"
+          r"continue|summari[sz]e|paraphrase|improve|shorten|check|fix|correct|review|format|respond\s+to|reply\s+to|"
+          r"answer|critique|start|begin|end|open)")
+_FOR_A_TEXT = re.compile(rf"(?:^|[.!?]\s+|\n)\s*(?:(?:please|can\s+you|could\s+you|would\s+you|will\s+you|help\s+me|"
+                         rf"i\s+need\s+you\s+to|i\s+want\s+you\s+to|now)\s+)*{_WRITE}\b"
+                         # "Please fix your notes: my sister lives in Madrid now." is the speaker's
+                         r"(?!\s+(?:your|the|my)\s+(?:notes?|records?|memory|memories)\b)[^.!?\n]*?:", re.I)
+# A request for fiction or a role for the speaker: from its sentence on, nothing is the speaker's own
+# ("Write a short story in first person where I'm a pirate.", "Let's role-play: …"). A role for the
+# listener ("Imagine you're a travel agent. I live in Boston.") leaves the speaker's facts theirs.
+_FICTION = re.compile(r"\b(?:(?:write|tell|make\s+up|draft|compose|invent|create|give\s+me)\b[^.!?\n]{0,40}?\b"
+                      r"(?:story|stories|poem|poems|song|lyrics|limerick|haiku|tale|fable|fiction|screenplay|script|"
+                      r"scene|dialogue|monologue|novel|chapter|role-?play)|role-?play|"
+                      r"(?:pretend|imagine)\s+(?:that\s+)?(?:i|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were)|"
+                      r"in\s+(?:the\s+)?first[-\s]person|in\s+character)\b", re.I)
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?\n]))\s*")
+
+
+def own_words(text: str) -> str:
+    """What of `text` the speaker says in their own voice: without quoted passages, code blocks and
+    quoted lines; up to the colon of a request for a text; before the sentence of a request for
+    fiction or a role."""
+    fiction = _FICTION.search(text)
+    if fiction:
+        text = text[:max((m.start() for m in _SENTENCE_START.finditer(text, 0, fiction.start() + 1)), default=0)]
+    text = _QUOTED.sub(lambda m: " " if len(m.group(0).split()) >= 4 or m.group(0)[:1] in "`>" else m.group(0), text)
+    m = _FOR_A_TEXT.search(text)
+    return text[:m.end()] if m else text
+
+
+_THE_TEAM = re.compile(r"^(?:the|our)\s+team(?:(\s*'s\s+)|\s+(.*))", re.I | re.S)
+
+
 def statements(text: str, turn: int = 0, subject: str = "User", group: str | None = None) -> list[Statement]:
     """Every statement of a lasting kind in one message: first-person ones, and third-person ones
-    that place a named person ("Anna moved to Porto.")."""
+    that place a named person ("Anna moved to Porto."), said in the speaker's own voice (own_words)."""
     found: list[Statement] = []
-    for sentence in _parts(sentences((text or "").replace("’", "'"))):
+    for sentence in _parts(sentences(own_words((text or "").replace("’", "'")))):
         sentence = _ASKED_TO_REMEMBER.sub(r"\g<what>.", _INTERJECTION.sub("", sentence).strip()).strip()
         sentence = _ASIDE_TAIL.sub("", sentence)
         if sentence and sentence[0].islower():
             sentence = sentence[0].upper() + sentence[1:]
+        if group is not None:  # a team session: "The team builds the frontend with Svelte." is "We build…"
+            sentence = _THE_TEAM.sub(lambda m: "Our " if m.group(1) else "We " + base_form(m.group(2)), sentence)
         words = sentence.split()
         called = _CALL_ME.match(sentence)
         if called:  # "Call me Sam." is what the user goes by ("Call User Sam." it would read)
@@ -458,8 +513,18 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
     return kept if (_SELF_WORD.search(head) or _REASON_LEAD.match(head)) else lead
 
 
+_SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:is|has|'s)\s+(?:\w+ly\s+|also\s+)?"
+                                 r"(?:an?\s+|severe\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|asthmatic|"
+                                 r"vegetarian|vegan|(?:[\w-]+\s+)?allergy)\b")
+
+
 def _about_someone(sentence: str, turn: int) -> list[Statement]:
-    """A third-person sentence that places a named person (where they live or work)."""
+    """A third-person sentence that places a named person (where they live or work), or says what
+    they cannot eat ("Leo is allergic to eggs, so any birthday cake needs to be egg-free.": a walk's
+    child; what the user cooks and books for them)."""
+    if _SOMEONES_CONDITION.match(sentence) and not negated(sentence):
+        fact = sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
+        return [Statement(turn, sentence, fact, "health", "durable_fact", 0.8)]
     facts = [f for f in graph_facts(sentence)
              if f.source.name != USER and f.relation in ("lives_in", "works_at", "from")]
     if not facts or len(sentence.split()) < 3:

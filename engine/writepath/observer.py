@@ -82,6 +82,7 @@ domain would need."""
 
 # How the rules say "we" of a speaker (person.third_person): in a team session that is the team.
 _GROUP = "User and others"
+_SPEAKERS = re.compile(r"\b(?:I|me|my|mine|myself|User|User's)\b")
 
 
 def _the_team(proposal: Proposal) -> Proposal:
@@ -301,7 +302,9 @@ class Observer:
             # speaker says of their own health, tastes, home or kin is theirs, not the team's (the
             # LLM observer's prompt says the same). What the team decided or builds is kept.
             personal = [p for p in found if p.facets[:1] and p.facets[0] not in extractor.TEAM_KINDS
-                        and not (p.facets[0] == "tool" and p.content.startswith(_GROUP))]  # "We use Postgres…"
+                        and not (p.facets[0] == "tool" and p.content.startswith(_GROUP))  # "We use Postgres…"
+                        # a convention: "Never merge to main without two approvals." ("…my JavaScript" is mine)
+                        and not (p.facets[0] == "instruction" and not _SPEAKERS.search(p.content))]
             if personal:
                 dropped["about-the-speaker-in-a-team-session"] = len(personal)
                 found = [p for p in found if p not in personal]

@@ -255,6 +255,18 @@ def test_a_team_session_learns_its_routines_roles_and_what_is_ours_as_the_teams(
                                                 "The team deploys every Tuesday after the standup.",
                                                 "The team's database is Postgres 16."]
     assert all(m.audience == "team" and "User" not in m.title for m in memories)
+    # said of the team as one ("The team ships…", a walk: nothing was learnt), and a convention
+    # with no one's name in it; "…my JavaScript" is the speaker's
+    engine.add_turn(team, user="The team ships the mobile SDK with Kotlin Multiplatform. Our team deploys on Fly.io.",
+                    assistant="OK.")
+    engine.add_turn(team, user="Never merge to main without two approvals. Never use semicolons in my JavaScript.",
+                    assistant="OK.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    learnt = {m.body for m in engine.list_memories(team)} - {m.body for m in memories}
+    assert learnt == {"The team ships the mobile SDK with Kotlin Multiplatform.", "The team deploys on Fly.io.",
+                      "Never merge to main without two approvals."}
     # in a personal session "our" stays the user's household ("our dog")
     [dog] = extract([(0, "Our dog Pixel is a greyhound.")])
     assert dog.content == "User's dog Pixel is a greyhound."
@@ -406,3 +418,70 @@ def test_a_standing_instruction_in_a_team_session_says_whose():
 ])
 def test_who_the_user_is_how_they_live_work_and_get_around_is_kept(text, facts):
     assert [p.content for p in extract([(0, text)])] == facts
+
+
+@pytest.mark.parametrize("said, written", [
+    # the past of an irregular verb is not conjugated (a walk's "User never saids…")
+    ("I never said I was vegetarian.", "User never said User was vegetarian."),
+    ("Forget what I said about Toronto.", "Forget what User said about Toronto."),
+    ("I always thought so.", "User always thought so."),
+    ("I already paid the rent.", "User already paid the rent."),
+    # the same in present and past: a habit, as the rules mostly hear it
+    ("I set goals every week.", "User sets goals every week."),
+])
+def test_third_person_leaves_an_irregular_past_as_it_is(said, written):
+    assert third_person(said, "User") == written
+
+
+@pytest.mark.parametrize("text", [
+    # a cousin's bio pasted to be proofread moved the user's home and job (a walk)
+    'Can you proofread this for my cousin? "Hi, I\'m Laura. I live in Toronto and I work at Shopify as a designer."',
+    "Please proofread this: I live in Toronto and I work at Shopify as a designer.",
+    "Translate the following into French: I am allergic to peanuts.",
+    "```\nI live in Toronto.\n```",
+    "> I live in Toronto and I work at Shopify.",
+    # a story asked for in the first person: where the user lives, it read
+    "Write a short story in first person where I'm a pirate. Start with: I live on a ship called the Black Gull "
+    "and I hate the navy.",
+    "Let's role-play: I'm a detective and I live in Paris.",
+])
+def test_what_the_speaker_does_not_say_in_their_own_voice_is_not_learnt(text):
+    assert statements(text) == []
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("I live in Leeds. Please proofread this: I work at Shopify as a designer.", ["User lives in Leeds."]),
+    ("I'm vegetarian. Write a story where I'm a pirate who lives on a ship.", ["User is vegetarian."]),
+    # a quoted title is part of what is said; a role for the listener leaves the speaker's facts theirs
+    ('My favourite book is "Dune".', ['User\'s favourite book is "Dune".']),
+    ("Imagine you are a travel agent. I live in Boston.", ["User lives in Boston."]),
+    ("I always check my email first thing: it keeps me calm.", ["User always checks User's email first thing: it "
+                                                                 "keeps User calm."]),
+])
+def test_the_speakers_own_words_around_a_text_they_ask_for_are_learnt(text, facts):
+    assert [st.fact for st in statements(text)] == facts
+
+
+@pytest.mark.parametrize("text, category, fact", [
+    # a walk's new user: each gave nothing, or kept what was not the fact
+    ("I'd rather take the train whenever possible.", "preference", "User would rather take the train whenever possible."),
+    ("I'm not a morning person at all, so never book anything before 9am for me.", "preference",
+     "User is not a morning person at all, so never book anything before 9am for User."),
+    ("Everyone calls me Dani.", "identity", "User goes by Dani."),
+    ("My manager at Brightwave is Fiona Grant.", "relation", "User's manager at Brightwave is Fiona Grant."),
+    ("Leo is allergic to eggs, so any birthday cake needs to be egg-free.", "health",
+     "Leo is allergic to eggs, so any birthday cake needs to be egg-free."),
+    ("I'm starting at Brightwave Analytics next month as a senior data engineer.", "plan",
+     "User is starting at Brightwave Analytics next month as a senior data engineer."),
+    ("I'm 41, turning 42 in March.", "identity", "User is 41, turning 42 in March."),
+    ("My dad passed away in 2019.", "person", "User's dad passed away in 2019."),
+    ("But I love spicy food, the hotter the better.", "preference", "User loves spicy food, the hotter the better."),
+    ("I'm allergic to peanuts, quite badly actually, so keep that in mind for any food stuff.", "health",
+     "User is allergic to peanuts, quite badly actually."),
+])
+def test_what_a_new_user_says_of_themselves_and_their_people_is_learnt(text, category, fact):
+    assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
+
+
+def test_someones_condition_said_as_not_held_is_not_learnt():
+    assert statements("Caroline is not vegan.") == []

@@ -359,3 +359,14 @@ def test_a_friend_named_later_as_family_stays_one_person(engine, personal, clock
 ])
 def test_introduced_by_tie(text, relation, name, said):
     assert introduced_by_tie(text, relation, name) is said
+
+
+@pytest.mark.parametrize("text, facts", [
+    # a walk: "Dr" became a person, the user's dentist
+    ("My dentist is Dr. Ruiz <em>on</em> Rua Augusta & she's great", []),
+    ("My dentist is Dr. Ruiz on Rua Augusta.", [("User", "dentist", "Dr. Ruiz")]),
+    ("My doctor is Dr Patel.", [("User", "doctor", "Dr Patel")]),
+    ("I live in Newcastle upon Tyne.", [("User", "lives_in", "Newcastle upon Tyne")]),
+])
+def test_an_honorific_alone_is_no_ones_name(text, facts):
+    assert [(f.source.name, f.relation, f.target.name) for f in graph_facts(text)] == facts
