@@ -312,6 +312,10 @@ class Browsing:
         self.notify_written([])
         return merged
 
+    def edges_between(self, scope: Scope, a_id: str, b_id: str) -> list[graph.Edge]:
+        """The edges holding now between two anchors: merging one into the other drops them."""
+        return self._read(graph_edit.edges_between, scope, a_id, b_id)
+
     def undo_merge(self, scope: Scope, merge_id: str) -> dict:
         """Undo the last merge into an anchor (graph_edit.unmerge): the merged-away anchor stands again."""
         undone = self.write(graph_edit.unmerge, scope, merge_id, self.now())

@@ -200,6 +200,9 @@ def edges(conn: apsw.Connection, scope: Scope, anchor_id: str, *, as_of: int | N
         " JOIN memory_anchors fa ON fa.anchor_id = e.from_anchor_id"
         " JOIN memory_anchors ta ON ta.anchor_id = e.to_anchor_id"
         f" WHERE (e.from_anchor_id = ? OR e.to_anchor_id = ?) AND {where} AND {fa} AND {ta}"
+        # not the edge a merge dropped (it stays between the two, one merged away), nor the loop an
+        # earlier merge left in its place ("Previously lives in Anna" on Anna)
+        " AND fa.status = 'active' AND ta.status = 'active' AND e.from_anchor_id <> e.to_anchor_id"
     )
     args: list = [anchor_id, anchor_id, *params, *fparams, *tparams]
     if as_of is not None:

@@ -85,23 +85,31 @@ def merge(conn: apsw.Connection, scope: Scope, from_id: str, into_id: str, now: 
         raise InvalidInput(f"{old['canonical_name']!r} ({old['audience']}, {old['boundary']}) and "
                            f"{into['canonical_name']!r} ({into['audience']}, {into['boundary']}) are in different "
                            "audiences or boundaries: only anchors in the same one can be merged")
-    moves = [(kind, item) for kind, sql in _MOVED.items() for (item,) in conn.execute(sql, (from_id,))]
+    # An edge between the two (Anna lives_in Porto, Porto merged into Anna) would become a loop on one
+    # anchor ("Previously lives in Anna", drawn as a self-loop): it stays as it was, between them, and
+    # stops holding; an undo opens it again. graph.edges shows no edge to a merged-away anchor.
+    between = {r["edge_id"]: r["valid_to"] for r in rows(
+        conn, "SELECT edge_id, valid_to FROM memory_edges WHERE (from_anchor_id=? AND to_anchor_id=?)"
+              " OR (from_anchor_id=? AND to_anchor_id=?)", (from_id, into_id, into_id, from_id))}
+    moves = [(kind, item) for kind, sql in _MOVED.items() for (item,) in conn.execute(sql, (from_id,))
+             if not (kind.startswith("edge_") and item in between)]
+    moves += [("edge_closed", item) for item, valid_to in between.items() if valid_to is None]
+    between_marks = ",".join("?" * len(between))
+    keep_between = f" AND edge_id NOT IN ({between_marks})" if between else ""
     replaced = one(conn, "SELECT anchor_id FROM anchor_aliases WHERE audience=? AND boundary=? AND normalized_name=?",
                    (into["audience"], into["boundary"], old["normalized_name"]))
     conn.execute("UPDATE memory_documents SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
     moved = conn.changes()
     conn.execute("UPDATE memory_records SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
     moved += conn.changes()
-    conn.execute("UPDATE memory_edges SET from_anchor_id=? WHERE from_anchor_id=?", (into_id, from_id))
+    conn.execute(f"UPDATE memory_edges SET from_anchor_id=? WHERE from_anchor_id=?{keep_between}",
+                 (into_id, from_id, *between))
     edges = conn.changes()
-    conn.execute("UPDATE memory_edges SET to_anchor_id=? WHERE to_anchor_id=?", (into_id, from_id))
+    conn.execute(f"UPDATE memory_edges SET to_anchor_id=? WHERE to_anchor_id=?{keep_between}",
+                 (into_id, from_id, *between))
     edges += conn.changes()
-    # An edge between the two is now a loop on one anchor: it stops holding.
-    moves += [("edge_closed", item) for (item,) in conn.execute(
-        "SELECT edge_id FROM memory_edges WHERE from_anchor_id=? AND to_anchor_id=? AND valid_to IS NULL",
-        (into_id, into_id))]
-    conn.execute("UPDATE memory_edges SET valid_to=? WHERE from_anchor_id=? AND to_anchor_id=? AND valid_to IS NULL",
-                 (now, into_id, into_id))
+    conn.executemany("UPDATE memory_edges SET valid_to=? WHERE edge_id=?",
+                     [(now, item) for item, valid_to in between.items() if valid_to is None])
     conn.execute("UPDATE anchor_aliases SET anchor_id=? WHERE anchor_id=?", (into_id, from_id))
     if old["normalized_name"] != into["normalized_name"] and (replaced is None or replaced["anchor_id"] != into_id):
         moves.append(("alias_added", old["normalized_name"]))  # not when `into` had that alias already
@@ -128,6 +136,13 @@ _MOVED = {
     "edge_to": "SELECT edge_id FROM memory_edges WHERE to_anchor_id=?",
     "alias": "SELECT normalized_name FROM anchor_aliases WHERE anchor_id=?",
 }
+
+
+def edges_between(conn: apsw.Connection, scope: Scope, a_id: str, b_id: str) -> list:
+    """The edges holding now between two anchors (either way), which a merge of one into the other drops."""
+    from .graph import edges
+
+    return [e for e in edges(conn, scope, a_id) if {e.from_id, e.to_id} == {a_id, b_id} and e.valid_to is None]
 
 
 def undoable(conn: apsw.Connection, merge: dict) -> str | None:
@@ -175,8 +190,8 @@ def unmerge(conn: apsw.Connection, scope: Scope, merge_id: str, now: int) -> dic
         for item in moved.get(kind, []):
             conn.execute(f"UPDATE {table} SET {column}=? WHERE {key}=? AND {column}=?", (from_id, item, into_id))
             back += conn.changes() if kind in ("document", "record") else 0
-    edges_back = len(set(moved.get("edge_from", [])) | set(moved.get("edge_to", [])))
-    for item in moved.get("edge_closed", []):  # the loop the merge closed holds again
+    edges_back = len({*moved.get("edge_from", []), *moved.get("edge_to", []), *moved.get("edge_closed", [])})
+    for item in moved.get("edge_closed", []):  # the edge between the two, which the merge closed, holds again
         conn.execute("UPDATE memory_edges SET valid_to=NULL WHERE edge_id=? AND valid_to=?",
                      (item, merge["created_at"]))
     for name in moved.get("alias", []):
@@ -212,4 +227,4 @@ def merged_into(conn: apsw.Connection, anchor_id: str) -> dict | None:
                (anchor_id,))
 
 
-__all__ = ["aliases", "merge", "merged_into", "merges", "rename", "undoable", "unmerge"]
+__all__ = ["aliases", "edges_between", "merge", "merged_into", "merges", "rename", "undoable", "unmerge"]

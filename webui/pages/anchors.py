@@ -12,7 +12,7 @@ from keepmind.engine.wording import counted
 from .. import graph_svg
 from ..context import engine
 from ..security import viewer_scope
-from .render import confirm, confirmed, day_end_ms, done, page, text
+from .render import confirm, confirmed, day_end_ms, done, is_role, page, text
 
 bp = Blueprint("anchors", __name__)
 DEPTHS = (1, 2)
@@ -142,7 +142,8 @@ def merge(anchor_id: str):
         if not into:
             raise InvalidInput("choose the anchor this one is the same thing as")
         if not confirmed():
-            return _confirm_merge(eng.anchor(scope, anchor_id), eng.anchor(scope, into))
+            return _confirm_merge(eng.anchor(scope, anchor_id), eng.anchor(scope, into),
+                                  eng.edges_between(scope, anchor_id, into))
         eng.merge_anchors(scope, anchor_id, into)
     except EngineError as exc:
         return page("form_error.html", "_form_error.html", http_status=422, message=exc.message)
@@ -163,11 +164,25 @@ def _a(word: str) -> str:
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
-def _confirm_merge(old, into):
-    moves = f"its {counted(old.memories, 'memory')} and {counted(old.edges, 'edge')} move there"
+def _said(edge) -> str:
+    """An edge as a sentence: "Anna lives in Porto", "Bob is Anna’s sister" (a relation that names a role)."""
+    rel = edge.relation.replace("_", " ")
+    return f"{edge.to_name} is {edge.from_name}’s {rel}" if is_role(edge.relation) else \
+        f"{edge.from_name} {rel} {edge.to_name}"
+
+
+def _confirm_merge(old, into, between=()):
+    moved = max(0, old.edges - len(between))  # an edge between the two stays behind, dropped
+    moves = f"its {counted(old.memories, 'memory')} and {counted(moved, 'edge')} move there"
+    dropped = ""
+    if between:
+        them = ", ".join(f"“{_said(e)}”" for e in between)
+        dropped = (f" {'The edge' if len(between) == 1 else 'The edges'} between them, {them}, "
+                   f"{'is' if len(between) == 1 else 'are'} dropped: one thing does not stand in a relation to "
+                   "itself. An undo brings back what is dropped.")
     text = (f"“{old.name}” ({old.type}) becomes another name of “{into.name}” ({into.type}): {moves}, and "
-            f"later mentions of “{old.name}” land there. Until another anchor is merged into “{into.name}”, its "
-            "page can undo this merge.")
+            f"later mentions of “{old.name}” land there.{dropped} Until another anchor is merged into "
+            f"“{into.name}”, its page can undo this merge.")
     heading = f"Merge “{old.name}” into “{into.name}”?"
     button = "Merge"
     if old.type != into.type:
