@@ -102,7 +102,7 @@ def _queue(message: str | None = None, error: str | None = None, editing: str | 
     eng = engine()
     return page("review.html", "_review_queue.html", http_status=status,
                 queue=eng.review_queue(token=viewer_token()), review_on=bool(eng.settings["memory.curation.review"]),
-                message=message, error=error, editing=editing, form=form or {})
+                message=message, error=error, editing=editing, form=form or {}, badge_oob=is_htmx())
 
 
 @bp.get("/review")
