@@ -217,3 +217,14 @@ def test_a_save_over_a_change_made_since_the_editor_opened_asks_first(client, en
     assert again != base
     r = client.post(f"/memories/{changed.new_id or mem}/edit", data={**data, "base": again})
     assert r.status_code == 303 and live(engine, local) == ["Anna lives in Braga."]
+
+
+def test_a_cleared_boundary_stays_empty_when_the_form_is_shown_again(client, engine, signed_in):
+    """Refused for its empty boundary, the form came back with the boundary filled in ("home") again."""
+    local, csrf = signed_in
+    engine.store(engine.open_session("team", "home"), "Deploys", "The team deploys on Fridays.")
+    r = write(client, csrf, "The standup is at nine.", audience="team", boundary="  ")
+    html = r.get_data(as_text=True)
+    assert r.status_code == 422 and "choose a boundary (a workspace or channel name)" in html
+    assert 'id="boundary" name="boundary" value=""' in html
+    assert 'id="content" name="content" rows="6" required>The standup is at nine.' in html
