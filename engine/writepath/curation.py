@@ -182,13 +182,17 @@ def value_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> d
 _CHANGED = re.compile(r"\b(?:no\s+longer|stopped|quit|gave\s+up|switched\s+(?:away\s+)?from|instead\s+of|"
                       r"moved\s+on\s+from|not)\s+(?:an?\s+|the\s+|my\s+)?(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3})", re.I)
 _CHANGE_SAID = re.compile(r"\b(?:anymore|any\s+more|no\s+longer|now|stopped|quit|gave\s+up|switched|instead\s+of|"
-                          r"moved\s+on)\b", re.I)
-_WHAT_ENDS = re.compile(r"\s*(?:,|\.|;|!|\band\b|\bbut\b|\bnow\b|\banymore\b|\bany\s+more\b|\bto\b).*$", re.I)
+                          r"moved\s+on|after\s+all)\b", re.I)
+# The move a called-off plan names, before what it named: "not moving to Dagster after all" is Dagster.
+_MOVING_TO = re.compile(r"^(?:moving|switching|migrating|changing|going|porting)\s+(?:[\w'-]+\s+){0,2}?"
+                        r"(?:over\s+)?(?:to|onto)\s+", re.I)
+_WHAT_ENDS = re.compile(r"\s*(?:,|\.|;|!|\band\b|\bbut\b|\bnow\b|\banymore\b|\bany\s+more\b|\bto\b|"
+                        r"\bafter\s+all\b).*$", re.I)
 # Words of the retracted phrase that name no thing: its verb ("use Neovim": Neovim).
 _NOT_THE_THING = {"use", "uses", "using", "eat", "eats", "eating", "drink", "drinks", "drinking", "live", "lives",
                   "living", "work", "works", "working", "play", "plays", "playing", "have", "has", "like", "likes",
                   "love", "loves", "do", "does", "doing", "go", "goes", "going", "take", "takes", "taking", "being",
-                  "a", "an", "the", "my", "any", "more", "for", "with", "from", "in", "at", "on", "of", "be"}
+                  "a", "an", "the", "my", "any", "more", "for", "with", "from", "in", "at", "on", "of", "be", "after"}
 
 
 def retracted(content: str) -> tuple[str, ...]:
@@ -196,7 +200,7 @@ def retracted(content: str) -> tuple[str, ...]:
     if not _CHANGE_SAID.search(content or ""):
         return ()
     for found in _CHANGED.finditer(content):
-        what = _WHAT_ENDS.sub("", found.group("what"))
+        what = _WHAT_ENDS.sub("", _MOVING_TO.sub("", found.group("what")))
         words = tuple(w for w in re.findall(r"[a-z0-9][\w'+#-]*", what.lower()) if w not in _NOT_THE_THING
                       and len(w) >= 2)
         if words:

@@ -52,6 +52,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:not|no\s+longer)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?[\w-]+\s*,?\s*"
      r"(?:anymore|any\s+more)\b|"
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+no\s+longer\s+\w+|"
+     # a plan called off: "We're not moving to Dagster after all, we decided to stay on Airflow."
+     r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+not\s+(?:[\w-]+\s+){1,5}?after\s+all\b|"
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
      r"quit\s+(?!it\b|that\b|this\b)\w+|gave\s+up\s+\w+|switched\s+(?:from|to|over)\b)"),
     ("health", "durable_fact", 0.85, _CONDITION_WORD),

@@ -302,7 +302,8 @@ class Observer:
             # speaker says of their own health, tastes, home or kin is theirs, not the team's (the
             # LLM observer's prompt says the same). What the team decided or builds is kept.
             personal = [p for p in found if p.facets[:1] and p.facets[0] not in extractor.TEAM_KINDS
-                        and not (p.facets[0] == "tool" and p.content.startswith(_GROUP))  # "We use Postgres…"
+                        # "We use Postgres…", "We're not moving to Dagster after all…"
+                        and not (p.facets[0] in ("tool", "change") and p.content.startswith(_GROUP))
                         # a convention: "Never merge to main without two approvals." ("…my JavaScript" is mine)
                         and not (p.facets[0] == "instruction" and not _SPEAKERS.search(p.content))]
             if personal:

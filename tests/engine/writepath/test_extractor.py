@@ -485,3 +485,24 @@ def test_what_a_new_user_says_of_themselves_and_their_people_is_learnt(text, cat
 
 def test_someones_condition_said_as_not_held_is_not_learnt():
     assert statements("Caroline is not vegan.") == []
+
+
+def test_a_team_plan_called_off_goes_into_the_decision_it_changes(engine, team, clock):
+    """A walk: "we're not moving to Dagster after all, we decided to stay on Airflow" was a memory
+    of its own; the decision to move stayed live, and it was the one recall gave."""
+    from keepmind.engine.stance import current_part
+    from support.provider import drain
+
+    engine.add_turn(team, user="We decided to move the nightly ETL from Airflow to Dagster.", assistant="OK.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    engine.add_turn(team, user="Update: we're not moving to Dagster after all, we decided to stay on Airflow for now.",
+                    assistant="OK.")
+    clock.advance(90_000)
+    engine.writepath.scheduler.run_once(clock())
+    drain(engine)
+    [memory] = engine.list_memories(team)
+    assert current_part(memory.body) == ("The team is not moving to Dagster after all, the team decided to stay on "
+                                         "Airflow for now.")
+    assert "The team decided to move the nightly ETL from Airflow to Dagster." in memory.body  # its history
