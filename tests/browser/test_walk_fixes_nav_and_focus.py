@@ -30,3 +30,25 @@ def test_keeping_a_proposal_by_its_key_counts_the_nav_badge_down_without_a_reloa
         assert page.console_errors == []
     finally:
         live.stop()
+
+
+def test_escape_from_the_memory_editor_gives_the_focus_back_to_edit(page, live):
+    eng = live.engine
+    doc = eng.store(eng.open_session("personal", "work"), "Anna and tea", "Anna drinks green tea.").id
+    sign_in(page, live)
+    page.goto(f"{live.url}/memories/{doc}")
+    edit = page.locator(".titlebar .actions").get_by_role("link", name="Edit")
+    edit.focus()
+    page.keyboard.press("Enter")
+    page.get_by_label("Text").wait_for()
+    assert page.evaluate("document.activeElement.id") == "content"  # the editor takes the focus
+    page.keyboard.press("Escape")
+    page.locator("#memory-text .body", has_text="Anna drinks green tea.").wait_for()
+    assert page.get_by_label("Text").count() == 0
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Edit"
+    page.keyboard.press("Enter")  # and it opens again from there
+    page.get_by_label("Text").wait_for()
+    page.get_by_role("link", name="Cancel").click()
+    page.locator("#memory-text .body", has_text="Anna drinks green tea.").wait_for()
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Edit"
+    assert page.console_errors == []

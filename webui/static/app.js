@@ -148,6 +148,32 @@
     }
   });
 
+  // A memory's editor opens in place of its text: what it replaced is kept, so that closing it puts the
+  // text back and the focus on the Edit that opened it (its Cancel, a link, reloaded the page and left
+  // the focus on the body). Without script the Cancel link still reloads the page.
+  var inPlace = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "memory-text") return;
+    if (inPlace && inPlace.target === target) return;  // a tab of the open editor: the text stays kept
+    var opener = (event.detail.requestConfig && event.detail.requestConfig.elt) || event.target;
+    inPlace = {target: target, html: target.innerHTML, opener: opener};
+  });
+  function closeInPlace(editor) {
+    if (!inPlace || !inPlace.target.contains(editor)) return false;
+    var kept = inPlace;
+    inPlace = null;
+    kept.target.innerHTML = kept.html;
+    if (window.htmx) window.htmx.process(kept.target);
+    if (kept.opener && document.body.contains(kept.opener)) kept.opener.focus();
+    return true;
+  }
+  document.addEventListener("click", function (event) {
+    var cancel = event.target.closest && event.target.closest("[data-cancel]");
+    var editor = cancel && cancel.closest("[data-escape-cancels]");
+    if (editor && closeInPlace(editor)) event.preventDefault();
+  });
+
   // Escape in an editor (a memory's Edit, a proposal's in Review) is its Cancel; with changes typed, it asks first.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape" || event.defaultPrevented) return;
@@ -159,7 +185,9 @@
       function (field) { return field.value !== field.defaultValue; });
     event.preventDefault();
     if (changed && !window.confirm("Discard what you typed?")) return;
-    // a Cancel that htmx swaps in place (the review queue's) is clicked; a plain link is followed
+    // a memory's editor gives its text back; a Cancel that htmx swaps in place (the review queue's) is
+    // clicked; a plain link is followed
+    if (closeInPlace(editor)) return;
     if (cancel.hasAttribute("hx-get")) cancel.click();
     else window.location.assign(cancel.getAttribute("href"));
   });
