@@ -357,6 +357,13 @@ def own_words(text: str) -> str:
     return text[:m.end()] if m else text
 
 
+# What the user has or does on one day to come is an episode, not a lasting fact: a walk's "I have a
+# meeting with Fiona at 3pm tomorrow." was a possession, and "I'm working on the quarterly report
+# today." a project, kept for good. (A move, a job, a milestone said with its day stay.)
+_FOR_A_DAY = frozenset({"possession", "project", "activity"})
+_TODAY_OR_AHEAD = re.compile(r"\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|this\s+weekend|"
+                             r"(?:this|next|on|coming)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+                             r"(?!s))\b", re.I)
 _THE_TEAM = re.compile(r"^(?:the|our)\s+team(?:(\s*'s\s+)|\s+(.*))", re.I | re.S)
 
 
@@ -412,6 +419,8 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
                 fact = third_person(span, subject, group)
                 if len(_key_words(fact, subject)) < _least_words(category, sentence):
                     break  # "I love it!" names nothing worth keeping
+                if category in _FOR_A_DAY and _TODAY_OR_AHEAD.search(span):
+                    memory_class = "evidence"  # "I have a meeting with Fiona at 3pm tomorrow.": it expires
                 found.append(Statement(turn, sentence, fact, category, memory_class, confidence,
                                        own=span if category in STANDING else ""))
                 break

@@ -506,3 +506,15 @@ def test_a_team_plan_called_off_goes_into_the_decision_it_changes(engine, team, 
     assert current_part(memory.body) == ("The team is not moving to Dagster after all, the team decided to stay on "
                                          "Airflow for now.")
     assert "The team decided to move the nightly ETL from Airflow to Dagster." in memory.body  # its history
+
+
+@pytest.mark.parametrize("text, memory_class", [
+    # a walk: kept for good, as a possession and a project
+    ("I have a meeting with Fiona at 3pm tomorrow.", "evidence"),
+    ("I'm working on the quarterly report today.", "evidence"),
+    ("I'm working on a novel about Lisbon.", "durable_fact"),
+    ("I moved to York last weekend.", "durable_fact"),
+])
+def test_what_the_user_has_or_does_on_a_day_to_come_is_an_episode(text, memory_class):
+    [st] = statements(text)
+    assert st.memory_class == memory_class
