@@ -233,6 +233,8 @@ _INTERJECTION = re.compile(
     r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction|"
     # an addition's: "Also I live in Madrid." is "I live in Madrid." (its text was "Also User lives…")
     r"also|and|plus|besides|incidentally|but|though|however|"
+    # news told: "Big news: we moved to York last weekend." ("Big news: User and others moved…")
+    r"(?:big|great|good|some|exciting|sad|bad)\s+news|news|guess\s+what|fun\s+fact|"
     # a request to remember is not part of what is remembered: "Please remember that my dog is a
     # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
     r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
