@@ -177,6 +177,17 @@ def standing_and_lasting(text: str) -> tuple[bool, bool]:
     return is_standing, not dated or bool(_RECURRING.search(text))
 
 
+# What one cannot eat or take: a caution any task that names its thing needs ("Order me a Thai
+# takeaway with peanut sauce." for "I'm allergic to peanuts.").
+_CAUTION = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|celiac|coeliac|anaphyla\w*)\b", re.I)
+
+
+def caution(text: str) -> bool:
+    """Whether a memory states an allergy or an intolerance (and does not say it is not so)."""
+    text = current_part(text or "").replace("’", "'")
+    return bool(_CAUTION.search(text)) and not negated(text)
+
+
 def stance_match(text: str) -> re.Match | None:
     """The first stance word of a statement (the extractor's hook), or None."""
     return _STANCE.search((text or "").replace("’", "'"))

@@ -171,3 +171,29 @@ def test_a_newcomers_store_with_several_preferences_still_gives_a_booking_task_i
     assert receipt["mode"] == "hybrid" and ids[WINDOW] in injected
     assert _recall(model_engine, "what is the capital of Peru?")[0] == []
     assert _recall(model_engine, "Help me write a cover letter for a job application.")[0] == []
+
+
+WALKS_STORE = ["I'm allergic to peanuts, quite badly actually.", "My favourite cuisine is Sichuan.",
+               "I'm not vegetarian anymore, I eat fish now.", "I hate mushrooms.",
+               "User lives in York with User's wife Priya.", "User works at Brightwave Analytics as a data engineer.",
+               "User's best friend Tom is gluten intolerant.", "I'd rather take the train whenever possible.",
+               "User's daughter Maia is 7.", "I love hiking."]
+
+
+def test_a_task_that_names_what_the_user_is_allergic_to_gets_the_allergy(model_engine):
+    """A walk: the allergy ranked first for the takeaway and the query model refused it."""
+    sid = model_engine.open_session("personal", "work")
+    ids = [model_engine.store(sid, "", text).id for text in WALKS_STORE]
+    injected, receipt = _recall(model_engine, "Order me a Thai takeaway with peanut sauce.")
+    assert ids[0] in injected
+    [why] = [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[0]]
+    assert why == "a caution the task names"
+    # nothing the store holds is named by a question of general knowledge
+    assert _recall(model_engine, "What is the capital of Peru?")[0] == []
+
+
+def test_an_allergy_said_not_to_hold_is_no_caution():
+    from keepmind.engine.stance import caution
+
+    assert caution("I'm allergic to peanuts.") and caution("User's best friend Tom is gluten intolerant.")
+    assert not caution("I'm not allergic to shellfish.") and not caution("I love peanut butter.")
