@@ -93,3 +93,22 @@ def test_failed_uploads_in_a_row_leave_one_card_the_latest(served):
     page = client.get("/models").get_data(as_text=True)
     assert [i for i in ids if f'id="job-{i}"' in page] == [ids[-1]]
     assert "found no vocab.txt or tokenizer.json" in page
+
+
+def test_a_download_after_a_failed_upload_shows_its_own_card_alone(served, clock):
+    """A failed upload's card stayed under the download started after it, on the page and in the list
+    the download's end reloads."""
+    client, token = signed_in(served)
+    client.post("/models/upload", headers={"HX-Request": "true"},
+                data={"csrf_token": token, "as_id": "mine", "files": [(io.BytesIO(b"not an onnx graph"), "model.onnx")]})
+    upload = next(j for j in served.jobs.list() if j.kind == "model-import")
+    assert served.jobs.wait(upload.id, 30).state == "failed"
+    assert f'id="job-{upload.id}"' in client.get("/models").get_data(as_text=True)  # news until more work starts
+    clock.advance(5_000)
+    r = client.post("/models/tiny-embed/download", data={"csrf_token": token}, headers={"HX-Request": "true"})
+    download = re.search(r'id="job-(job-[0-9a-f]+)"', r.get_data(as_text=True)).group(1)
+    assert f'id="job-{upload.id}"' not in r.get_data(as_text=True)
+    served.jobs.wait(download, 30)
+    page = client.get("/models", headers={"HX-Request": "true"}).get_data(as_text=True)  # what models-changed reloads
+    assert f'id="job-{download}"' in page and f'id="job-{upload.id}"' not in page
+    assert "Importing uploaded model files" not in page

@@ -38,17 +38,18 @@ def _context(**extra) -> dict:
 
 
 def shown_jobs(jobs, recent_ms: int, limit: int = 6) -> list:
-    """The job cards (newest first): every running job, and the newest that ended in the last hour
-    of each kind of work (three failed uploads in a row are one card, the latest, not a stack)."""
-    shown, ended = [], set()
-    for job in jobs:
+    """The job cards (newest first): every running job, and one that ended in the last hour until
+    another job starts after it. An earlier job's card is history then: a failed upload's card stayed
+    under the download started after it, as if both were this answer (and three failed uploads in a
+    row are one card, the latest, not a stack)."""
+    shown, latest_start = [], None
+    for job in jobs:  # newest first, in the order started: `latest_start` is of the jobs after this one
         if job.kind not in JOB_KINDS:
             continue
-        if job.running:
+        if job.running or ((job.finished_at or 0) >= recent_ms
+                           and (latest_start is None or latest_start < (job.finished_at or 0))):
             shown.append(job)
-        elif (job.finished_at or 0) >= recent_ms and (job.kind, job.label) not in ended:
-            shown.append(job)
-        ended.add((job.kind, job.label))  # anything older of this work is history
+        latest_start = job.started_at if latest_start is None else max(latest_start, job.started_at)
     return shown[:limit]
 
 
