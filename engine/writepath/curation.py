@@ -534,17 +534,25 @@ def _erased_claim(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> bo
 def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now: int) -> list[str]:
     """A name put right ("My sister's name is Ana, not Anna."): the anchor of the old name in the
     lease's scope takes the new one (the old stays its alias, graph_edit.rename) and the memories
-    on it say the new name, each as a revision (a record: a successor) that history keeps. Nothing
-    happens when no anchor has the old name, or another already has the new one (a merge is a
-    person's call). Returns the memories rewritten."""
+    on it say the new name, each as a revision (a record: a successor) that history keeps. With no
+    anchor of the old name (the rules named no one in "We have two kids, Maya and Leo."), the
+    memories of the scope that say the old name alone (not "Maya Angelou") say the new one (a walk:
+    "my daughter's name is Maia, not Maya" left "…two kids, Maya and Leo."). Nothing happens when an
+    anchor already has the new name (a merge is a person's call). Returns the memories rewritten."""
     here = (lease.audience, lease.boundary)
+    if one(conn, "SELECT 1 FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?",
+           (*here, normalize_text(new))) is not None:
+        return []
     anchor = one(conn, "SELECT anchor_id FROM memory_anchors WHERE audience=? AND boundary=? AND normalized_name=?"
                        " AND status='active'", (*here, normalize_text(old)))
-    if anchor is None or one(conn, "SELECT 1 FROM memory_anchors WHERE audience=? AND boundary=? AND"
-                                   " normalized_name=?", (*here, normalize_text(new))) is not None:
-        return []
-    graph_edit.rename(conn, Scope(*here), anchor["anchor_id"], new, now)
-    word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+    if anchor is not None:
+        graph_edit.rename(conn, Scope(*here), anchor["anchor_id"], new, now)
+        where, args = "anchor_id=?", (anchor["anchor_id"],)
+        word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
+    else:
+        where, args = "audience=? AND boundary=? AND instr(title || ' ' || body, ?) > 0", (*here, old)
+        word = re.compile(rf"(?<![\w-])(?<![A-Z][a-z] )(?<![A-Z][a-z]{{2}} )(?<![A-Z][a-z]{{3}} )"
+                          rf"{re.escape(old)}(?![\w-])(?!\s+[A-Z][a-z])")
 
     def said_anew(row: dict) -> tuple[str, str, str] | None:
         """(title, body, aliases) with the new name, or None when the memory does not say the old one."""
@@ -554,15 +562,15 @@ def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now:
         return title, body, aliases_after(row["aliases"] or "", f"{row['title']}\n{row['body']}", f"{title}\n{body}")
 
     out = []
-    for doc in rows(conn, "SELECT * FROM memory_documents WHERE anchor_id=? AND deleted_at IS NULL",
-                    (anchor["anchor_id"],)):
+    for doc in rows(conn, f"SELECT * FROM memory_documents WHERE {where} AND deleted_at IS NULL LIMIT 200", args):
         if (anew := said_anew(doc)) is not None:
             store.revise_document(conn, doc, anew[0], anew[1], now, source="observer",
                                   reason=f"curation:renamed {old} to {new}", aliases=anew[2])
             out.append(doc["document_id"])
-    for rec in rows(conn, "SELECT * FROM memory_records r WHERE r.anchor_id=? AND r.is_tombstone=0 AND NOT EXISTS"
-                          " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id)",
-                    (anchor["anchor_id"],)):
+    for rec in rows(conn, f"SELECT * FROM memory_records r WHERE {where.replace('anchor_id', 'r.anchor_id')}"
+                          " AND r.is_tombstone=0 AND NOT EXISTS"
+                          " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id) LIMIT 200",
+                    args):
         if (anew := said_anew(rec)) is not None:
             out.append(store.supersede_record(conn, {**rec, "aliases": anew[2]}, anew[0], anew[1], now,
                                               source="observer"))

@@ -152,8 +152,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("person", "durable_fact", 0.75, r"(?-i:\b[A-Z][a-z]+)\s+(?:is|was)\s+my\s+(?:\w+\s+)?(?:wife|husband|partner|"
      r"son|daughter|mom|mother|dad|father|sister|brother|friend|boss|manager|colleague|cousin|aunt|uncle|"
      r"neighbou?r|mentor|doctor|dentist|therapist|coach|landlord|roommate)\b"),
-    ("person", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+(?:\w+\s+)?"
-     r"(?:kids?|children|sons?|daughters?|sisters?|brothers?)\b"),
+    ("person", "durable_fact", 0.75, r"\b(?:i|we)\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+"
+     r"(?:\w+\s+)?(?:kids?|children|sons?|daughters?|sisters?|brothers?)\b"),
     ("pet", "durable_fact", 0.75, r"\bi\s+have\s+(?:a|an|" + _NUMBER + r"|multiple|several|many)\s+(?:\w+\s+)?"
      r"(?:dogs?|cats?|pets?)\b"),
     # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use

@@ -265,6 +265,17 @@ def test_a_name_put_right_for_someone_the_store_does_not_know_renames_nothing(en
     assert "User's sister Anna lives in Lisbon." in {m.body for m in engine.list_memories(personal)}
 
 
+def test_a_name_put_right_that_no_anchor_holds_is_put_right_in_the_memories_that_say_it(engine, personal, clock):
+    """A walk: "my daughter's name is Maia, not Maya" left "…two kids, Maya and Leo." (the rules
+    named no one in it, so no anchor had the old name); "Maya Angelou" is someone else."""
+    _say(engine, personal, clock, "We have two kids, Maya and Leo.", "My favourite poet is Maya Angelou.")
+    later = engine.open_session("personal", "work")
+    _say(engine, later, clock, "Actually, sorry, my daughter's name is Maia, not Maya.")
+    bodies = {m.body for m in engine.list_memories(later)}
+    assert "User and others have two kids, Maia and Leo." in bodies
+    assert "My favourite poet is Maya Angelou." in bodies  # a preference keeps the user's own words
+
+
 def test_a_new_job_files_the_living_document_under_the_new_employer(engine, personal, clock):
     """A walk: "I now work at Northwind Labs." went into the Acme document, which stayed under Acme."""
     _say(engine, personal, clock, "I work at Acme as a data engineer.")
