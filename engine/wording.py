@@ -59,4 +59,22 @@ def reason_words(code: str | None) -> str:
     return code
 
 
-__all__ = ["counted", "reason_words"]
+# Without a model's decision the rules keep a proposal, never merging destructively (curation's
+# _conservative): what they did, and why no model decided, said as one sentence's end.
+_RULES_DID = {"nominee_create": "kept as a new memory", "same_anchor_append": "added to the memory on the same subject"}
+_NO_DECISION = {"no_llm": "no curation LLM is configured", "llm_failed": "the curation LLM failed",
+                "llm_no_decision": "the curation LLM gave no decision"}
+
+
+def outcome_words(code: str | None) -> str:
+    """What curation made of a proposal, to end a sentence ("Retried “Laptop”: …"): "kept as a new
+    memory (the curation LLM failed, so the rules decided)" for a decision the rules made, else
+    "curated — " and the reason in words. It read "curated (new (the LLM failed))"."""
+    for why, words in _NO_DECISION.items():
+        for did, done in _RULES_DID.items():
+            if code == f"{why}_{did}":
+                return f"{done} ({words}, so the rules decided)"
+    return f"curated — {reason_words(code)}" if code else "curated"
+
+
+__all__ = ["counted", "outcome_words", "reason_words"]

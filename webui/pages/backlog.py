@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from keepmind.engine import EngineError
+from keepmind.engine.wording import outcome_words
 
 from ..context import engine
 from ..security import viewer_token
@@ -38,15 +39,15 @@ def _retry_news(found: dict, checkpoint_id: str) -> str | None:
         row = next((r for r in rows if r["checkpoint_id"] == checkpoint_id), None)
         if row is None:
             continue
-        what = f"“{row['title']}”" if row.get("title") else "The proposal"
+        what = f" “{row['title']}”" if row.get("title") else ""  # "Retried The proposal" read mid-sentence
         if name in ("pending", "leased"):
-            return f"Retrying {what}: curation is at work on it."
+            return f"Retrying{what}: curation is at work on it."
         if name == "failed":
-            return f"Retried {what}: it failed again ({row['last_error']}); it is tried again later."
+            return f"Retried{what}: it failed again ({row['last_error']}); it is tried again later."
         if name == "dead":
-            return f"Retried {what}: it failed again and is a dead letter ({row['last_error']})."
+            return f"Retried{what}: it failed again and is a dead letter ({row['last_error']})."
         if name == "completed":
-            return f"Retried {what}: curated ({row['outcome'] or 'done'})."
+            return f"Retried{what}: {outcome_words(row.get('reason'))}."
         return None
     return None
 
