@@ -83,6 +83,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
              rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|on|near|off|by|from|and|who|since)\b))"),
     # Anna is my sister
     ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{_ROLE})\b"),
+    # someone else's: "Priya's brother Arjun works at Google." (Arjun was no one's brother)
+    ("role_theirs", rf"(?<![\w'])(?P<owner>(?-i:[A-Z][a-z]+))'s\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:,)?\s+"
+                    rf"(?P<name>{_NAME})"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
     ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS})\s+(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
@@ -241,10 +244,13 @@ def graph_facts(text: str) -> list[GraphFact]:
 def _fact(kind: str, m: re.Match) -> GraphFact | None:
     user = Entity(USER, "person")
     groups = m.groupdict()
-    if kind in ("role", "role_of"):
+    if kind in ("role", "role_of", "role_theirs"):
         name = _clean(groups["name"])
         role = _role(groups["role"])
-        return GraphFact(user, role, Entity(name, "person")) if name else None
+        owner = _clean(groups["owner"]) if kind == "role_theirs" else USER
+        if kind == "role_theirs" and (owner in (None, USER) or owner in _NOT_NAMES):
+            return None
+        return GraphFact(Entity(owner, "person"), role, Entity(name, "person")) if name else None
     if kind in ("pet", "pet_my"):
         name = _clean(groups["name"])
         return GraphFact(user, "pet", Entity(name, "pet")) if name else None

@@ -381,3 +381,12 @@ def test_introduced_by_tie(text, relation, name, said):
 ])
 def test_an_honorific_alone_is_no_ones_name(text, facts):
     assert [(f.source.name, f.relation, f.target.name) for f in graph_facts(text)] == facts
+
+
+def test_someone_elses_tie_links_the_two_people(engine, personal, clock):
+    """A walk: "Priya's brother Arjun works at Google in London." made Arjun no one's brother."""
+    _say(engine, personal, clock, "My wife Priya is a nurse.", "Priya's brother Arjun works at Google in London.")
+    edges = _edges(engine)
+    assert ("Priya", "brother", "Arjun", True) in edges and ("Arjun", "works_at", "Google", True) in edges
+    assert ("User", "wife", "Priya", True) in edges and ("User", "brother", "Arjun", True) not in edges
+    assert [(f.source.name, f.relation, f.target.name) for f in graph_facts("Monday's coach Bill was late.")] == []
