@@ -180,9 +180,10 @@ def value_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> d
 # "I'm pescatarian now, not vegetarian", "I no longer use Neovim", "I stopped drinking coffee",
 # "I switched from Vim to Emacs". A plain negation ("I don't like coffee") says no change.
 _CHANGED = re.compile(r"\b(?:no\s+longer|stopped|quit|gave\s+up|switched\s+(?:away\s+)?from|instead\s+of|"
-                      r"moved\s+on\s+from|not)\s+(?:an?\s+|the\s+|my\s+)?(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3})", re.I)
+                      r"moved\s+on\s+from|not|isn't|wasn't)\s+(?:an?\s+|the\s+|my\s+)?"
+                      r"(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3})", re.I)
 _CHANGE_SAID = re.compile(r"\b(?:anymore|any\s+more|no\s+longer|now|stopped|quit|gave\s+up|switched|instead\s+of|"
-                          r"moved\s+on|after\s+all)\b", re.I)
+                          r"moved\s+on|after\s+all|isn't|wasn't)\b", re.I)
 # The move a called-off plan names, before what it named: "not moving to Dagster after all" is Dagster.
 _MOVING_TO = re.compile(r"^(?:moving|switching|migrating|changing|going|porting)\s+(?:[\w'-]+\s+){0,2}?"
                         r"(?:over\s+)?(?:to|onto)\s+", re.I)

@@ -231,6 +231,7 @@ _INTERJECTION = re.compile(
     # a correction's or an aside's lead-in: "Actually my sister lives in Porto now." is a fact about
     # the sister, and "Actually User's sister…" would be its text
     r"actually|anyway|btw|by the way|fyi|just so you know|honestly|in fact|quick update|update|correction|"
+    r"wait|hang on|sorry|oops|my mistake|my bad|"
     # an addition's: "Also I live in Madrid." is "I live in Madrid." (its text was "Also User lives…")
     r"also|and|plus|besides|incidentally|but|though|however|"
     # news told: "Big news: we moved to York last weekend." ("Big news: User and others moved…")
@@ -531,13 +532,21 @@ _SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s
                                  r"vegetarian|vegan|(?:[\w-]+\s+)?allergy)\b")
 
 
+_NOT_SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)\s+(?:isn't|is\s+not|wasn't|was\s+not)\s+(?:\w+ly\s+)?"
+                                     r"(?:[\w-]+\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
+                                     r"\b[^.]*,\s+(?:it's|it\s+is|it\s+was)\b")
+
+
 def _about_someone(sentence: str, turn: int) -> list[Statement]:
     """A third-person sentence that places a named person (where they live or work), or says what
     they cannot eat ("Leo is allergic to eggs, so any birthday cake needs to be egg-free.": a walk's
     child; what the user cooks and books for them)."""
-    if _SOMEONES_CONDITION.match(sentence) and not negated(sentence):
+    if _SOMEONES_CONDITION.match(sentence) or _NOT_SOMEONES_CONDITION.match(sentence):
         fact = sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
-        return [Statement(turn, sentence, fact, "health", "durable_fact", 0.8)]
+        # "Tom isn't gluten intolerant, it's his girlfriend Sofia who is.": a correction, which
+        # curation puts into the memory that said he is (curation.replaced_document)
+        said_not = negated(sentence.split(",")[0])
+        return [Statement(turn, sentence, fact, "change" if said_not else "health", "durable_fact", 0.8)]
     facts = [f for f in graph_facts(sentence)
              if f.source.name != USER and f.relation in ("lives_in", "works_at", "from")]
     if not facts or len(sentence.split()) < 3:

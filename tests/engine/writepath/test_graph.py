@@ -390,3 +390,17 @@ def test_someone_elses_tie_links_the_two_people(engine, personal, clock):
     assert ("Priya", "brother", "Arjun", True) in edges and ("Arjun", "works_at", "Google", True) in edges
     assert ("User", "wife", "Priya", True) in edges and ("User", "brother", "Arjun", True) not in edges
     assert [(f.source.name, f.relation, f.target.name) for f in graph_facts("Monday's coach Bill was late.")] == []
+
+
+def test_a_condition_put_right_of_someone_goes_into_the_memory_that_said_it(engine, personal, clock):
+    """A walk: "Tom isn't gluten intolerant, it's his girlfriend Sofia who is." stored nothing, and
+    recall went on giving "…Tom…, he's gluten intolerant." to a dinner for Tom."""
+    from keepmind.engine.stance import caution, current_part
+
+    _say(engine, personal, clock, "My best friend Tom is gluten intolerant.")
+    _say(engine, engine.open_session("personal", "work"), clock,
+         "Oh wait, my mistake - Tom isn't gluten intolerant, it's his girlfriend Sofia who is.")
+    [memory] = engine.list_memories(personal)
+    assert current_part(memory.body) == "Tom isn't gluten intolerant, it's his girlfriend Sofia who is."
+    assert "User's best friend Tom is gluten intolerant." in memory.body  # what it said before, as history
+    assert not caution(memory.body)
