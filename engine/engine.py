@@ -36,7 +36,7 @@ from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
 from .recall.inject import Injected, render_item
 from .results import StoreResult, UpdateResult
-from .secretfilter import blocked_reason
+from .secretfilter import refused_in_words
 from .settings import FILE_NAME as SETTINGS_FILE
 from .settings import Settings
 from .settings import load as load_settings
@@ -399,7 +399,7 @@ class Engine(Browsing, Operations):
         """Audit a write the secret rule refused (the kinds, never the value); the result's reason."""
         self.write(record_event, checkpoint_id=None, session_id=scope.session_id, action="blocked",
                    reason="secret", now=self.now(), detail={"kinds": list(exc.kinds), "verb": verb})
-        return blocked_reason(exc.kinds)
+        return refused_in_words(exc.kinds)
 
     def revisions(self, scope: str | Scope, memory_id: str) -> list[dict]:
         """Every body a living document has had, newest first."""

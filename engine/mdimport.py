@@ -34,7 +34,7 @@ from .mdexported import export_units, is_export
 from .mdunits import Unit, units
 from .memory import Provenance
 from .policy import check_name
-from .secretfilter import kinds_said
+from .secretfilter import kinds_in_words
 from .store import MemoryDraft, refuse_secret_draft, validate_draft
 from .writepath import checkpoints
 from .writepath.proposals import Proposal
@@ -168,7 +168,7 @@ def _enqueue_all(conn: apsw.Connection, planned: list[tuple[str, Proposal, dict,
         queued = checkpoints.enqueue(conn, trigger=TRIGGER, payload=payload,
                                      audience=audience, boundary=boundary, session_id=None, now=now)
         if queued.checkpoint_id is None:  # checked above; should a rule differ, say so, never store it
-            raise InvalidInput(f"{where} holds secret-like content ({kinds_said(queued.blocked_kinds)}): "
+            raise InvalidInput(f"{where} holds secret-like content ({kinds_in_words(queued.blocked_kinds)}): "
                                "remove it and import again")
         out.append((queued.checkpoint_id, where, False))
     return out

@@ -772,13 +772,32 @@ KIND_WORDS = {
 
 
 def kinds_said(kinds) -> str:
-    """Kinds of secret in words with their codes ("a PIN: stated_pin, an API key: openai_style_key")."""
+    """Kinds of secret in words with their codes ("a PIN: stated_pin, an API key: openai_style_key"),
+    as the queued write path still says them (writepath/intake.py's blocked result, a dead letter's
+    reason); everything else says them in words alone (kinds_in_words)."""
     return ", ".join(f"{KIND_WORDS[k]}: {k}" if k in KIND_WORDS else k for k in kinds)
 
 
 def blocked_reason(kinds) -> str:
-    """What a blocked result says: the kinds found (in words, and by code), never the value."""
+    """What a blocked queued write says: the kinds found (in words, and by code), never the value."""
     return f"secret-like content is never stored ({kinds_said(kinds)})"
+
+
+def kinds_in_words(kinds) -> str:
+    """Kinds of secret as a person reads them, each once ("an AWS access key id, a token, an AWS secret
+    key"): a refusal read "an AWS access key id: aws_access_key_id, a token: stated_token". The codes
+    stay where a program reads them: SecretBlocked.kinds and the audit event's detail."""
+    said: list[str] = []
+    for kind in kinds:
+        words = KIND_WORDS.get(kind, str(kind).replace("_", " "))
+        if words not in said:
+            said.append(words)
+    return ", ".join(said)
+
+
+def refused_in_words(kinds) -> str:
+    """What a refused store or edit says: the kinds found, in words, never the value."""
+    return f"secret-like content is never stored ({kinds_in_words(kinds)})"
 
 
 def refuse_secrets(what: str, *texts) -> None:
@@ -792,5 +811,5 @@ def refuse_secrets(what: str, *texts) -> None:
         if isinstance(text, str) and text:
             kinds.extend(k for k in secret_kinds(text) if k not in kinds)
     if kinds:
-        raise SecretBlocked(f"{what} holds secret-like content ({kinds_said(kinds)}): Keepmind never stores "
+        raise SecretBlocked(f"{what} holds secret-like content ({kinds_in_words(kinds)}): Keepmind never stores "
                             "credentials; remove the value and send the rest", tuple(kinds))

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from .errors import InvalidInput, SettingsError
 from .policy import check_boundaries, check_name
 from .private import write_private
-from .secretfilter import kinds_said, secret_kinds
+from .secretfilter import kinds_in_words, secret_kinds
 
 FILE_NAME = "keepmind.json"
 
@@ -431,7 +431,7 @@ def refuse_secret_values(changes: dict) -> None:
             [json.dumps(value)] if isinstance(value, (dict, list)) else [])
         kinds = [k for t in texts for k in secret_kinds(t)]
         if kinds:
-            raise SettingsError(f"setting {name!r} holds secret-like content ({kinds_said(sorted(set(kinds)))}): "
+            raise SettingsError(f"setting {name!r} holds secret-like content ({kinds_in_words(sorted(set(kinds)))}): "
                                 "keepmind.json never holds a secret. Put an API key in an environment variable "
                                 "and name that variable in memory.llm.api_key_env")
 

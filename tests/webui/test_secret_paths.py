@@ -9,6 +9,12 @@ no memory changed and no secret's bytes are in the database, its WAL or an expor
 
 from __future__ import annotations
 
+import random
+import re
+import string
+
+import httpx
+
 from keepmind.desktop.cli import main as cli
 from keepmind.engine.memory import MAX_TITLE_CHARS
 from support.secret_corpus import database_bytes, leaks, secret_corpus
@@ -89,5 +95,27 @@ def test_a_refused_update_names_the_kind_and_not_the_value(live):
         r = api.post(f"/sessions/{sid}/tools/update_memory", json={"id": doc, "new_content": sentence})
     result = r.json()["result"]
     assert (result["id"], result["action"]) == (doc, "blocked")
-    assert result["reason"] == "secret-like content is never stored (a GitHub token: github_token)"
+    assert result["reason"] == "secret-like content is never stored (a GitHub token)"  # in words, not codes
     assert core not in r.text
+
+
+def test_a_refused_memory_names_each_kind_of_secret_in_plain_words(live):
+    """Refused, the page read "(an AWS access key id: aws_access_key_id, a token: stated_token, an AWS
+    secret key: aws_secret_access_key)": the codes are a program's, not a person's."""
+    rng = random.Random(7)
+    key_id = "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    secret = "".join(rng.choice(string.ascii_letters + string.digits + "/+") for _ in range(40))
+    token = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(24))
+    with live.client() as api:
+        url = api.post("/ui/links", json={}).json()["url"]
+    with httpx.Client(base_url=live.url, timeout=30) as web:
+        web.get(url)
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', web.get("/").text).group(1)
+        r = web.post("/memories", data={"csrf_token": csrf, "audience": "personal", "boundary": "work", "title": "",
+                                        "content": f"Deploy keys: {key_id} with secret {secret}. My token is {token}."})
+    said = " ".join(r.text.split())
+    assert r.status_code == 422
+    assert "Not stored: secret-like content is never stored (an AWS access key id, a token, an AWS secret key)." in said
+    assert not any(code in r.text for code in ("aws_access_key_id", "stated_token", "aws_secret_access_key"))
+    alert = re.search(r'role="alert">([^<]*)', r.text).group(1)  # the form keeps the text, to fix it
+    assert key_id not in alert and secret not in alert and token not in alert
