@@ -370,11 +370,23 @@ _TODAY_OR_AHEAD = re.compile(r"\b(?:today|tonight|tomorrow|this\s+(?:morning|aft
 _THE_TEAM = re.compile(r"^(?:the|our)\s+team(?:(\s*'s\s+)|\s+(.*))", re.I | re.S)
 
 
+def _unquoted(sentence: str) -> str:
+    """The sentence without quotation marks around it or left over at an end ('I love hiking."' was
+    kept as 'I love hiking.".')."""
+    sentence = sentence.strip()
+    while len(sentence) > 1 and sentence[0] in "\"“" and sentence[-1] in "\"”" and sentence.count('"') <= 2:
+        sentence = sentence[1:-1].strip()
+    if sentence.count('"') % 2 == 1:
+        sentence = sentence.strip('"').strip()
+    return sentence.strip("“”").strip() if (sentence.count("“") + sentence.count("”")) % 2 else sentence
+
+
 def statements(text: str, turn: int = 0, subject: str = "User", group: str | None = None) -> list[Statement]:
     """Every statement of a lasting kind in one message: first-person ones, and third-person ones
     that place a named person ("Anna moved to Porto."), said in the speaker's own voice (own_words)."""
     found: list[Statement] = []
     for sentence in _parts(sentences(own_words((text or "").replace("’", "'")))):
+        sentence = _unquoted(sentence)
         sentence = _ASKED_TO_REMEMBER.sub(r"\g<what>.", _INTERJECTION.sub("", sentence).strip()).strip()
         sentence = _ASIDE_TAIL.sub("", sentence)
         if sentence and sentence[0].islower():

@@ -477,6 +477,7 @@ def test_the_speakers_own_words_around_a_text_they_ask_for_are_learnt(text, fact
     ("My dad passed away in 2019.", "person", "User's dad passed away in 2019."),
     ("But I love spicy food, the hotter the better.", "preference", "User loves spicy food, the hotter the better."),
     ("Big news: we moved to York last weekend.", "home", "User and others moved to York last weekend."),
+    ('I love hiking in the Dales."', "preference", "User loves hiking in the Dales."),
     ("I'm allergic to peanuts, quite badly actually, so keep that in mind for any food stuff.", "health",
      "User is allergic to peanuts, quite badly actually."),
 ])
