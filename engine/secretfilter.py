@@ -771,18 +771,6 @@ KIND_WORDS = {
 }
 
 
-def kinds_said(kinds) -> str:
-    """Kinds of secret in words with their codes ("a PIN: stated_pin, an API key: openai_style_key"),
-    as the queued write path still says them (writepath/intake.py's blocked result, a dead letter's
-    reason); everything else says them in words alone (kinds_in_words)."""
-    return ", ".join(f"{KIND_WORDS[k]}: {k}" if k in KIND_WORDS else k for k in kinds)
-
-
-def blocked_reason(kinds) -> str:
-    """What a blocked queued write says: the kinds found (in words, and by code), never the value."""
-    return f"secret-like content is never stored ({kinds_said(kinds)})"
-
-
 def kinds_in_words(kinds) -> str:
     """Kinds of secret as a person reads them, each once ("an AWS access key id, a token, an AWS secret
     key"): a refusal read "an AWS access key id: aws_access_key_id, a token: stated_token". The codes

@@ -14,7 +14,7 @@ from ..clock import iso
 from ..errors import InvalidInput
 from ..memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, clean_terms, clean_text
 from ..results import StoreResult
-from ..secretfilter import blocked_reason
+from ..secretfilter import refused_in_words
 from ..sessions import mark_compacted
 from . import checkpoints, extractor
 from .proposals import Proposal
@@ -30,7 +30,7 @@ def _queue(db, scope, now: int, trigger: str, proposal: Proposal, source: str,
     queued = db.write(checkpoints.enqueue, trigger=trigger, payload=payload, audience=scope.audience,
                       boundary=scope.boundary, session_id=scope.session_id, now=now)
     if queued.blocked:
-        return StoreResult(None, "blocked", reason=blocked_reason(queued.blocked_kinds))
+        return StoreResult(None, "blocked", reason=refused_in_words(queued.blocked_kinds))
     return StoreResult(None, "queued", reason=trigger, checkpoint_id=queued.checkpoint_id)
 
 

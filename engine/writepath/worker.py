@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..db import scalar
 from ..errors import EngineClosed, EngineError, SecretBlocked
-from ..secretfilter import kinds_said
+from ..secretfilter import kinds_in_words
 from . import checkpoints, curation
 from .checkpoints import LeaseLost
 from .llm import log_words
@@ -143,7 +143,7 @@ class CurationWorker(_Loop):
                 # the curator model wrote it into its merge: nothing was written, and asked again it
                 # may merge cleanly; no person can edit an observed proposal and "send the rest"
                 return self._fail(lease, "the curator model's merged text held secret-like content "
-                                  f"({kinds_said(exc.kinds)}): nothing was written; `keepmind checkpoints retry "
+                                  f"({kinds_in_words(exc.kinds)}): nothing was written; `keepmind checkpoints retry "
                                   f"{lease.checkpoint_id}` asks the model again", now, permanent=True)
             return self._fail(lease, f"invalid proposal: {exc.message}", now, permanent=True)
         except EngineError as exc:  # the proposal itself is unusable (e.g. a title too long)

@@ -38,7 +38,7 @@ def test_a_memory_added_from_the_shell_is_curated_embedded_and_in_the_agents_sco
     code, out, _ = _add(capsys, home, "I always prefer a window seat when I fly.")
     assert (code, out.strip()) == (1, "not kept: already stored")
     code, _, err = _add(capsys, home, "my wifi password is hunter2x")
-    assert code == 1 and err.strip() == "not kept: secret-like content is never stored (a password: stated_password)"
+    assert code == 1 and err.strip() == "not kept: secret-like content is never stored (a password)"
     code, out, _ = _add(capsys, home, "Anna is my sister.", "--title", "Sister", "--boundary", "family", "--json")
     said = json.loads(out)
     assert code == 0 and said["scope"] == {"audience": "personal", "boundary": "family"} and len(said["memory_ids"]) == 1

@@ -144,7 +144,7 @@ def test_a_said_pin_is_blocked_by_kind_and_redacted_from_the_turn(engine):
     sid = engine.open_session("personal", "work")
     sentence = f"My bank PIN is {digits(4)()}"
     result = engine.store_memory(sid, "Bank", sentence)
-    assert (result.action, result.reason) == ("blocked", "secret-like content is never stored (a PIN: stated_pin)")
+    assert (result.action, result.reason) == ("blocked", "secret-like content is never stored (a PIN)")
     engine.add_turn(sid, user=sentence, assistant="I will not keep that.")
     with engine.db.snapshot() as conn:
         turns = conn.execute("SELECT user_text FROM session_turns WHERE session_id=?", (sid,)).fetchall()

@@ -97,7 +97,7 @@ def test_a_redacted_sentence_is_no_secret_any_more(sentence, _value, _kind, _red
 def test_the_rule_write_path_never_stores_a_stated_credential(engine, personal, clock, home):
     for sentence, _, kind, _ in WALK:
         result = engine.store_memory(personal, "Accounts", sentence)
-        said = f"secret-like content is never stored ({KIND_WORDS[kind]}: {kind})"
+        said = f"secret-like content is never stored ({KIND_WORDS[kind]})"  # in words: no codes
         assert (result.action, result.reason) == ("blocked", said)
         engine.add_turn(personal, user=sentence, assistant="Noted.")
     with engine.db.snapshot() as conn:

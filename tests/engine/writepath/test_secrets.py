@@ -150,7 +150,7 @@ def test_a_curator_merge_that_holds_a_secret_is_never_written(llm_engine, provid
     provider.script("You curate a long-term memory", f"UPDATE {doc.id}\n---\n{old} {new} {sentence}")
     llm_engine.store_memory(personal, "Deploy", new)
     [outcome] = drain(llm_engine)
-    assert outcome.status == "dead" and "secret-like content (a GitHub token: github_token)" in outcome.reason
+    assert outcome.status == "dead" and "secret-like content (a GitHub token)" in outcome.reason
     assert core not in outcome.reason
     # said as what happened: the model wrote it, and a retry asks the model again (a walk was told to
     # "remove the value and send the rest" of a proposal nobody can edit)
