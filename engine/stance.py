@@ -132,7 +132,10 @@ _INSTRUCTION = re.compile(
     rf"(?:always|never|(?:don't|do\s+not)\s+ever)\s+(?:please\s+)?{_TASK_VERB}|"
     r"(?:don't|do\s+not|stop)\s+(?:suggest|suggesting|recommend|recommending|offer|offering|propose|include|"
     r"including|add|adding|use|using|write|writing|put|putting|mention|mentioning|show|showing|"
-    r"send|sending|call|calling|assume|assuming)"
+    r"send|sending|call|calling|assume|assuming)|"
+    # what the user wants of a kind of task: "When you book restaurants for us, we like quiet places."
+    r"(?:when|whenever)\s+you\s+[^,]{3,60},\s+(?:i|we)(?:'d)?\s+(?:really\s+|always\s+|usually\s+|much\s+)?"
+    r"(?:like|prefer|love|hate|avoid|can't\s+stand|rather)"
     r")(?:s|es|ed|ing)?\b(?=(?:\s+\S+){2})", re.I)
 
 

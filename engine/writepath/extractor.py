@@ -410,7 +410,9 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
         if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS
                 or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)))):
             continue
-        if sentence.rstrip().endswith("?") or _SKIP.match(sentence) or _HEDGE.search(sentence):
+        if sentence.rstrip().endswith("?"):
+            continue
+        if not instruction(sentence) and (_SKIP.match(sentence) or _HEDGE.search(sentence)):
             continue
         if instruction(sentence):
             # "Never use semicolons in my JavaScript.": how every later task is to be done

@@ -520,3 +520,21 @@ def test_a_team_plan_called_off_goes_into_the_decision_it_changes(engine, team, 
 def test_what_the_user_has_or_does_on_a_day_to_come_is_an_episode(text, memory_class):
     [st] = statements(text)
     assert st.memory_class == memory_class
+
+
+@pytest.mark.parametrize("text, learnt", [
+    # a walk: any sentence opening with "When" was skipped
+    ("When you book restaurants for us, we like quiet places.", True),
+    ("When you write SQL for me, I'd rather have CTEs than subqueries.", True),
+    ("When you get a chance, I want to talk.", False),
+    ("When I was young, we lived in Leeds.", False),
+])
+def test_what_the_user_likes_of_a_kind_of_task_is_a_standing_instruction(text, learnt):
+    from keepmind.engine.stance import instruction
+
+    found = statements(text)
+    assert [st.category for st in found] == (["instruction"] if learnt else [])
+    assert instruction(text) is learnt
+    if learnt:
+        [proposal] = extract([(0, text)])
+        assert proposal.content == text  # in the user's own words
