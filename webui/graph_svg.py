@@ -20,6 +20,15 @@ LABEL_CHARS = 22
 # The room a node and its name take along a ring: a ring grows with what it holds, so thirty
 # neighbours do not sit on one another's names (a walk's picture read "Ta", "S n", "PoMadrid").
 NODE_ARC = (0.0, 64.0, 56.0)
+# What a name and a relation take on the page, estimated (the server has no fonts): the widths are
+# generous for the default sans, so a label kept clear of these boxes is clear of the drawn text.
+NAME_PX, LABEL_PX = 15.0, 13.0
+EM = 0.62
+RADIUS = {0: 16.0, 1: 11.0, 2: 11.0}
+# Where along an edge its label may sit, nearest the middle first, and how far beside it when
+# none of those is free.
+ALONG = (0.5, 0.42, 0.58, 0.34, 0.66, 0.27, 0.73)
+BESIDE = (0.0, 14.0, -14.0, 26.0, -26.0)
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,9 @@ class Node:
     x: float
     y: float
     depth: int
+    # The name's baseline: above a node that sits above the centre, below any other, so an edge,
+    # which comes from the centre's side, never runs through the name at its far end.
+    name_y: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,60 @@ class Line:
     label_x: float
     label_y: float
     title: str
+
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+def _text_box(x: float, baseline: float, text: str, px: float, pad: float = 3.0) -> Box:
+    half = len(text) * px * EM / 2 + pad
+    return (x - half, baseline - px * 0.8 - pad, x + half, baseline + px * 0.25 + pad)
+
+
+def _node_boxes(n: Node) -> list[Box]:
+    r = RADIUS[min(n.depth, 2)] + 3
+    return [(n.x - r, n.y - r, n.x + r, n.y + r), _text_box(n.x, n.name_y, n.name, NAME_PX)]
+
+
+def _name_y(x: float, y: float, depth: int, cy: float) -> float:
+    if depth == 0:
+        return y + 34
+    return y - 19 if y < cy - 1 else y + 27
+
+
+def _label_spot(x1: float, y1: float, x2: float, y2: float, text: str, taken: list[Box]) -> tuple[float, float]:
+    """The baseline of an edge's label: centred on the edge as near its middle as is free of every
+    node, name and label already placed; beside the edge when no spot on it is; where it overlaps
+    least when none is free at all."""
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    nx, ny = -(y2 - y1) / length, (x2 - x1) / length  # across the edge
+    half = len(text) * LABEL_PX * EM / 2
+    best, least = (0.0, 0.0), math.inf
+    for side in BESIDE + (half + 8, -half - 8, half + 24, -half - 24):
+        for t in ALONG:
+            mx, my = x1 + (x2 - x1) * t + nx * side, y1 + (y2 - y1) * t + ny * side
+            baseline = my + LABEL_PX * 0.3  # the text's middle on the point
+            box = _text_box(mx, baseline, text, LABEL_PX, 2.0)
+            covered = sum(_area(box, b) for b in taken)
+            if covered == 0:
+                return mx, baseline
+            if covered < least:
+                best, least = (mx, baseline), covered
+    return best
+
+
+def _area(a: Box, b: Box) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def name_box(n: Node) -> Box:
+    """The room a node's name takes, as the layout reckons it."""
+    return _text_box(n.x, n.name_y, n.name, NAME_PX)
+
+
+def label_box(line: Line) -> Box:
+    """The room an edge's label takes, as the layout reckons it."""
+    return _text_box(line.label_x, line.label_y, line.relation.replace("_", " "), LABEL_PX, 2.0)
 
 
 def _short(name: str) -> str:
@@ -115,20 +181,25 @@ def layout(center_id: str, anchors: list, edges: list) -> tuple[list[Node], list
     placed += [(start + gap * i, m) for i, m in enumerate(loose)]
     for a, m in placed:
         pos[m] = (cx + r2 * math.cos(a) * 1.35, cy + r2 * 0.85 * math.sin(a))
-    nodes = [Node(a.id, _short(a.name), a.type, round(pos[a.id][0], 1), round(pos[a.id][1], 1), depth[a.id])
-             for a in anchors if a.id in pos]
+    nodes = []
+    for a in anchors:
+        if a.id in pos:
+            x, y, d = round(pos[a.id][0], 1), round(pos[a.id][1], 1), depth[a.id]
+            nodes.append(Node(a.id, _short(a.name), a.type, x, y, d, round(_name_y(x, y, d, cy), 1)))
+    taken = [b for n in nodes for b in _node_boxes(n)]
     lines = []
     for e in edges:
         if e.from_id not in pos or e.to_id not in pos:
             continue
         (x1, y1), (x2, y2) = pos[e.from_id], pos[e.to_id]
-        # an edge from the centre is labelled nearer its far end, where the spokes are apart
-        t = 0.62 if e.from_id == center_id else 0.38 if e.to_id == center_id else 0.5
+        words = e.relation.replace("_", " ")
+        lx, ly = _label_spot(x1, y1, x2, y2, words, taken)
+        taken.append(_text_box(lx, ly, words, LABEL_PX, 2.0))
         lines.append(Line(e.id, round(x1, 1), round(y1, 1), round(x2, 1), round(y2, 1), e.relation, e.current,
-                          round(x1 + (x2 - x1) * t, 1), round(y1 + (y2 - y1) * t - 4, 1),
+                          round(lx, 1), round(ly, 1),
                           f"{by_id[e.from_id].name} {e.relation.replace('_', ' ')} {by_id[e.to_id].name}"
                           + ("" if e.current else " (retired)")))
     return nodes, lines
 
 
-__all__ = ["HEIGHT", "WIDTH", "Line", "Node", "layout", "view_box"]
+__all__ = ["HEIGHT", "WIDTH", "Line", "Node", "label_box", "layout", "name_box", "view_box"]

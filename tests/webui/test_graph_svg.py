@@ -54,3 +54,24 @@ def test_thirty_neighbours_do_not_sit_on_one_another_and_a_shared_one_sits_amid_
     mean = math.atan2(sum(map(math.sin, ties)), sum(map(math.cos, ties)))
     city = by_id[cities[0].id]
     assert abs(math.atan2((city.y - HEIGHT / 2) / 0.85, (city.x - WIDTH / 2) / 1.35) - mean) < 0.35
+
+
+def test_no_relation_label_is_laid_over_a_name_in_a_star_or_on_a_vertical_edge():
+    """A walk's picture read "Porto / lives in": the label of a vertical spoke sat under its far end's name."""
+    from keepmind.webui.graph_svg import label_box, name_box
+
+    def overlap(p, q):
+        return p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]
+
+    for spokes in (2, 3, 8):  # two: one straight up, one straight down
+        a = [anchor(i) for i in range(spokes + 2)]
+        edges = [edge(i, a[0], a[i]) for i in range(1, spokes + 1)] + [edge(99, a[1], a[-1])]  # a tie above the top
+        nodes, lines = layout("a0", a, edges)
+        names = [name_box(n) for n in nodes]
+        circles = [(n.x - 14, n.y - 14, n.x + 14, n.y + 14) for n in nodes]
+        top = min((n for n in nodes if n.depth == 1), key=lambda n: n.y)
+        assert top.name_y < top.y  # a name above the centre sits above its node, away from the edge into it
+        labels = [label_box(line) for line in lines]
+        for line, box in zip(lines, labels):
+            assert not [b for b in names + circles if overlap(box, b)], (spokes, line.relation, box)
+        assert not [(i, j) for i, p in enumerate(labels) for j, q in enumerate(labels[i + 1:]) if overlap(p, q)]
