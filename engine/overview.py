@@ -57,7 +57,7 @@ def due_checkpoints(conn: apsw.Connection, now: int) -> int:
 
 def visible_counts(conn: apsw.Connection, scope, now: int, since: int) -> dict:
     """What a viewer may see, counted: anchors, live documents and records, current edges, and
-    the memories formed and recalls that injected something since `since` (e.g. today)."""
+    since `since` (e.g. today) the memories formed, the recalls made and the memories they injected."""
     out = {}
     a_where, a_params = scope_sql("a", scope)
     out["anchors"] = scalar(conn, f"SELECT COUNT(*) FROM memory_anchors a WHERE a.status='active' AND {a_where}",
@@ -74,9 +74,11 @@ def visible_counts(conn: apsw.Connection, scope, now: int, since: int) -> dict:
                           e_params)
     out["formed_today"] = formed
     s_where, s_params = permitted_sql("s", scope.audience, None if scope.any_boundary else scope.readable_boundaries)
-    out["recalled_today"] = scalar(
-        conn, "SELECT COALESCE(SUM(e.injected_count), 0) FROM recall_events e JOIN sessions s"
-              f" ON s.session_id = e.session_id WHERE e.created_at >= ? AND {s_where}", (since, *s_params))
+    # Two counts, not one: the recalls (what the overview lists) and the memories they injected (a
+    # recall gives several); "Recalled today 3" beside two listed recalls read as a miscount.
+    out["recalls_today"], out["injected_today"] = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(e.injected_count), 0) FROM recall_events e JOIN sessions s"
+        f" ON s.session_id = e.session_id WHERE e.created_at >= ? AND {s_where}", (since, *s_params)).fetchone()
     return out
 
 
