@@ -81,6 +81,8 @@ def conjugate(rest: str) -> str:
         return rest
     if low in _IRREGULAR:
         new = _IRREGULAR[low]
+    elif low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        new = verb  # said already agreeing ("We builds the API" read "The team buildses the API")
     elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
         new = verb + "es"
     elif low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":

@@ -124,7 +124,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("habit", "durable_fact", 0.75,
      _FIRST_I + r"(?:play|practi[cs]e|train|go|run|swim|cook|bake|attend|volunteer|walk|hike|bike|cycle|read|write|"
      r"paint|draw|meditate|drink|eat|take|visit|watch|listen|teach|study|work\s+out|do|dance|sing|knit|garden|"
-     r"climb|ski|surf|skate|jog|lift|commute|fly|travel)\b(?=[^.]*\b(?:every|each|on\s+(?:mondays|tuesdays|"
+     r"climb|ski|surf|skate|jog|lift|commute|fly|travel)\b(?=(?:[^.]|\.(?=\w))*\b(?:every|each|on\s+(?:mondays|tuesdays|"
      r"wednesdays|thursdays|fridays|saturdays|sundays|weekends|weekdays)|daily|weekly|monthly|twice|once\s+a|"
      r"(?:in|on)\s+the\s+(?:mornings|evenings|weekends)|at\s+night|regularly|most\s+(?:days|mornings|evenings)|"
      r"from\s+time\s+to\s+time|occasionally|in\s+my\s+(?:free|spare)\s+time|as\s+a\s+hobby|for\s+fun|"
@@ -174,7 +174,13 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi(?:'m|\s+am)\s+(?:fluent|bilingual|trilingual|a\s+native\s+speaker)\b"),
     ("tool", "durable_fact", 0.75,
      r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*(?:use|drive|ride|code\s+in|program\s+in|"
-     r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:19|20)\d\d\s+)?(?-i:[A-Z][\w+#.-]*)"),
+     r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:19|20)\d\d\s+)?(?-i:[A-Z][\w+#.-]*)|"
+     # a tool named in lower case, with what it is for: "I use ruff for linting.", "We use pytest for tests."
+     r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*use\s+(?!(?:it|this|that|them|"
+     r"these|those|a|an|the|my|our|your|some|any|one|lots|too|to)\b)[a-z][\w+#.-]*(?:\s+and\s+[a-z][\w+#.-]*)?\s+"
+     r"(?:for|to|as)\s+\w+|"
+     # the machine: "I'm on macOS Sonoma with Python 3.12.", "I'm on Ubuntu 24.04."
+     r"\bi(?:'m|\s+am)\s+(?:running\s+|using\s+)?on\s+(?:macos|(?-i:[A-Z])[\w.-]*)(?=\s+(?:\d|(?-i:[A-Z])|with\b))"),
     ("work", "durable_fact", 0.8,
      r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
      r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"
@@ -186,7 +192,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"developing|running|training for|learning|studying|researching)\b"),
     ("project", "durable_fact", 0.75, r"\b(?:my|our)\s+(?:project|app|company|startup|business|store|"
      r"studio|book|thesis|team|band|blog|frontend|backend|api|stack|service|database|website|site|codebase|repo|"
-     r"pipeline|infrastructure|infra|monorepo)\s+(?:\w+\s+)?(?:is|uses|has|needs|will|launched|just|runs)\b"),
+     r"pipeline|infrastructure|infra|monorepo|ci|cd|ci/cd|builds?|tests|test\s+suite|deploys|deployments?|"
+     r"servers?|cluster|docs)\s+(?:\w+\s+)?(?:is|are|uses|use|has|have|needs|will|launched|just|runs|run)\b"),
     # what a team builds and with what: "We build the frontend with Svelte.", "The team deploys on Fly.io."
     ("project", "durable_fact", 0.75,
      r"\b(?:we|the\s+team)\s+(?:build|builds|write|writes|develop|develops|deploy|deploys|host|hosts|run|runs|"
@@ -196,7 +203,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:we|the\s+team)\s+(?:usually\s+|always\s+|only\s+)?(?:deploy|release|ship|merge|review|"
      r"standup|stand\s+up|meet|sync|plan|demo|retro|rotate|backup|back\s+up|rebase|tag|triage|freeze|"
      r"deploys|releases|ships|merges|reviews|meets|syncs|plans|demos|rotates|triages)\b"
-     r"(?=[^.]*\b(?:every|each|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays)|daily|weekly|"
+     r"(?=(?:[^.]|\.(?=\w))*\b(?:every|each|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays)|daily|weekly|"
      r"biweekly|fortnightly|monthly|nightly|twice\s+a|once\s+a|(?:mondays|tuesdays|wednesdays|thursdays|"
      r"fridays))\b)"),
     # who has which role in the team: "Priya is our tech lead."
@@ -346,16 +353,54 @@ _FICTION = re.compile(r"\b(?:(?:write|tell|make\s+up|draft|compose|invent|create
                       r"(?:pretend|imagine)\s+(?:that\s+)?(?:i|we)(?:'m|'re|\s+am|\s+are|\s+was|\s+were)|"
                       r"in\s+(?:the\s+)?first[-\s]person|in\s+character)\b", re.I)
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?\n]))\s*")
+# A line that hands over material, and so whose following lines are the material's: a walk's coding
+# agent sent "My colleague Priya sent this on Slack, can you draft a reply?" over Priya's message
+# ("I live in Berlin…", and the user's home moved there), "…Sentry shows:" over a customer's bio,
+# "Squash these into one commit message:" over someone's commits, "Can you tighten the intro of
+# our README?" over the README. It asks for work on a text or says where the text comes from, and
+# names the text; "Some context about me:" hands over the speaker's own words.
+_HANDS_OVER = re.compile(
+    r"^(?=.*\b(?:write|draft|compose|proofread|rewrite|reword|rephrase|translate|edit|polish|summari[sz]e|paraphrase|"
+    r"improve|shorten|tighten|check|fix|correct|review|format|reply|respond|answer|critique|squash|refactor|debug|"
+    r"explain|look\s+at|clean\s+up|sent|send|wrote|writes|said|says|shows?|showing|posted|pasted|got|getting|"
+    r"seeing|see|throws?|throwing|returns?|prints?|printed|logs?|logged)\b)"
+    r"(?=.*\b(?:this|these|that|the\s+following|below|here's|here\s+is|here\s+are|output|errors?|traceback|trace|"
+    r"message|e-?mail|snippet|reply|draft|readme|intro|commits?|diff|patch|code|function|class|section|paragraph|"
+    r"bio|ticket|review|transcript|excerpt|quote|doc|docs|document|post|tweet|slack|text|log|logs|shows?|says)\b)|"
+    r"\b(?:sentry|the\s+logs?|the\s+console|the\s+terminal|the\s+output|ci|the\s+build|the\s+test)\s+"
+    r"(?:shows?|says|said|prints?|printed|gives?|gave|returns?|returned)\b", re.I)
+_ABOUT_ME = re.compile(r"\b(?:about\s+(?:me|myself)|my\s+(?:preferences|background|setup|details|situation|context)|"
+                       r"what\s+i\s+(?:want|like|need|prefer))\b", re.I)
+# A line that is not said in anyone's voice: an exception or a log line ("ValueError: I can't parse
+# 'foo'." became the user's constraint), indented code, a code comment.
+_NOT_SAID = re.compile(r"^(?:[ \t]{4,}|\t)\S.*$|^[ \t]*(?:#|//|/\*|\*|--)\s.*$|"
+                       r"^[ \t]*(?:[\w.]*(?:Error|Exception|Warning|Fault)\b|Traceback\b|Caused\s+by\b|"
+                       r"(?:error|fatal|panic|warn(?:ing)?|info|debug|trace)\b\s*[:\]]|\[\w+\]|"
+                       r"\d{4}-\d\d-\d\d[T ]\d|at\s+[\w$.<>]+\s*\().*$", re.M)
+
+
+def _handed_over(text: str) -> str:
+    """`text` up to the line that hands over material, when more lines follow it (_HANDS_OVER)."""
+    if "\n" not in text:
+        return text
+    at = 0
+    for line in text.splitlines(keepends=True):
+        at += len(line)
+        if line.strip() and _HANDS_OVER.search(line) and not _ABOUT_ME.search(line) and text[at:].strip():
+            return text[:at]
+    return text
 
 
 def own_words(text: str) -> str:
-    """What of `text` the speaker says in their own voice: without quoted passages, code blocks and
-    quoted lines; up to the colon of a request for a text; before the sentence of a request for
+    """What of `text` the speaker says in their own voice: without quoted passages, code blocks,
+    quoted lines, exception and log lines, indented code and code comments; up to a line that hands
+    over material, or the colon of a request for a text; before the sentence of a request for
     fiction or a role."""
     fiction = _FICTION.search(text)
     if fiction:
         text = text[:max((m.start() for m in _SENTENCE_START.finditer(text, 0, fiction.start() + 1)), default=0)]
     text = _QUOTED.sub(lambda m: " " if len(m.group(0).split()) >= 4 or m.group(0)[:1] in "`>" else m.group(0), text)
+    text = _NOT_SAID.sub(" ", _handed_over(text))
     m = _FOR_A_TEXT.search(text)
     return text[:m.end()] if m else text
 

@@ -444,6 +444,22 @@ def test_third_person_leaves_an_irregular_past_as_it_is(said, written):
     "Write a short story in first person where I'm a pirate. Start with: I live on a ship called the Black Gull "
     "and I hate the navy.",
     "Let's role-play: I'm a detective and I live in Paris.",
+    # a coding agent's prompts (a walk): a colleague's message, a customer's bio in an error, commits,
+    # a README to edit, exception lines, indented code and its comments
+    "My colleague Priya sent this on Slack, can you draft a reply?\n\nHey! I'm out Friday, I live in Berlin so I'll "
+    "be on CET next week. I'm allergic to peanuts, so no snacks for me at the offsite.",
+    "The checkout fails. Sentry shows:\n\nValidationError: field 'bio' rejected for user 4411: I am a vegetarian and "
+    "I live in Toronto, I work as a nurse.",
+    "Squash these into one commit message:\n\ncommit 9f1c2ab\nAuthor: Sam Lee\n\n    I switched the cache to Redis "
+    "because I hate memcached\n\ncommit 1a2b3c\n\n    I live in Dublin now so I moved the cron to GMT",
+    "Can you tighten the intro of our README?\n\nI built this library to make parsing config files painless. I love "
+    "Rust and I hate YAML.",
+    "Here's the team README section, fix the typos:\n\nWe builds the API with FastAPI. Never commit directly to the "
+    "release branch.",
+    "Traceback (most recent call last):\n  File \"app.py\", line 3\nValueError: I can't parse 'foo'.",
+    "Error: I cannot find module 'express'.",
+    "PermissionError: [Errno 13] I am not allowed to write to /var/log/app.log.",
+    "Refactor this function:\ndef load(path):\n    # I always open files in binary mode here\n    return open(path)",
 ])
 def test_what_the_speaker_does_not_say_in_their_own_voice_is_not_learnt(text):
     assert statements(text) == []
@@ -455,6 +471,12 @@ def test_what_the_speaker_does_not_say_in_their_own_voice_is_not_learnt(text):
     # a quoted title is part of what is said; a role for the listener leaves the speaker's facts theirs
     ('My favourite book is "Dune".', ['User\'s favourite book is "Dune".']),
     ("Imagine you are a travel agent. I live in Boston.", ["User lives in Boston."]),
+    ("Some context about me:\n\nI live in Lisbon. I prefer aisle seats.", ["User lives in Lisbon.",
+                                                                        "User prefers aisle seats."]),
+    ("I moved to Lisbon last month.\nCan you check this code?\nI live in Dublin now.",
+     ["User moved to Lisbon last month."]),
+    ("Traceback (most recent call last):\nValueError: bad input\nCan you fix it? I prefer small fixes.",
+     ["User prefers small fixes."]),
     ("I always check my email first thing: it keeps me calm.", ["User always checks User's email first thing: it "
                                                                  "keeps User calm."]),
 ])
@@ -538,3 +560,20 @@ def test_what_the_user_likes_of_a_kind_of_task_is_a_standing_instruction(text, l
     if learnt:
         [proposal] = extract([(0, text)])
         assert proposal.content == text  # in the user's own words
+
+
+@pytest.mark.parametrize("text, fact", [
+    # a developer's facts a walk's coding agent sent, which gave nothing
+    ("We deploy to Fly.io every Tuesday.", "User and others deploy to Fly.io every Tuesday."),
+    ("I use ruff for linting.", "User uses ruff for linting."),
+    ("I use pytest for tests and mypy for type checking.", "User uses pytest for tests and mypy for type checking."),
+    ("Our CI runs on GitHub Actions.", "User's CI runs on GitHub Actions."),
+    ("I'm on macOS Sonoma with Python 3.12.", "User is on macOS Sonoma with Python 3.12."),
+])
+def test_a_developers_tools_and_routines_are_learnt(text, fact):
+    assert [st.fact for st in statements(text)] == [fact]
+
+
+@pytest.mark.parametrize("text", ["I use it for work.", "I'm on it.", "I use to go there."])
+def test_what_names_no_tool_is_not_one(text):
+    assert statements(text) == []
