@@ -216,8 +216,9 @@ KEYS: list[Key] = [
         "Override of the gate's calibrated threshold; null uses the calibrated value.",
         _num(0.0, 1.0, optional=True)),
     Key("memory.recall.ranking", "hybrid",
-        "Candidate ranking: hybrid (fused plus query coverage, the measured best), fused (DESIGN.md's "
-        "0.7 cosine + 0.3 lexical), cosine or bm25 (raw channels).", _recall_ranking, live=True),
+        "Candidate ranking: hybrid (the fused score, then how much of the message each memory covers; the "
+        "best of these in Keepmind's recall tests), fused (0.7 x similarity of meaning + 0.3 x matching "
+        "words), cosine (similarity of meaning alone) or bm25 (matching words alone).", _recall_ranking, live=True),
     Key("memory.recall.receipt_retention_days", 14,
         "Recall receipts (recall_events) older than this are pruned.", _int(1, 3650), live=True),
     Key("memory.embeddings.enabled", True,
@@ -348,7 +349,7 @@ def validate(raw: dict) -> Settings:
     for name, value in _flatten(raw).items():
         key = KEY_INDEX.get(name)
         if key is None:
-            warnings.append(f"unknown setting {name!r} is ignored (see docs/settings.md for the keys)")
+            warnings.append(f"unknown setting {name!r} is ignored (the Settings page lists every setting)")
             continue
         try:
             values[name] = key.check(value)
@@ -441,7 +442,7 @@ def save_changes(path: Path, changes: dict) -> Settings:
     keeping every other key (and the unknown ones) as they were. The same errors as loading it."""
     unknown = [name for name in changes if name not in KEY_INDEX]
     if unknown:
-        raise SettingsError(f"unknown setting {unknown[0]!r}: see docs/settings.md for the keys")
+        raise SettingsError(f"unknown setting {unknown[0]!r}: the Settings page lists every setting")
     refuse_secret_values(changes)
     raw = read_raw(path)
     for name, value in changes.items():
