@@ -95,10 +95,15 @@ def check_llm(engine):
                                                 "page, or check memory.llm.base_url, memory.llm.model and the key")
     if failed["n"] or curator:
         error = (last or {}).get("error") or "see the checkpoints' last errors"
+        # "0 of 0 observer calls and 2 curation proposals failed" beside the Overview's "6 in a row": say
+        # what each counts, and no observer count when no observer run failed
+        said = [f"{n} {what}{'' if n == 1 else 's'}" for n, what in (
+            (failed["n"], "observer run"), (curator, "curation proposal")) if n]
+        tried = max(runs, failed["n"])
+        tried = f" (of {tried} observer run{'' if tried == 1 else 's'} that asked the model)" if failed["n"] else ""
         return Check("Curation LLM", "warning",
-                     f"{target}: {failed['n']} of {runs} observer calls and {curator} curation "
-                     f"{'proposal' if curator == 1 else 'proposals'} failed in the last 24 h (last: {error[:200]}); "
-                     f"{_remedy(error)}")
+                     f"{target}: in the last 24 h {' and '.join(said)} failed{tried}; a proposal can take several "
+                     f"calls (last error: {error[:200]}); {_remedy(error)}")
     return Check("Curation LLM", "pass", f"{target}: {runs} observer calls in the last 24 h, none failed")
 
 

@@ -178,8 +178,9 @@ class ChatClient:
         if h.consecutive_failures:
             # the observer and the curator call the same provider; say which one failed last
             who = "the observer's" if self._last_purpose == "observer" else "curation's"
-            return [f"curation LLM failing ({h.consecutive_failures} in a row, last in {who} call): "
-                    f"{self._last_words}"]
+            calls = "call" if h.consecutive_failures == 1 else f"{h.consecutive_failures} calls in a row"
+            return [f"curation LLM failing (its last {calls} failed, counting the observer's and curation's, "
+                    f"since the last success; the last was {who}): {self._last_words}"]
         return []
 
     def close(self) -> None:

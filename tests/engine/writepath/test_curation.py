@@ -174,7 +174,7 @@ def test_the_doctor_says_the_provider_is_failing_when_no_table_holds_the_error(l
     assert check_llm(llm_engine).level == "pass"
     llm_engine.writepath.llm.record_failure("curation", "parse", "no decision in the reply")
     check = check_llm(llm_engine)
-    assert check.level == "warning" and "curation LLM failing (1 in a row, last in curation's call)" in check.message
+    assert check.level == "warning" and "curation LLM failing (its last call failed" in check.message
 
 
 def test_model_skip_and_unknown_update_target(llm_engine, provider, personal, clock):
@@ -413,3 +413,18 @@ def test_a_living_document_near_half_the_injection_budget_takes_no_more_appends_
     assert all(fact in said for fact in facts)  # nothing lost: every fact is in one of them
     with engine.db.snapshot() as conn:
         assert scalar(conn, "SELECT COUNT(DISTINCT anchor_id) FROM memory_documents") == 1  # one anchor, Marta
+
+
+def test_the_doctor_says_what_it_counts_when_only_curation_failed(llm_engine, personal, clock):
+    """A walk: "0 of 0 observer calls and 2 curation proposals failed in the last 24 h" beside the
+    Overview's "6 in a row": neither said what it counted."""
+    from keepmind.engine.writepath import checkpoints
+
+    for title in ("Laptop", "Train"):
+        queued = llm_engine.store_memory(personal, title, f"The user's {title.lower()} is new.")
+        llm_engine.write(checkpoints.lease_next, "test-owner", clock(), 60_000)
+        llm_engine.write(checkpoints.fail, queued.checkpoint_id, "test-owner",
+                         "curator LLM timeout: no reply within 60 s", clock(), max_attempts=5)
+    check = check_llm(llm_engine)
+    assert check.level == "warning" and "in the last 24 h 2 curation proposals failed;" in check.message
+    assert "observer" not in check.message and "a proposal can take several calls" in check.message

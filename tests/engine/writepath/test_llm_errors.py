@@ -77,7 +77,8 @@ def test_the_api_key_in_an_error_body_never_reaches_the_error_a_caller_gets(clie
         client.complete("sys", "user")
     assert err.value.message.startswith("HTTP 401") and err.value.lasting  # still read as a refusal
     assert KEY not in str(err.value) and "[secret removed]" in str(err.value)
-    assert client.status_reasons() == ["curation LLM failing (1 in a row, last in curation's call): "
+    assert client.status_reasons() == ["curation LLM failing (its last call failed, counting the observer's and curation's, since "
+                                       "the last success; the last was curation's): "
                                        "HTTP 401 from the provider (check the API key: memory.llm.api_key_env names its variable)"]
 
 
@@ -138,7 +139,7 @@ def test_a_null_message_is_a_failed_observer_run_that_backs_off_not_a_call_a_sec
     assert llm_engine.writepath.scheduler.run_once(clock()) == []  # backing off: no second call
     assert len(provider.calls(OBSERVER)) == 1
     assert llm_engine.status()["status"] == "degraded"
-    assert "last in the observer's call" in _reasons(llm_engine)
+    assert "the last was the observer's" in _reasons(llm_engine)
     with llm_engine.db.snapshot() as conn:
         assert [r["status"] for r in rows(conn, "SELECT status FROM observer_runs")] == ["failed"]
 

@@ -282,7 +282,7 @@ def test_a_provider_that_refuses_the_request_itself_hands_the_turns_to_the_rules
     with llm_engine.db.snapshot() as conn:
         statuses = [r["status"] for r in rows(conn, "SELECT status FROM observer_runs ORDER BY rowid")]
     assert statuses == ["failed", "completed"]  # the failure stays on record for the doctor
-    assert any("the observer's call" in r for r in llm_engine.status()["reasons"])
+    assert any("the last was the observer's" in r for r in llm_engine.status()["reasons"])
 
 
 def test_turns_an_llm_failed_on_are_distilled_at_once_when_no_llm_is_configured_any_more(

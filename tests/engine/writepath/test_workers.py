@@ -67,7 +67,7 @@ def test_doctor_reports_the_curation_llm(home, clock, provider):
         clock.advance(90_000)
         engine.writepath.scheduler.run_once(clock())
         [check] = [c for c in run_checks(engine) if c.name == "Curation LLM"]
-    assert check.level == "warning" and "1 of 1 observer calls" in check.message and "HTTP 502" in check.message
+    assert check.level == "warning" and "in the last 24 h 1 observer run failed (of 1 observer run that asked the model)" in check.message and "HTTP 502" in check.message
     assert "check the server and memory.llm.timeout_seconds" in check.message  # the remedy
     keyed = llm_settings(provider, memory__llm__api_key_env="KEEPMIND_TEST_UNSET_KEY")
     with open_engine(home, settings=keyed, clock=clock, start_workers=False) as engine:
