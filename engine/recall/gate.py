@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
-from ..stance import caution
+from ..stance import caution, current_part, instruction
 from .plan import RecallPlan, content_words
 from .rank import Ranked
 from .stem import stem
@@ -420,20 +420,28 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
     if rule is not None:  # any message, in a store small enough to have been seen whole
         decisions = _kept_by(decisions, rule.pick_any(top, context or top, seen_all, excluded), "memories")
     if plan.task:
-        decisions = _cautions_kept(decisions, top)
+        decisions = _named_by_the_task(decisions, top)
     return decisions
 
 
-def _cautions_kept(decisions: list[GateDecision], top: list[Ranked]) -> list[GateDecision]:
-    """A task's candidates that state an allergy or intolerance and contain a content word of the
-    part of the task they matched, kept whatever the models said: a walk's "Order me a Thai takeaway
-    with peanut sauce." ranked "I'm allergic to peanuts." first, and the query model refused it
-    (0.034 under a bar of 0.124: it learnt from questions about the past). An unneeded caution costs
-    a line of context; a missed one, what the user cannot eat."""
-    text = {r.id: r.candidate.text for r in top}
-    return [d if d.kept or d.features.get("covered_terms", 0) < 1 or not caution(text.get(d.id, "")) else
-            GateDecision(d.id, d.score, True, "a caution the task names", d.features)
-            for d in decisions]
+def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list[GateDecision]:
+    """A task's candidates that state an allergy or intolerance, or a standing instruction, and
+    contain a content word of the part of the task they matched, kept whatever the models said. A
+    walk's "Order me a Thai takeaway with peanut sauce." ranked "I'm allergic to peanuts." first,
+    and the query model refused it (0.034 under a bar of 0.124: it learnt from questions about the
+    past); a coding agent's "Add some debug output…" refused "Never use print debugging in this
+    repo, use the logger." and "Format the greeting string…" refused "Always use f-strings instead
+    of .format()…". An unneeded one costs a line of context; a missed one, what the user cannot eat
+    or the rule of their repo."""
+    found = {r.id: r.candidate for r in top}
+    out = []
+    for d in decisions:
+        c = found.get(d.id)
+        why = None if d.kept or c is None or d.features.get("covered_terms", 0) < 1 else (
+            "a caution the task names" if caution(c.text) else
+            "an instruction the task names" if instruction(current_part(c.row.get("body") or "")) else None)
+        out.append(d if why is None else GateDecision(d.id, d.score, True, why, d.features))
+    return out
 
 
 def _kept_by(decisions: list[GateDecision], found: tuple[str, float, int] | None, counted: str) -> list[GateDecision]:

@@ -197,3 +197,26 @@ def test_an_allergy_said_not_to_hold_is_no_caution():
 
     assert caution("I'm allergic to peanuts.") and caution("User's best friend Tom is gluten intolerant.")
     assert not caution("I'm not allergic to shellfish.") and not caution("I love peanut butter.")
+
+
+DEVELOPERS_STORE = ["Never use print debugging in this repo, use the logger.",
+                    "Always use f-strings instead of .format() in my Python code.",
+                    "Never merge to main without a passing CI run.", "I prefer pytest over unittest.",
+                    "I use Neovim with LazyVim.", "I prefer small PRs with one commit each.",
+                    "User moved to Lisbon last month.", "User works at Acme Payments.",
+                    "The team uses PostgreSQL 16 in production.", "I'm allergic to peanuts."]
+
+
+@pytest.mark.parametrize("task, needed", [
+    # a coding agent's walk: each ranked first and the query model refused it
+    ("Add some debug output to figure out why the cart total is off.", 0),
+    ("Format the greeting string with the customer's name in greet().", 1),
+])
+def test_a_task_that_names_a_standing_instruction_gets_it(model_engine, task, needed):
+    sid = model_engine.open_session("personal", "work")
+    ids = [model_engine.store(sid, "", text).id for text in DEVELOPERS_STORE]
+    injected, receipt = _recall(model_engine, task)
+    assert ids[needed] in injected
+    [why] = [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[needed]]
+    assert why == "an instruction the task names"
+    assert _recall(model_engine, "What is the capital of Peru?")[0] == []
