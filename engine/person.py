@@ -47,6 +47,8 @@ _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wr
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
 
 
+# Words ending in "s" that are not a verb agreeing with one subject ("miss", "focus", "this").
+_S_OF_THE_WORD = ("ss", "us", "is")
 _BASE = {"has": "have", "is": "are", "was": "were", "does": "do", "goes": "go", "doesn't": "don't",
          "isn't": "aren't", "hasn't": "haven't", "wasn't": "weren't"}
 
@@ -58,7 +60,7 @@ def base_form(rest: str) -> str:
     low = verb.lower()
     if low in _BASE:
         new = _BASE[low]
-    elif not re.fullmatch(r"[a-z]+s", low) or low.endswith(("ss", "us", "is")) or _NO_CONJUGATE.match(low):
+    elif not re.fullmatch(r"[a-z]+s", low) or low.endswith(_S_OF_THE_WORD) or _NO_CONJUGATE.match(low):
         return rest
     elif low.endswith("ies") and len(low) > 4:
         new = verb[:-3] + "y"
@@ -81,7 +83,7 @@ def conjugate(rest: str) -> str:
         return rest
     if low in _IRREGULAR:
         new = _IRREGULAR[low]
-    elif low.endswith("s") and not low.endswith(("ss", "us", "is")):
+    elif low.endswith("s") and not low.endswith(_S_OF_THE_WORD):
         new = verb  # said already agreeing ("We builds the API" read "The team buildses the API")
     elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
         new = verb + "es"

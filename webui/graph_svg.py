@@ -68,7 +68,7 @@ def _text_box(x: float, baseline: float, text: str, px: float, pad: float = 3.0)
 
 def _node_boxes(n: Node) -> list[Box]:
     r = RADIUS[min(n.depth, 2)] + 3
-    return [(n.x - r, n.y - r, n.x + r, n.y + r), _text_box(n.x, n.name_y, n.name, NAME_PX)]
+    return [(n.x - r, n.y - r, n.x + r, n.y + r), name_box(n)]
 
 
 def _name_y(x: float, y: float, depth: int, cy: float) -> float:
@@ -89,7 +89,7 @@ def _label_spot(x1: float, y1: float, x2: float, y2: float, text: str, taken: li
         for t in ALONG:
             mx, my = x1 + (x2 - x1) * t + nx * side, y1 + (y2 - y1) * t + ny * side
             baseline = my + LABEL_PX * 0.3  # the text's middle on the point
-            box = _text_box(mx, baseline, text, LABEL_PX, 2.0)
+            box = _label_box(mx, baseline, text)
             covered = sum(_area(box, b) for b in taken)
             if covered == 0:
                 return mx, baseline
@@ -109,7 +109,11 @@ def name_box(n: Node) -> Box:
 
 def label_box(line: Line) -> Box:
     """The room an edge's label takes, as the layout reckons it."""
-    return _text_box(line.label_x, line.label_y, line.relation.replace("_", " "), LABEL_PX, 2.0)
+    return _label_box(line.label_x, line.label_y, line.relation.replace("_", " "))
+
+
+def _label_box(x: float, baseline: float, words: str) -> Box:
+    return _text_box(x, baseline, words, LABEL_PX, 2.0)
 
 
 def _short(name: str) -> str:
@@ -194,10 +198,10 @@ def layout(center_id: str, anchors: list, edges: list) -> tuple[list[Node], list
         (x1, y1), (x2, y2) = pos[e.from_id], pos[e.to_id]
         words = e.relation.replace("_", " ")
         lx, ly = _label_spot(x1, y1, x2, y2, words, taken)
-        taken.append(_text_box(lx, ly, words, LABEL_PX, 2.0))
+        taken.append(_label_box(lx, ly, words))
         lines.append(Line(e.id, round(x1, 1), round(y1, 1), round(x2, 1), round(y2, 1), e.relation, e.current,
                           round(lx, 1), round(ly, 1),
-                          f"{by_id[e.from_id].name} {e.relation.replace('_', ' ')} {by_id[e.to_id].name}"
+                          f"{by_id[e.from_id].name} {words} {by_id[e.to_id].name}"
                           + ("" if e.current else " (retired)")))
     return nodes, lines
 

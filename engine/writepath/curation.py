@@ -548,10 +548,11 @@ def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now:
                        " AND status='active'", (*here, normalize_text(old)))
     if anchor is not None:
         graph_edit.rename(conn, Scope(*here), anchor["anchor_id"], new, now)
-        where, args = "anchor_id=?", (anchor["anchor_id"],)
+        where, args = "m.anchor_id=?", (anchor["anchor_id"],)
         word = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])")
     else:
-        where, args = "audience=? AND boundary=? AND instr(title || ' ' || body, ?) > 0", (*here, old)
+        where, args = "m.audience=? AND m.boundary=? AND instr(m.title || ' ' || m.body, ?) > 0", (*here, old)
+        # the name alone: not after or before another capitalised word ("Maya Angelou")
         word = re.compile(rf"(?<![\w-])(?<![A-Z][a-z] )(?<![A-Z][a-z]{{2}} )(?<![A-Z][a-z]{{3}} )"
                           rf"{re.escape(old)}(?![\w-])(?!\s+[A-Z][a-z])")
 
@@ -563,14 +564,14 @@ def put_name_right(conn: apsw.Connection, lease: Lease, old: str, new: str, now:
         return title, body, aliases_after(row["aliases"] or "", f"{row['title']}\n{row['body']}", f"{title}\n{body}")
 
     out = []
-    for doc in rows(conn, f"SELECT * FROM memory_documents WHERE {where} AND deleted_at IS NULL LIMIT 200", args):
+    for doc in rows(conn, f"SELECT * FROM memory_documents m WHERE {where} AND m.deleted_at IS NULL LIMIT 200",
+                    args):
         if (anew := said_anew(doc)) is not None:
             store.revise_document(conn, doc, anew[0], anew[1], now, source="observer",
                                   reason=f"curation:renamed {old} to {new}", aliases=anew[2])
             out.append(doc["document_id"])
-    for rec in rows(conn, f"SELECT * FROM memory_records r WHERE {where.replace('anchor_id', 'r.anchor_id')}"
-                          " AND r.is_tombstone=0 AND NOT EXISTS"
-                          " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = r.record_id) LIMIT 200",
+    for rec in rows(conn, f"SELECT * FROM memory_records m WHERE {where} AND m.is_tombstone=0 AND NOT EXISTS"
+                          " (SELECT 1 FROM memory_records n WHERE n.supersedes_record_id = m.record_id) LIMIT 200",
                     args):
         if (anew := said_anew(rec)) is not None:
             out.append(store.supersede_record(conn, {**rec, "aliases": anew[2]}, anew[0], anew[1], now,

@@ -99,8 +99,8 @@ def check_llm(engine):
         # what each counts, and no observer count when no observer run failed
         said = [f"{n} {what}{'' if n == 1 else 's'}" for n, what in (
             (failed["n"], "observer run"), (curator, "curation proposal")) if n]
-        tried = max(runs, failed["n"])
-        tried = f" (of {tried} observer run{'' if tried == 1 else 's'} that asked the model)" if failed["n"] else ""
+        asked = max(runs, failed["n"])
+        tried = f" (of {asked} observer run{'' if asked == 1 else 's'} that asked the model)" if failed["n"] else ""
         return Check("Curation LLM", "warning",
                      f"{target}: in the last 24 h {' and '.join(said)} failed{tried}; a proposal can take several "
                      f"calls (last error: {error[:200]}); {_remedy(error)}")

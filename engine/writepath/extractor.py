@@ -337,9 +337,9 @@ _PLEASE = re.compile(r"(?:(?<=^)|(?<=[,;]\s)|(?<=\bso\s)|(?<=\band\s))please,?\s
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|```.*?(?:```|\Z)|^[ \t]*>[^\n]*', re.S | re.M)
 # A request for a text: what follows its colon is the text's, not the speaker's ("Proofread this: …",
 # "Start with: …", "Translate the following: …").
-_WRITE = (r"(?:write|draft|compose|proofread|proof-read|rewrite|re-write|reword|rephrase|translate|edit|polish|"
-          r"continue|summari[sz]e|paraphrase|improve|shorten|check|fix|correct|review|format|respond\s+to|reply\s+to|"
-          r"answer|critique|start|begin|end|open)")
+_WORK_ON_A_TEXT = (r"write|draft|compose|proofread|proof-read|rewrite|re-write|reword|rephrase|translate|edit|"
+                   r"polish|summari[sz]e|paraphrase|improve|shorten|check|fix|correct|review|format|answer|critique")
+_WRITE = rf"(?:{_WORK_ON_A_TEXT}|continue|respond\s+to|reply\s+to|start|begin|end|open)"
 _FOR_A_TEXT = re.compile(rf"(?:^|[.!?]\s+|\n)\s*(?:(?:please|can\s+you|could\s+you|would\s+you|will\s+you|help\s+me|"
                          rf"i\s+need\s+you\s+to|i\s+want\s+you\s+to|now)\s+)*{_WRITE}\b"
                          # "Please fix your notes: my sister lives in Madrid now." is the speaker's
@@ -360,8 +360,7 @@ _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?\n]))\s*")
 # our README?" over the README. It asks for work on a text or says where the text comes from, and
 # names the text; "Some context about me:" hands over the speaker's own words.
 _HANDS_OVER = re.compile(
-    r"^(?=.*\b(?:write|draft|compose|proofread|rewrite|reword|rephrase|translate|edit|polish|summari[sz]e|paraphrase|"
-    r"improve|shorten|tighten|check|fix|correct|review|format|reply|respond|answer|critique|squash|refactor|debug|"
+    rf"^(?=.*\b(?:{_WORK_ON_A_TEXT}|tighten|reply|respond|squash|refactor|debug|"
     r"explain|look\s+at|clean\s+up|sent|send|wrote|writes|said|says|shows?|showing|posted|pasted|got|getting|"
     r"seeing|see|throws?|throwing|returns?|prints?|printed|logs?|logged)\b)"
     r"(?=.*\b(?:this|these|that|the\s+following|below|here's|here\s+is|here\s+are|output|errors?|traceback|trace|"
@@ -457,9 +456,10 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
             continue
         if sentence.rstrip().endswith("?"):
             continue
-        if not instruction(sentence) and (_SKIP.match(sentence) or _HEDGE.search(sentence)):
+        instructs = instruction(sentence)
+        if not instructs and (_SKIP.match(sentence) or _HEDGE.search(sentence)):
             continue
-        if instruction(sentence):
+        if instructs:
             # "Never use semicolons in my JavaScript.": how every later task is to be done
             span = _PLEASE.sub("", sentence).strip()
             span = span[:1].upper() + span[1:]
@@ -586,14 +586,16 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
     return kept if (_SELF_WORD.search(head) or _REASON_LEAD.match(head)) else lead
 
 
+_WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:is|has|'s)\s+(?:\w+ly\s+|also\s+)?"
-                                 r"(?:an?\s+|severe\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|asthmatic|"
-                                 r"vegetarian|vegan|(?:[\w-]+\s+)?allergy)\b")
-
-
+                                 rf"(?:an?\s+|severe\s+)?(?:{_WHAT_SOMEONE_IS}|asthmatic|(?:[\w-]+\s+)?allergy)\b")
 _NOT_SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)\s+(?:isn't|is\s+not|wasn't|was\s+not)\s+(?:\w+ly\s+)?"
-                                     r"(?:[\w-]+\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
-                                     r"\b[^.]*,\s+(?:it's|it\s+is|it\s+was)\b")
+                                     rf"(?:[\w-]+\s+)?{_WHAT_SOMEONE_IS}\b[^.]*,\s+(?:it's|it\s+is|it\s+was)\b")
+
+
+def _as_said(sentence: str) -> str:
+    """A third-person sentence kept as it was said, ending in a full stop."""
+    return sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
 
 
 def _about_someone(sentence: str, turn: int) -> list[Statement]:
@@ -601,7 +603,7 @@ def _about_someone(sentence: str, turn: int) -> list[Statement]:
     they cannot eat ("Leo is allergic to eggs, so any birthday cake needs to be egg-free.": a walk's
     child; what the user cooks and books for them)."""
     if _SOMEONES_CONDITION.match(sentence) or _NOT_SOMEONES_CONDITION.match(sentence):
-        fact = sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
+        fact = _as_said(sentence)
         # "Tom isn't gluten intolerant, it's his girlfriend Sofia who is.": a correction, which
         # curation puts into the memory that said he is (curation.replaced_document)
         said_not = negated(sentence.split(",")[0])
@@ -610,8 +612,7 @@ def _about_someone(sentence: str, turn: int) -> list[Statement]:
              if f.source.name != USER and f.relation in ("lives_in", "works_at", "from")]
     if not facts or len(sentence.split()) < 3:
         return []
-    fact = sentence.rstrip(" !") + ("" if sentence.rstrip().endswith(".") else ".")
-    return [Statement(turn, sentence, fact, "person", "durable_fact", 0.75)]
+    return [Statement(turn, sentence, _as_said(sentence), "person", "durable_fact", 0.75)]
 
 
 def _key_words(fact: str, subject: str) -> list[str]:

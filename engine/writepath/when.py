@@ -35,44 +35,46 @@ _RELATIVE = re.compile(
     r")\b(?!\s*\()", re.I)
 
 
-_ONE_DAY = re.compile(r"[A-Z][a-z]+day \d{1,2} [A-Z][a-z]+ \d{4}")
-
-
 def _day_words(d: date) -> str:
     return f"{WEEKDAYS[d.weekday()].capitalize()} {d.day} {d.strftime('%B')} {d.year}"
+
+
+def _one_day(d: date) -> tuple[str, date]:
+    return _day_words(d), d
 
 
 def _monday(d: date) -> date:
     return d - timedelta(days=d.weekday())
 
 
-def _resolve(m: re.Match, today: date, after: date | None = None) -> str | None:
-    """The day (or week, or month) a relative form names, in words; None when it names none.
+def _resolve(m: re.Match, today: date, after: date | None = None) -> tuple[str, date | None] | None:
+    """The day (or week, or month) a relative form names, in words, with the day when it names one
+    day; None when it names none.
 
     `after`: a later day the text named before this form; "on <weekday>" then counts from it ("I'm
     flying to Lisbon next Friday, back on Sunday." is back on the Sunday after that Friday)."""
     if m.group("after"):
-        return _day_words(today + timedelta(days=2))
+        return _one_day(today + timedelta(days=2))
     word = (m.group("word") or "").lower()
     if word in ("today", "tonight"):
-        return _day_words(today)
+        return _one_day(today)
     if word == "tomorrow":
-        return _day_words(today + timedelta(days=1))
+        return _one_day(today + timedelta(days=1))
     if word == "yesterday":
-        return _day_words(today - timedelta(days=1))
+        return _one_day(today - timedelta(days=1))
     if m.group("which"):
         which, target = m.group("which").lower(), WEEKDAYS.index(m.group("day").lower())
         if which == "last":
             back = (today.weekday() - target) % 7 or 7
-            return _day_words(today - timedelta(days=back))
+            return _one_day(today - timedelta(days=back))
         base = after if (which == "on" and after is not None and after > today) else today
         ahead = (target - base.weekday()) % 7 or 7  # the first such day after today (or after `after`)
         if which == "next" and today.weekday() + ahead <= 6:
             ahead += 7  # "next Friday" said on a Thursday is next week's, not tomorrow ("this Friday" is)
-        return _day_words(base + timedelta(days=ahead))
+        return _one_day(base + timedelta(days=ahead))
     if m.group("week"):
         shift = {"next": 7, "last": -7, "this": 0}[m.group("week").lower()]
-        return f"the week of {_day_words(_monday(today) + timedelta(days=shift))}"
+        return f"the week of {_day_words(_monday(today) + timedelta(days=shift))}", None
     if m.group("weekend"):
         # this weekend: the coming Saturday, or the one that began yesterday when said on a Sunday
         saturday = today - timedelta(days=1) if today.weekday() == 6 else today + timedelta(days=5 - today.weekday())
@@ -80,18 +82,18 @@ def _resolve(m: re.Match, today: date, after: date | None = None) -> str | None:
             saturday += timedelta(days=7)
         sunday = saturday + timedelta(days=1)
         if sunday.month != saturday.month:
-            return f"the weekend of {_day_words(saturday)}"
-        return f"the weekend of {saturday.day}–{sunday.day} {saturday.strftime('%B')} {saturday.year}"
+            return f"the weekend of {_day_words(saturday)}", None
+        return f"the weekend of {saturday.day}–{sunday.day} {saturday.strftime('%B')} {saturday.year}", None
     if m.group("month"):
         first = today.replace(day=1)
         other = (first + timedelta(days=32)).replace(day=1) if m.group("month").lower() == "next" \
             else (first - timedelta(days=1)).replace(day=1)
-        return f"{other.strftime('%B')} {other.year}"
+        return f"{other.strftime('%B')} {other.year}", None
     if m.group("n"):
         raw = m.group("n").lower()
         n = int(raw) if raw.isdigit() else _NUMBERS[raw]
         days = n * (7 if m.group("unit").lower().startswith("week") else 1)
-        return _day_words(today + timedelta(days=days))
+        return _one_day(today + timedelta(days=days))
     return None
 
 
@@ -107,9 +109,12 @@ def anchored(text: str, said_at_ms: int | None, tz: tzinfo | None = None) -> str
     latest: list[date] = []
 
     def add(m: re.Match) -> str:
-        day = _resolve(m, today, latest[-1] if latest else None)
-        if day and _ONE_DAY.fullmatch(day):
-            latest.append(datetime.strptime(day, "%A %d %B %Y").date())
-        return f"{m.group(0)} ({day})" if day else m.group(0)
+        found = _resolve(m, today, latest[-1] if latest else None)
+        if found is None:
+            return m.group(0)
+        words, day = found
+        if day is not None:
+            latest.append(day)
+        return f"{m.group(0)} ({words})"
 
     return _RELATIVE.sub(add, text)
