@@ -12,7 +12,7 @@ import pytest
 from keepmind.engine import EngineError
 from keepmind.engine.clock import HOUR_MS
 from keepmind.engine.writepath import checkpoints
-from support.browser import LAPTOP, NARROW, check_axe, hx_settle, shoot, sign_in
+from support.browser import LAPTOP, NARROW, check_axe, dialog_settled, hx_settle, shoot, sign_in
 
 OWNER = "browser-test:1:x"
 
@@ -227,6 +227,7 @@ def test_the_actions_that_run_keepmind_are_reachable_with_the_keyboard(page, bus
     page.keyboard.press("Enter")  # discard the dead letter: it asks first, with the focus on Cancel
     dialog = page.get_by_role("dialog")
     dialog.get_by_role("button", name="Cancel").wait_for()
+    dialog_settled(page)
     assert page.evaluate("document.activeElement.textContent") == "Cancel"
     assert dialog.get_by_role("heading").inner_text().startswith("Discard “")  # it names the proposal
     page.keyboard.press("Shift+Tab")

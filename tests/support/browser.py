@@ -29,6 +29,13 @@ def hx_settle(page) -> None:
         .every(el => el['htmx-internal-data'] && el['htmx-internal-data'].initHash)""")
 
 
+def dialog_settled(page) -> None:
+    """Wait until htmx has settled the open dialog: its settle step (20 ms after the swap) focuses the
+    dialog's [autofocus] button again, so a key pressed before it lands and the focus jumps back."""
+    page.wait_for_function("""() => { const form = document.querySelector('dialog[open] form');
+        return !!(form && form['htmx-internal-data'] && form['htmx-internal-data'].initHash); }""")
+
+
 def check_axe(page, where: str) -> None:
     """No serious or critical accessibility violation (axe-core, bundled by axe-playwright-python)."""
     from axe_playwright_python.sync_playwright import Axe
