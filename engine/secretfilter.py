@@ -42,6 +42,17 @@ _TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"),
     ("twilio_key", r"\bSK[0-9a-f]{32}\b"),
+    ("sentry_token", r"\bsntry[su]_[A-Za-z0-9_+/=]{40,}"),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("linear_api_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    ("groq_api_key", r"\bgsk_[A-Za-z0-9]{52}\b"),
+    ("replicate_token", r"\br8_[A-Za-z0-9]{37}\b"),
+    ("notion_token", r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b"),
+    ("atlassian_token", r"\bATATT3[A-Za-z0-9_\-=]{150,}"),
+    ("telegram_bot_token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])"),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     # Written with {5} so this source file never contains a literal key header.
     ("pem_private_key",
@@ -63,11 +74,20 @@ _SECRET_KEY = (
     r"connection[_\-\s]?string|credentials?|account[_\-\s]?key|shared[_\-\s]?access[_\-\s]?key|"
     r"webhook[_\-\s]?secret|session[_\-\s]?secret)"
 )
+# The key and its value may be quoted, and the quotes escaped, as in JSON held inside a string (a
+# tool's output logged as text: {\"password\": \"...\"}). A double-quoted value runs to the first
+# quote that is not escaped ("p4ss\"word" is one value; its end was taken for the first \" and
+# the rest of the password stayed) and may hold an apostrophe ("it's-a-secret").
 _KEY_VALUE = re.compile(
     r"""(?ix)
-    (?<![\w.\-])(?P<key>["']?(?:[\w.\-]*""" + _GLUED_KEY + r"""|(?:[\w.\-]*[_.\-])?""" + _SECRET_KEY + r""")["']?)
+    (?<![\w.\-])(?P<key>\\?["']?(?:[\w.\-]*""" + _GLUED_KEY + r"""|(?:[\w.\-]*[_.\-])?""" + _SECRET_KEY
+    + r""")\\?["']?)
     (?P<sep>\s*(?::|=|=>)\s*)
-    (?P<q>["']?)(?P<value>(?<=["'])[^"'\n]{4,}(?=["'])|[^\s"',;}{]{4,})
+    (?P<q>\\?["']?)(?P<value>
+       (?<=\\["'])[^"'\\\n]{4,}(?=\\["'])
+      |(?<!\\")(?<=")(?:[^"\\\n]|\\.){4,}(?=")
+      |(?<!\\')(?<=')[^'\n]{4,}(?=')
+      |[^\s"',;}{]{4,})
     """
 )
 # A password on a command line: curl/wget -u user:password (--user), mysql -pPASSWORD (glued: a
@@ -196,7 +216,7 @@ _COMPILED = [(kind, re.compile(p)) for kind, p in _TOKEN_PATTERNS]
 # search).
 _MAYBE = (
     re.compile(r"AKIA|ASIA|ABIA|ACCA|AIza|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk-|_live_|_test_|hf_|npm_"
-               r"|SG\.|SK[0-9a-f]|eyJ|-----BEGIN|://"),
+               r"|SG\.|SK[0-9a-f]|eyJ|-----BEGIN|://|sntry|pypi-|_v1_|shp(?:at|ca|pa|ss)_|dapi|lin_api_|gsk_|r8_|ntn_|ATATT3|:AA"),
     re.compile(r"\d{4}[ \-]?\d{4}"),
     re.compile(r"[A-Za-z0-9/+]{40}"),
 )
@@ -272,7 +292,7 @@ def _names_a_variable(text: str, m: re.Match) -> bool:
     value, sep = m.group("value"), m.group("sep").strip()
     if _CALL.match(text, m.start("value")) or _CODE_VALUE.fullmatch(value):
         return True
-    key = m.group("key").strip("\"'")
+    key = m.group("key").strip("\\\"'")
     if _ENV_KEY.fullmatch(key) and m.group("sep") == "=":
         return False
     if _SNAKE_NAME.fullmatch(value) or _CREDENTIAL_WORD.fullmatch(value):
@@ -767,7 +787,11 @@ KIND_WORDS = {
     "seed_phrase": "a seed phrase", "sendgrid_key": "a SendGrid key", "slack_token": "a Slack token",
     "slack_webhook": "a Slack webhook", "stated_login": "a login's password", "stated_password": "a password",
     "stated_pin": "a PIN", "stated_token": "a token", "stripe_key": "a Stripe key", "twilio_key": "a Twilio key",
-    "url_credentials": "a password in a URL", "your_api_key": "an API key",
+    "url_credentials": "a password in a URL", "sentry_token": "a Sentry token", "pypi_token": "a PyPI token",
+    "digitalocean_token": "a DigitalOcean token", "shopify_token": "a Shopify token",
+    "databricks_token": "a Databricks token", "linear_api_key": "a Linear API key", "groq_api_key": "a Groq API key",
+    "replicate_token": "a Replicate token", "notion_token": "a Notion token", "atlassian_token": "an Atlassian token",
+    "telegram_bot_token": "a Telegram bot token", "your_api_key": "an API key",
 }
 
 
