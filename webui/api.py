@@ -250,13 +250,13 @@ def recall(session_id):
     data = body("Recall")
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
-        return reply(block=None, items=[], receipt=None, degraded=[])
+        return reply(block=None, items=[], receipt=None, degraded=[], took_ms=None)
     if engine().paused:
-        return reply(block=None, items=[], receipt=None, degraded=["memory_paused"])
+        return reply(block=None, items=[], receipt=None, degraded=["memory_paused"], took_ms=None)
     result = engine().recall(session_id, data["message"], data.get("context"), token=current_token())
     out = result.as_dict()
     return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
-                 degraded=list(out.get("degraded", [])))
+                 degraded=list(out.get("degraded", [])), took_ms=out.get("took_ms"))
 
 
 @route("GET", "/sessions/<session_id>/receipts/<receipt_id>",

@@ -174,7 +174,9 @@ RESPONSES = {
             "class": {"type": "string"}, "score": {"type": ["number", "null"]}},
             "required": ["id", "title", "content", "class"]}},
         "receipt": _STR_OR_NULL,
-        "degraded": {"type": "array", "items": {"type": "string"}}}, ("block", "items", "receipt", "degraded")),
+        "degraded": {"type": "array", "items": {"type": "string"}},
+        "took_ms": {"type": ["number", "null"], "description": "how long the recall took; null when none ran"}},
+        ("block", "items", "receipt", "degraded", "took_ms")),
     "Receipt": ok({"receipt": {"type": "object", "properties": {
         "receipt": {"type": "string"}, "session_id": _STR_OR_NULL}, "required": ["receipt"]}}, ("receipt",)),
     "Found": ok({"items": {"type": "array", "items": {"$ref": "#/components/schemas/Memory"}},

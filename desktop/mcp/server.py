@@ -111,6 +111,7 @@ class RecallOutcome(BaseModel):
     items: list[RecalledItem]
     receipt: str | None = None
     degraded: list[str] = []
+    took_ms: float | None = Field(default=None, description="how long the recall took, in milliseconds")
 
 
 def _memory(d: dict) -> Memory:
@@ -415,7 +416,7 @@ def build_server(session: McpSession) -> MCPServer:
             body["context"] = context
         data = session.call("recall", body)
         return RecallOutcome(block=data.get("block"), receipt=data.get("receipt"),
-                             degraded=list(data.get("degraded") or []),
+                             degraded=list(data.get("degraded") or []), took_ms=data.get("took_ms"),
                              items=[RecalledItem(id=i["id"], title=i.get("title", ""), content=i.get("content", ""),
                                                  memory_class=i.get("class", ""), score=i.get("score"))
                                     for i in data.get("items", [])])

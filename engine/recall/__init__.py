@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import sessions
 from ..errors import InvalidInput
@@ -33,10 +34,13 @@ class RecallResult:
     items: list[Injected]
     receipt_id: str | None
     degraded: list[str] = field(default_factory=list)
+    # How long this recall took, in milliseconds, from the message to the block (what the 300 ms
+    # budget is about); None when no recall ran (memory paused).
+    took_ms: float | None = None
 
     def as_dict(self) -> dict:
         return {"block": self.block, "items": [i.as_dict() for i in self.items],
-                "receipt": self.receipt_id, "degraded": list(self.degraded)}
+                "receipt": self.receipt_id, "degraded": list(self.degraded), "took_ms": self.took_ms}
 
 
 class Recaller:
@@ -129,6 +133,11 @@ class Recaller:
 
     def recall(self, session_id: str, message: str, context=None) -> RecallResult:
         """The memories that bear on `message` for this session, as a block (or none)."""
+        started = time.perf_counter()
+        result = self._recall(session_id, message, context)
+        return replace(result, took_ms=round((time.perf_counter() - started) * 1000, 1))
+
+    def _recall(self, session_id: str, message: str, context) -> RecallResult:
         if not isinstance(message, str):
             raise InvalidInput("message must be a string")
         # A secret in the message is neither searched for nor kept: the receipt stores the

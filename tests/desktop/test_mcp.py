@@ -75,7 +75,7 @@ def check_results(out: dict, engine_has_store: bool, engine_has_recall: bool) ->
         assert out["stored"].is_error and "not available" in out["stored"].content[0].text
     if engine_has_recall:
         assert not out["recalled"].is_error, out["recalled"].content
-        assert set(out["recalled"].structured_content) >= {"block", "items", "receipt", "degraded"}
+        assert set(out["recalled"].structured_content) >= {"block", "items", "receipt", "degraded", "took_ms"}
     else:
         assert out["recalled"].is_error and "not available" in out["recalled"].content[0].text
 

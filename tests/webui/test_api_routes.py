@@ -113,12 +113,18 @@ def test_recall_answers_and_its_receipt_explains_it(live, api):
     r = api.post(f"/sessions/{sid}/recall", json={"message": "which espresso grinder do I use?"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert set(body) == {"ok", "block", "items", "receipt", "degraded"}
+    assert set(body) == {"ok", "block", "items", "receipt", "degraded", "took_ms"}
     assert body["receipt"].startswith("rcp-")
     assert "Baratza" in body["block"]  # lexical-only here (embeddings off): deterministic
     assert body["items"][0]["class"] == "durable_fact" and body["items"][0]["content"].endswith("270 grinder.")
     receipt = api.get(f"/sessions/{sid}/receipts/{body['receipt']}").json()["receipt"]
     assert receipt["receipt"] == body["receipt"] and receipt["session_id"] == sid
+    # the answer says how long recall took: the whole call, so no less than the receipt's pipeline
+    assert isinstance(body["took_ms"], float) and body["took_ms"] >= receipt["timings_ms"]["total_ms"] > 0
+    live.engine.pause()
+    paused = api.post(f"/sessions/{sid}/recall", json={"message": "which espresso grinder do I use?"}).json()
+    assert paused["degraded"] == ["memory_paused"] and paused["took_ms"] is None
+    live.engine.resume()
     other = api.post("/sessions", json={"audience": "personal", "boundary": "work"}).json()["session"]["id"]
     assert api.get(f"/sessions/{other}/receipts/{body['receipt']}").status_code == 404
 
