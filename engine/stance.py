@@ -185,10 +185,20 @@ def standing_and_lasting(text: str) -> tuple[bool, bool]:
 _CAUTION = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|celiac|coeliac|anaphyla\w*)\b", re.I)
 
 
+_CLAUSE_BREAK = re.compile(r"[,;:.!?—]|\b(?:but|though|although|whereas|because|since|so|and)\b", re.I)
+
+
 def caution(text: str) -> bool:
-    """Whether a memory states an allergy or an intolerance (and does not say it is not so)."""
+    """Whether a memory states an allergy or an intolerance: a clause naming one that does not say
+    it is not so ("I'm not allergic to shellfish, I just don't like prawns." states none; counted
+    over the whole sentence, its two negations made it one)."""
     text = current_part(text or "").replace("’", "'")
-    return bool(_CAUTION.search(text)) and not negated(text)
+    for m in _CAUTION.finditer(text):
+        starts = [b.end() for b in _CLAUSE_BREAK.finditer(text, 0, m.start())]
+        end = _CLAUSE_BREAK.search(text, m.end())
+        if not negated(text[starts[-1] if starts else 0:end.start() if end else len(text)]):
+            return True
+    return False
 
 
 def stance_match(text: str) -> re.Match | None:

@@ -182,8 +182,12 @@ def value_document(conn: apsw.Connection, lease: Lease, proposal: Proposal) -> d
 _CHANGED = re.compile(r"\b(?:no\s+longer|stopped|quit|gave\s+up|switched\s+(?:away\s+)?from|instead\s+of|"
                       r"moved\s+on\s+from|not|isn't|wasn't)\s+(?:an?\s+|the\s+|my\s+)?"
                       r"(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3})", re.I)
+# A condition put right says a change too: "I'm not allergic to shellfish, I just don't like prawns."
 _CHANGE_SAID = re.compile(r"\b(?:anymore|any\s+more|no\s+longer|now|stopped|quit|gave\s+up|switched|instead\s+of|"
-                          r"moved\s+on|after\s+all|isn't|wasn't)\b", re.I)
+                          r"moved\s+on|after\s+all|isn't|wasn't)\b|(?:'m|\bam|'re|\bare)\s+not\s+(?:\w+ly\s+)?"
+                          r"(?:[\w-]+\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)\b", re.I)
+# "allergic to shellfish" is shellfish (the "to" of "from Vim to Emacs" ends what changed)
+_ALLERGIC_TO = re.compile(r"^((?:[\w-]+\s+)?(?:allergic|intolerant|sensitive))\s+to\s+", re.I)
 # The move a called-off plan names, before what it named: "not moving to Dagster after all" is Dagster.
 _MOVING_TO = re.compile(r"^(?:moving|switching|migrating|changing|going|porting)\s+(?:[\w'-]+\s+){0,2}?"
                         r"(?:over\s+)?(?:to|onto)\s+", re.I)
@@ -201,7 +205,7 @@ def retracted(content: str) -> tuple[str, ...]:
     if not _CHANGE_SAID.search(content or ""):
         return ()
     for found in _CHANGED.finditer(content):
-        what = _WHAT_ENDS.sub("", _MOVING_TO.sub("", found.group("what")))
+        what = _WHAT_ENDS.sub("", _ALLERGIC_TO.sub(r"\1 ", _MOVING_TO.sub("", found.group("what"))))
         words = tuple(w for w in re.findall(r"[a-z0-9][\w'+#-]*", what.lower()) if w not in _NOT_THE_THING
                       and len(w) >= 2)
         if words:

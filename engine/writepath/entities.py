@@ -89,6 +89,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
     ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS})\s+(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
+    # "we got a puppy, a cocker spaniel called Biscuit" (a breed is no pet word)
+    ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS}),\s+(?:an?|the)\s+"
+            rf"(?:[\w-]+\s+){{1,3}}?(?:named|called)\s+(?P<name>{_NAME})"),
     ("pet", rf"\b(?:adopted|rescued|got|bought)\s+(?:my\s+|our\s+|an?\s+)(?:[\w-]+\s+){{0,2}}?(?:named|called)\s+"
             rf"(?P<name>{_NAME})"),
     # my dog is a beagle named Rolo

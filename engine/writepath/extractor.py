@@ -26,7 +26,7 @@ _FIRST_PERSON = r"(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|my|our)"
 # rule that matches names the category. Standing statements (health, preference, constraint,
 # habit: what stays true of the speaker and bears on future tasks) come first; their verbs are
 # generic English, not a domain's words.
-_FIRST_I = (r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+|still\s+|much\s+|even\s+|always\s+|never\s+|often\s+|"
+_FIRST_I = (r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|much\s+|even\s+|always\s+|never\s+|often\s+|"
             r"kind\s+of\s+|sort\s+of\s+)*")
 _I_AM = r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|so\s+)*"
 _CHATTER = (r"(?!\s*(?:\w+ly\s+)?(?:know|think|thought|remember|understand|believe|mind|care|worry|wait|imagine|"
@@ -40,6 +40,8 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
+# What someone is that decides what they can eat (the user, or someone they name).
+_WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
 _NUMBER = r"(?:one|" + _SEVERAL + ")"
 # A status at work named by one word ("I'm retired.").
@@ -52,6 +54,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:not|no\s+longer)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?[\w-]+\s*,?\s*"
      r"(?:anymore|any\s+more)\b|"
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+no\s+longer\s+\w+|"
+     # a condition put right: "I'm not allergic to shellfish, I just don't like prawns."
+     + _I_AM + r"not\s+(?:\w+ly\s+)?(?:[\w-]+\s+)?" + _WHAT_SOMEONE_IS + r"\b|"
      # a plan called off: "We're not moving to Dagster after all, we decided to stay on Airflow."
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+not\s+(?:[\w-]+\s+){1,5}?after\s+all\b|"
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
@@ -496,10 +500,20 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
 _JOINED = re.compile(r",?\s+and\s+(?=(?:i|i'm|i've|my)\s)", re.I)
 
 
+# A sentence that only names what the one before it named: "We got a puppy! A cocker spaniel called
+# Biscuit." (apart, neither said whose Biscuit is, and nothing was kept)
+_NAMED_AFTER = re.compile(r"^(?:An?|The)\s+(?:[\w-]+\s+){0,3}?(?:named|called)\s+[A-Z][\w'-]*[.!]?$")
+_ENDS_IN_A_PET = re.compile(rf"\b{PETS}s?\s*[.!]*$", re.I)
+
+
 def _parts(sentences_: list[str]) -> list[str]:
-    """Each sentence, split where "and" joins two first-person statements of four words or more."""
+    """Each sentence, split where "and" joins two first-person statements of four words or more,
+    and joined to the one before when it only names what that one named (_NAMED_AFTER)."""
     out = []
     for sentence in sentences_:
+        if out and _NAMED_AFTER.match(sentence) and _ENDS_IN_A_PET.search(out[-1]):
+            out[-1] = out[-1].rstrip(" .!") + ", " + sentence[0].lower() + sentence[1:]
+            continue
         pieces = _JOINED.split(sentence)
         if len(pieces) > 1 and all(len(p.split()) >= _MIN_WORDS for p in pieces) \
                 and _SELF_WORD.search(pieces[0]):
@@ -586,7 +600,6 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
     return kept if (_SELF_WORD.search(head) or _REASON_LEAD.match(head)) else lead
 
 
-_WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:is|has|'s)\s+(?:\w+ly\s+|also\s+)?"
                                  rf"(?:an?\s+|severe\s+)?(?:{_WHAT_SOMEONE_IS}|asthmatic|(?:[\w-]+\s+)?allergy)\b")
 _NOT_SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)\s+(?:isn't|is\s+not|wasn't|was\s+not)\s+(?:\w+ly\s+)?"

@@ -13,6 +13,7 @@ from keepmind.engine.writepath.extractor_eval import netclaw_baseline
     ("I usually fly out of Boston Logan.", "home", "User usually flies out of Boston Logan."),
     ("We live in Somerville near Davis Square.", "home", "User and others live in Somerville near Davis Square."),
     ("I really prefer aisle seats on long flights.", "preference", "User really prefers aisle seats on long flights."),
+    ("I just don't like prawns.", "constraint", "User just doesn't like prawns."),  # "just" hid it (a walk)
     ("My favorite editor is Helix with the gruvbox theme.", "preference",
      "User's favorite editor is Helix with the gruvbox theme."),
     ("We decided to use Postgres for the billing service.", "decision",

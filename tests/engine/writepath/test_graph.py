@@ -404,3 +404,44 @@ def test_a_condition_put_right_of_someone_goes_into_the_memory_that_said_it(engi
     assert current_part(memory.body) == "Tom isn't gluten intolerant, it's his girlfriend Sofia who is."
     assert "User's best friend Tom is gluten intolerant." in memory.body  # what it said before, as history
     assert not caution(memory.body)
+
+
+def test_the_users_own_condition_put_right_goes_into_the_memory_that_said_it(engine, personal, clock):
+    """A walk: "I'm not allergic to shellfish, I just don't like prawns." stored nothing (its "just"
+    hid the dislike too), and recall went on giving the allergy to every seafood task."""
+    from keepmind.engine.stance import caution, current_part
+
+    _say(engine, personal, clock, "I'm allergic to shellfish.", "I'm allergic to peanuts.")
+    _say(engine, engine.open_session("personal", "work"), clock,
+         "I'm not allergic to shellfish, I just don't like prawns.")
+    memories = {current_part(m.body): m.body for m in engine.list_memories(personal)}
+    assert set(memories) == {"I'm not allergic to shellfish, I just don't like prawns.", "I'm allergic to peanuts."}
+    assert "I'm allergic to shellfish." in memories["I'm not allergic to shellfish, I just don't like prawns."]
+    assert not caution(memories["I'm not allergic to shellfish, I just don't like prawns."])
+    assert caution(memories["I'm allergic to peanuts."])  # the other allergy is untouched
+
+
+@pytest.mark.parametrize("text, said", [
+    ("I'm not allergic to shellfish, I just don't like prawns.", False), ("I'm allergic to peanuts, not tree nuts.", True),
+    ("I don't eat gluten because I'm coeliac.", True), ("Never add peanuts: I'm allergic.", True),
+    ("I have no allergies.", False), ("I'm not sure, but I think I'm allergic to cats.", True)])
+def test_a_caution_is_read_in_the_clause_that_names_it(text, said):
+    from keepmind.engine.stance import caution
+
+    assert caution(text) is said
+
+
+@pytest.mark.parametrize("said, fact, pet", [
+    ("We got a puppy! A cocker spaniel called Biscuit.", "User and others got a puppy, a cocker spaniel called Biscuit.",
+     "Biscuit"),
+    ("I got a puppy, a cocker spaniel called Biscuit.", "User got a puppy, a cocker spaniel called Biscuit.", "Biscuit"),
+    ("I adopted a cat. The Maine Coon named Miso.", "User adopted a cat, the Maine Coon named Miso.", "Miso")])
+def test_a_pet_named_by_its_breed_after_the_pet_word_is_the_users(engine, personal, clock, said, fact, pet):
+    """A walk: "We got a puppy! A cocker spaniel called Biscuit." kept nothing (a breed is no pet
+    word, and the name came in a sentence of its own)."""
+    from keepmind.engine.writepath.extractor import statements
+
+    assert [s.fact for s in statements(said)] == [fact]
+    _say(engine, personal, clock, said)
+    assert ("User", "pet", pet, True) in _edges(engine) and _anchors(engine)[pet] == "pet"
+    assert [s.fact for s in statements("We went to the park. A place called Hyde Park.")] == []  # no pet before it
