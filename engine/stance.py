@@ -124,7 +124,11 @@ _TASK_VERB = (r"(?:use|write|suggest|recommend|offer|propose|include|add|put|men
               r"reply|respond|format|book|schedule|keep|ask|cc|sign|name|spell|round|convert|translate|explain|"
               r"list|order|pick|choose|plan|cook|serve|address|refer|remind|check|run|test|commit|push|deploy|"
               r"merge|document|comment|quote|cite|summari[sz]e|respond|reply|start|end|open|close|leave|put|set|"
-              r"make|give\s+me|tell\s+me|bring|avoid|double-check|prefer|default)")
+              r"make|give\s+me|tell\s+me|bring|avoid|double-check|prefer|default|"
+              # what is done to code: "Never edit the generated files.", "Always pin versions."
+              r"edit|touch|modify|change|delete|remove|rename|import|install|upgrade|pin|bump|print|log|mock|"
+              r"hard-?code|expose|catch|raise|rebase|squash|force-push|amend|skip|disable|ignore|refactor|"
+              r"reformat|generate|create|build|release|publish|tag|type|annotate|store|copy)")
 _INSTRUCTION = re.compile(
     r"^(?:(?:ok|okay|also|and|so|oh|hey|one more thing)[,!.]?\s+)*(?:please\s+)?(?:"
     r"(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|for\s+future\s+reference|whenever\s+you\s+[^,]{3,60}),?"
@@ -139,9 +143,19 @@ _INSTRUCTION = re.compile(
     r")(?:s|es|ed|ing)?\b(?=(?:\s+\S+){2})", re.I)
 
 
+# An instruction for the task at hand, not for every later one: "Don't add tests yet, just the fix.",
+# "Don't use the cache for this run." (kept, recall gave them to every later task)
+_ONE_OFF = re.compile(r"\b(?:this\s+(?:time|run|once|round|week|morning|afternoon|evening)|for\s+now|(?<!not\s)yet|"
+                      r"right\s+now|today|tonight|tomorrow|at\s+the\s+moment|for\s+the\s+moment|"
+                      r"(?:in|for)\s+this\s+(?:one|task|run|answer|reply|response|question|pr|commit|change|draft|email|"
+                      r"message|test|step|function|file|query|trip|booking|order))\b", re.I)
+
+
 def instruction(text: str) -> bool:
-    """Whether a sentence is a standing instruction to the assistant (see _INSTRUCTION)."""
-    return bool(_INSTRUCTION.match((text or "").strip().replace("\u2019", "'")))
+    """Whether a sentence is a standing instruction to the assistant (see _INSTRUCTION), not one for
+    the task at hand (_ONE_OFF)."""
+    text = (text or "").strip().replace("\u2019", "'")
+    return bool(_INSTRUCTION.match(text)) and not _ONE_OFF.search(text)
 
 
 def standing(text: str) -> bool:

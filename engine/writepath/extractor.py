@@ -163,6 +163,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use
     ("identity", "durable_fact", 0.8,
      r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
+     # "My GitHub handle is dkowalski." (what the user is called on a service)
+     r"\bmy\s+(?:(?-i:[A-Z])[\w.-]*\s+)?(?:handle|username|user\s+name|user\s+id|gamertag)\s+is\s+"
+     r"(?!(?:the|a|an|not|too|very|so|still|now|different|same|taken|gone)\b)\S|"
      r"\bi(?:'m|\s+am)\s+(?:almost\s+|nearly\s+|over\s+|turning\s+)?(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|"
      r"eighty|ninety)(?:[\s-]\w+)?|" + _NUMBER + r")[\s-]+years?[\s-]+old\b|"
      r"\bi(?:'m|\s+am)\s+(?:turning\s+)?\d{1,3}\s*(?:[.!]?$|,\s*(?:turning|going\s+on|and)\b)|\bmy\s+birthday\s+is\b|"
@@ -181,10 +184,16 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:19|20)\d\d\s+)?(?-i:[A-Z][\w+#.-]*)|"
      # a tool named in lower case, with what it is for: "I use ruff for linting.", "We use pytest for tests."
      r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*use\s+(?!(?:it|this|that|them|"
-     r"these|those|a|an|the|my|our|your|some|any|one|lots|too|to)\b)[a-z][\w+#.-]*(?:\s+and\s+[a-z][\w+#.-]*)?\s+"
-     r"(?:for|to|as)\s+\w+|"
-     # the machine: "I'm on macOS Sonoma with Python 3.12.", "I'm on Ubuntu 24.04."
-     r"\bi(?:'m|\s+am)\s+(?:running\s+|using\s+)?on\s+(?:macos|(?-i:[A-Z])[\w.-]*)(?=\s+(?:\d|(?-i:[A-Z])|with\b))"),
+     r"these|those|a|an|the|my|our|your|some|any|one|lots|too|to)\b)[a-z][\w+#.-]*(?:\s+and\s+[a-z][\w+#.-]*)?"
+     # ("We use poetry, not pip, in this repo.": what it is used instead of, and where)
+     r"(?:,?\s+(?:not|instead\s+of)\s+[\w+#.-]+,?)?\s+"
+     r"(?:(?:for|to|as)\s+\w+|in\s+(?:this|our|the|my)\s+(?:repo|repository|project|codebase|monorepo|team|service|"
+     r"app|stack|company))|"
+     # the machine: "I'm on macOS Sonoma with Python 3.12.", "I'm on Ubuntu 24.04.", "We're on Postgres 15."
+     r"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:running\s+|using\s+|still\s+|now\s+)?on\s+"
+     r"(?:macos|(?-i:[A-Z])[\w.-]*)(?=\s+(?:\d|(?-i:[A-Z])|with\b))|"
+     # a version the user runs: "Our Postgres is version 15.", "My Node is v20."
+     r"\b(?:my|our)\s+(?-i:[A-Z])[\w.-]*\s+(?:is|runs)\s+(?:on\s+)?(?:version\s+|v)?\d"),
     ("work", "durable_fact", 0.8,
      r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
      r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"

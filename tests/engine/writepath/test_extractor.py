@@ -392,9 +392,16 @@ def test_a_role_named_after_is_a_person_and_a_nationality_is_not():
     ("Please don't suggest restaurants that only serve steak.", ["Don't suggest restaurants that only serve steak."]),
     ("Never use semicolons in my JavaScript.", ["Never use semicolons in my JavaScript."]),
     ("From now on, answer me in Portuguese.", ["From now on, answer me in Portuguese."]),
+    ("Never edit the generated files.", ["Never edit the generated files."]),  # a verb done to code
+    ("Always pin versions in requirements.txt.", ["Always pin versions in requirements.txt."]),
+    ("Never use features not yet supported by Safari.", ["Never use features not yet supported by Safari."]),
     # a one-off request and words to a friend are not instructions
     ("Don't book the 6am flight.", []),
     ("Never give up!", []),
+    # nor one for the task at hand: recall gave them to every later task (a walk)
+    ("Don't add tests yet, just the fix.", []),
+    ("Don't use the cache for this run.", []),
+    ("Always answer in French for now.", []),
 ])
 def test_a_standing_instruction_is_learnt_whole(text, facts):
     assert [p.content for p in extract([(0, text)])] == facts
@@ -570,11 +577,17 @@ def test_what_the_user_likes_of_a_kind_of_task_is_a_standing_instruction(text, l
     ("I use pytest for tests and mypy for type checking.", "User uses pytest for tests and mypy for type checking."),
     ("Our CI runs on GitHub Actions.", "User's CI runs on GitHub Actions."),
     ("I'm on macOS Sonoma with Python 3.12.", "User is on macOS Sonoma with Python 3.12."),
+    # a second walk's developer (each gave nothing)
+    ("We use poetry, not pip, in this repo.", "User and others use poetry, not pip, in this repo."),
+    ("We're still on Django 3.2.", "User and others are still on Django 3.2."),
+    ("Our Postgres is version 15.", "User's Postgres is version 15."),
+    ("My GitHub handle is dkowalski.", "User's GitHub handle is dkowalski."),
 ])
 def test_a_developers_tools_and_routines_are_learnt(text, fact):
     assert [st.fact for st in statements(text)] == [fact]
 
 
-@pytest.mark.parametrize("text", ["I use it for work.", "I'm on it.", "I use to go there."])
+@pytest.mark.parametrize("text", ["I use it for work.", "I'm on it.", "I use to go there.", "I use it in this project.",
+                                  "My handle is the best.", "My username is taken.", "Our Slack is busy."])
 def test_what_names_no_tool_is_not_one(text):
     assert statements(text) == []
