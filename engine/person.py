@@ -114,7 +114,8 @@ def third_person(sentence: str, subject: str, group: str | None = None) -> str:
         if low in _THIRD and tok.strip():
             trail = tok[len(tok.rstrip(",.!?;:")):]
             out.append(_THIRD[low].format(s=subject, p=possessive, g=ours) + trail)
-            if low == "i":  # "I usually love" -> "User usually loves"
+            # "I usually love" -> "User usually loves"; "my wife and I are" stays plural
+            if low == "i" and not (i >= 2 and tokens[i - 2].lower() == "and"):
                 j = i + 2
                 while j < len(tokens) and is_adverb(tokens[j]):
                     j += 2

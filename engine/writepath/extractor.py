@@ -42,6 +42,8 @@ _CONDITION_WORD = (
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
 # What someone is that decides what they can eat (the user, or someone they name).
 _WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
 _NUMBER = r"(?:one|" + _SEVERAL + ")"
 # A status at work named by one word ("I'm retired.").
@@ -194,6 +196,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"(?:macos|(?-i:[A-Z])[\w.-]*)(?=\s+(?:\d|(?-i:[A-Z])|with\b))|"
      # a version the user runs: "Our Postgres is version 15.", "My Node is v20."
      r"\b(?:my|our)\s+(?-i:[A-Z])[\w.-]*\s+(?:is|runs)\s+(?:on\s+)?(?:version\s+|v)?\d"),
+    # a degree: "I have a PhD in chemistry.", "I hold a master's in economics."
+    ("skill", "durable_fact", 0.8,
+     r"\bi\s+(?:have|hold|got|earned|completed|did)\s+(?:a|an|my)\s+(?:(?:phd|ph\.d\.?|doctorate|mba)\b|"
+     r"(?:master'?s|bachelor'?s|degree|diploma|ba|bsc|msc|ma|bs|ms)\s+(?:degree\s+)?(?:in|from)\b)"),
     ("work", "durable_fact", 0.8,
      r"\bi(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:retired|unemployed|self-employed|a\s+freelancer|freelancing|"
      r"between\s+jobs|on\s+(?:parental|maternity|paternity|sick)\s+leave)\b|"
@@ -202,7 +208,17 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi\s+(?:go\s+to|attend)\s+(?:college|university|school|high\s+school|grad\s+school)\b"),
     ("project", "durable_fact", 0.75,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:currently\s+|now\s+)?(?:working on|building|writing|"
-     r"developing|running|training for|learning|studying|researching)\b"),
+     r"developing|running|training for|learning|studying|researching|renovating|remodel(?:l)?ing|redoing|"
+     r"restoring|refurbishing)\b"),
+    # a day that comes round again: "My mom's birthday is June 3rd.", "Our anniversary is on 12 August."
+    ("date", "durable_fact", 0.8,
+     r"\b(?:my|our)\s+(?:[\w-]+(?:'s)?\s+){0,2}?(?:birthday|anniversary|name\s+day)\s+is\s+(?:on\s+)?(?:the\s+)?"
+     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"),
+    # a child on the way: "My wife and I are expecting our first baby in May."
+    ("family", "durable_fact", 0.8,
+     r"\b(?:(?:my\s+(?:[\w-]+\s+)?[\w-]+\s+and\s+)?i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+)?expecting\s+"
+     r"(?:a|an|our|my|twins)\b(?:\s+[\w-]+){0,2}?"
+     r"\s*(?:baby|child|kid|son|daughter|boy|girl|twins)\b"),
     ("project", "durable_fact", 0.75, r"\b(?:my|our)\s+(?:project|app|company|startup|business|store|"
      r"studio|book|thesis|team|band|blog|frontend|backend|api|stack|service|database|website|site|codebase|repo|"
      r"pipeline|infrastructure|infra|monorepo|ci|cd|ci/cd|builds?|tests|test\s+suite|deploys|deployments?|"

@@ -587,6 +587,26 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     assert [st.fact for st in statements(text)] == [fact]
 
 
+@pytest.mark.parametrize("text, category, fact", [
+    # a walk's personal assistant user: each gave nothing
+    ("My mom's birthday is June 3rd.", "date", "User's mom's birthday is June 3rd."),
+    ("Our anniversary is on 12 August.", "date", "User's anniversary is on 12 August."),
+    ("My wife and I are expecting our first baby in May.", "family",
+     "User's wife and User are expecting User's first baby in May."),
+    ("I have a PhD in chemistry.", "skill", "User has a PhD in chemistry."),
+    ("I have a master's degree in economics.", "skill", "User has a master's degree in economics."),
+    ("We're renovating the kitchen this spring.", "project", "User and others are renovating the kitchen this spring."),
+])
+def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
+    assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
+
+
+@pytest.mark.parametrize("text", ["I'm expecting a call from the bank.", "I have a degree of confidence in this.",
+                                  "My birthday party was fun."])
+def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
+    assert [st.category for st in statements(text)] not in (["date"], ["family"], ["skill"])
+
+
 @pytest.mark.parametrize("text", ["I use it for work.", "I'm on it.", "I use to go there.", "I use it in this project.",
                                   "My handle is the best.", "My username is taken.", "Our Slack is busy."])
 def test_what_names_no_tool_is_not_one(text):
