@@ -74,6 +74,14 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("preference", "durable_fact", 0.8,
      _FIRST_I + r"(?:prefer|love|like|enjoy|adore|hate|dislike|despise|detest|loathe|can't\s+stand|cannot\s+stand|"
      r"appreciate|value|thrive|gravitate|lean\s+towards?|swear\s+by|treasure|cherish)\b"),
+    # how the user has a thing: "I drink my coffee black.", "I like my steak medium-rare."
+    ("preference", "durable_fact", 0.8,
+     _FIRST_I + r"(?:take|drink|have|like|want|eat|order|prefer)\s+my\s+[\w-]+\s+(?:with|without|black|plain|neat|"
+     r"strong|weak|rare|medium(?:[\s-]rare)?|well[\s-]done|iced|hot|cold|extra|no|decaf|sweet|unsweetened|"
+     r"spicy|mild|short|long|loose|tight|dark|light)\b"),
+    # a commute at a time of day: "I take the 7:15 train to work."
+    ("habit", "durable_fact", 0.75,
+     _FIRST_I + r"(?:take|catch|get|ride)\s+the\s+\d{1,2}[:.]\d{2}\s*(?:am|pm|a\.m\.|p\.m\.)?\s+[\w-]+"),
     # "I'd rather take the train whenever possible.", "I'm not a morning person at all."
     ("preference", "durable_fact", 0.8,
      r"\b(?:i'd|i\s+would|we'd|we\s+would)\s+(?:much\s+|really\s+|always\s+|generally\s+)?rather\b|"

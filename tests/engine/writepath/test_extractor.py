@@ -596,13 +596,15 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I have a PhD in chemistry.", "skill", "User has a PhD in chemistry."),
     ("I have a master's degree in economics.", "skill", "User has a master's degree in economics."),
     ("We're renovating the kitchen this spring.", "project", "User and others are renovating the kitchen this spring."),
+    ("I drink my coffee black.", "preference", "User drinks User's coffee black."),  # stored in the user's words
+    ("I take the 7:15 train to work.", "habit", "User takes the 7:15 train to work."),
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
 
 
 @pytest.mark.parametrize("text", ["I'm expecting a call from the bank.", "I have a degree of confidence in this.",
-                                  "My birthday party was fun."])
+                                  "My birthday party was fun.", "I have my reasons.", "I want my money back."])
 def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
     assert [st.category for st in statements(text)] not in (["date"], ["family"], ["skill"])
 
