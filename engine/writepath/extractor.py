@@ -617,11 +617,16 @@ def _names_nothing(rest: str) -> bool:
     return not (word == "that" and len(after) >= 4)
 
 
+_AND_I = re.compile(r"(?:\b(?-i:[A-Z][a-z]+)|\bmy\s+(?:[\w-]+\s+)?[\w-]+)\s+and\s+(?=i\b)", re.I)
+
+
 def _span(sentence: str, m: re.Match, category: str) -> str:
     """What of the sentence the fact keeps: a standing statement keeps all of it but a lead-in not
     about the speaker and a tail addressed to the listener; other kinds keep the matched clause."""
     if category not in STANDING:
-        return _clause(_cut_tail(sentence, m.end()), m.start())
+        partner = _AND_I.search(sentence, 0, m.start() + 1)  # "Sam and I live in Porto." is both of them
+        start = partner.start() if partner and partner.end() >= m.start() else m.start()
+        return _clause(_cut_tail(sentence, m.end()), start)
     tail = _LISTENER_TAIL.search(sentence, m.end())
     if tail and instruction(sentence[tail.start():].lstrip(" ,").removeprefix("so ").removeprefix("and ")):
         # "I'm vegetarian, so please don't suggest restaurants that only serve steak.": a standing

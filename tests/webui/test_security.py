@@ -192,7 +192,7 @@ def test_public_sessions_get_nothing(live, api):
         assert list(conn.execute("SELECT title, channel FROM sessions WHERE session_id=?", (sid,))) == [(None, None)]
     r = api.post(f"/sessions/{sid}/recall", json={"message": "coffee"})
     assert r.status_code == 200
-    assert r.json() == {"ok": True, "block": None, "items": [], "receipt": None, "degraded": []}
+    assert r.json() == {"ok": True, "block": None, "items": [], "receipt": None, "degraded": [], "took_ms": None}
     for tool, body in (("find_memories", {"query": "coffee"}), ("get_memories", {"ids": ["doc-" + "0" * 32]}),
                        ("store_memory", {"content": "remember this"}),
                        ("update_memory", {"id": "doc-" + "0" * 32, "delete": True})):

@@ -598,6 +598,7 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("We're renovating the kitchen this spring.", "project", "User and others are renovating the kitchen this spring."),
     ("I drink my coffee black.", "preference", "User drinks User's coffee black."),  # stored in the user's words
     ("I take the 7:15 train to work.", "habit", "User takes the 7:15 train to work."),
+    ("Sam and I live in Porto.", "home", "Sam and User live in Porto."),  # it kept "User lives in Porto."
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
