@@ -35,7 +35,7 @@ class RecallResult:
     receipt_id: str | None
     degraded: list[str] = field(default_factory=list)
     # How long this recall took, in milliseconds, from the message to the block (what the 300 ms
-    # budget is about); None when no recall ran (memory paused).
+    # budget is about); None when no recall ran (memory paused; the API says None for a public session too).
     took_ms: float | None = None
 
     def as_dict(self) -> dict:
