@@ -47,6 +47,9 @@ _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wr
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
 
 
+# Verbs whose base form ends in "ed" (not a past): "I need" -> "User needs" ("User need" it read).
+_ED_VERBS = frozenset({"need", "feed", "speed", "succeed", "proceed", "exceed", "bleed", "breed", "heed", "seed",
+                       "weed", "embed", "shed", "wed", "shred"})
 # Words ending in "s" that are not a verb agreeing with one subject ("miss", "focus", "this").
 _S_OF_THE_WORD = ("ss", "us", "is")
 _BASE = {"has": "have", "is": "are", "was": "were", "does": "do", "goes": "go", "doesn't": "don't",
@@ -79,7 +82,7 @@ def conjugate(rest: str) -> str:
         return _IRREGULAR.get(low, verb) + rest[len(verb):]
     if not re.fullmatch(r"\w+", verb):
         return rest
-    if _NO_CONJUGATE.match(low):
+    if _NO_CONJUGATE.match(low) and low not in _ED_VERBS:
         return rest
     if low in _IRREGULAR:
         new = _IRREGULAR[low]

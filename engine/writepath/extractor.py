@@ -31,7 +31,7 @@ _FIRST_I = (r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|much\s+|even\s+|
 _I_AM = r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|so\s+)*"
 _CHATTER = (r"(?!\s*(?:\w+ly\s+)?(?:know|think|thought|remember|understand|believe|mind|care|worry|wait|imagine|"
             r"thank|stop|help|forget|see|say|tell|expect|get|go|want|agree|doubt|mean|recall|blame|complain|lie|"
-            r"give|quit|let|have\s+to|need\s+to|feel|regret|deserve)\b)")
+            r"give|quit|let|have\s+to|need\s+to|feel|regret|deserve|said|told|claimed|mentioned|meant|asked)\b)")
 # A diet or condition named by one word ("I'm vegan", "I am diabetic", "I keep kosher"): it says all
 # it needs at any length, with nothing after it.
 _CONDITION_WORD = (
@@ -255,7 +255,16 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi(?:'m|\s+am)\s+(?:\w+ly\s+)?(?:starting|joining)\s+(?:a\s+new\s+(?:job|role|position)\s+)?(?:at|with)\s+"
      r"(?:the\s+)?(?-i:[A-Z])"),
     ("habit", "durable_fact", 0.75,
-     r"\b(?:i|we)\s+(?:always|never|usually|often|regularly|typically|normally)\s+(?!been\b)\w+"),
+     r"\b(?:i|we)\s+(?:always|never|usually|often|regularly|typically|normally)\s+"
+     # ("I never said I was vegetarian." says what was not said, not a habit)
+     r"(?!(?:been|said|told|claimed|mentioned|asked|meant|thought)\b)\w+"),
+    # a goal or a deadline: "I want to learn Rust this year.", "I need to finish the report by Friday."
+    ("plan", "evidence", 0.7,
+     _FIRST_I + r"(?:want|plan|hope|intend|aim|am\s+hoping|'m\s+hoping)\s+to\s+(?:learn|start|finish|run|build|visit|"
+     r"buy|save|become|switch|read|write|launch|quit|lose|get\s+(?:better|fit|a\s+new))\b|"
+     + _FIRST_I + r"(?:need|have)\s+to\s+(?:finish|submit|send|deliver|file|pay|renew|ship|hand\s+in)\s+"
+     r"(?:[\w'-]+\s+){1,5}?by\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
+     r"next|the\s+end|end\s+of|\d)"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
      r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
@@ -298,9 +307,14 @@ _ASKED_TO_REMEMBER = re.compile(
     r"make\s+a\s+note)(?:\s+(?:of\s+)?that)?[\s,:]+(?P<what>[^?]*[^?\s,])\s*(?:,?\s*please)?\s*\?+$", re.I)
 _SKIP = re.compile(
     r"^(?:if|when|would|could|should|maybe|perhaps|do you|did you|have you|are you|can you|what|why|"
-    r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay)\b", re.I)
+    r"how|where|who|let me|let's|thanks|thank you|hey|hi|hello|wow|oh|haha|lol|sure|ok|okay|"
+    # a denial of what was said ("I never told you I lived in Paris.") says nothing of the user
+    r"i\s+(?:never|didn't|did\s+not)\s+(?:said|say|told|tell|claimed|claim|mentioned|mention))\b", re.I)
 _HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably|wondering|not sure|thinking about whether|"
-                    r"if i|would love to|wish)\b", re.I)
+                    r"if i|would love to|wish)\b|"
+                    # said in jest: "I'm allergic to Mondays lol."
+                    r"\b(?:lol|lmao|rofl|haha+|hehe+|jk|just\s+kidding|kidding)\W*$|[\U0001F602\U0001F923\U0001F643\U0001F61C]",
+                    re.I)
 _MIN_WORDS, _MAX_WORDS = 4, 80
 @dataclass(frozen=True)
 class Statement:

@@ -599,6 +599,9 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I drink my coffee black.", "preference", "User drinks User's coffee black."),  # stored in the user's words
     ("I take the 7:15 train to work.", "habit", "User takes the 7:15 train to work."),
     ("Sam and I live in Porto.", "home", "Sam and User live in Porto."),  # it kept "User lives in Porto."
+    ("I want to learn Rust this year.", "plan", "User wants to learn Rust this year."),
+    ("I need to finish the report by Friday.", "plan", "User needs to finish the report by Friday."),  # "User need"
+    ("I always need coffee in the morning.", "habit", "User always needs coffee in the morning."),
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
@@ -608,6 +611,13 @@ def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
                                   "My birthday party was fun.", "I have my reasons.", "I want my money back."])
 def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
     assert [st.category for st in statements(text)] not in (["date"], ["family"], ["skill"])
+
+
+@pytest.mark.parametrize("text", ["I'm allergic to Mondays lol.", "I'm allergic to Mondays 😂", "I love hiking haha",
+                                  "I never said I was vegetarian.", "I never told you I lived in Paris.",
+                                  "I want to go home.", "I need to finish this."])
+def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
+    assert statements(text) == []
 
 
 @pytest.mark.parametrize("text", ["I use it for work.", "I'm on it.", "I use to go there.", "I use it in this project.",
