@@ -198,7 +198,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      # ("We use poetry, not pip, in this repo.": what it is used instead of, and where)
      r"(?:,?\s+(?:not|instead\s+of)\s+[\w+#.-]+,?)?\s+"
      r"(?:(?:for|to|as)\s+\w+|in\s+(?:this|our|the|my)\s+(?:repo|repository|project|codebase|monorepo|team|service|"
-     r"app|stack|company))|"
+     r"app|stack|company)|here\s*[.!]?$|at\s+work\b)|"
      # the machine: "I'm on macOS Sonoma with Python 3.12.", "I'm on Ubuntu 24.04.", "We're on Postgres 15."
      r"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:running\s+|using\s+|still\s+|now\s+)?on\s+"
      r"(?:macos|(?-i:[A-Z])[\w.-]*)(?=\s+(?:\d|(?-i:[A-Z])|with\b))|"
@@ -553,11 +553,22 @@ _NAMED_AFTER = re.compile(r"^(?:An?|The)\s+(?:[\w-]+\s+){0,3}?(?:named|called)\s
 _ENDS_IN_A_PET = re.compile(rf"\b{PETS}s?\s*[.!]*$", re.I)
 
 
+# A question asked on the back of a statement: "My daughter Maia is 6 and obsessed with dinosaurs,
+# any book ideas for her birthday?" (the question mark hid the statement before it)
+_ASKED_AFTER = re.compile(r",\s+(?=(?:any|anything|what|which|how|where|can\s+you|could\s+you|would\s+you|"
+                          r"do\s+you|got\s+any|is\s+there|are\s+there|ideas|suggestions|recommendations)\b)[^,]*\?$",
+                          re.I)
+
+
 def _parts(sentences_: list[str]) -> list[str]:
     """Each sentence, split where "and" joins two first-person statements of four words or more,
-    and joined to the one before when it only names what that one named (_NAMED_AFTER)."""
+    joined to the one before when it only names what that one named (_NAMED_AFTER), and without a
+    question asked after its comma (_ASKED_AFTER)."""
     out = []
     for sentence in sentences_:
+        asked = _ASKED_AFTER.search(sentence)
+        if asked and len(sentence[:asked.start()].split()) >= _MIN_WORDS and not _HANDS_OVER.search(sentence):
+            sentence = sentence[:asked.start()] + "."  # (a line handing material over stays a request)
         if out and _NAMED_AFTER.match(sentence) and _ENDS_IN_A_PET.search(out[-1]):
             out[-1] = out[-1].rstrip(" .!") + ", " + sentence[0].lower() + sentence[1:]
             continue

@@ -602,6 +602,11 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I want to learn Rust this year.", "plan", "User wants to learn Rust this year."),
     ("I need to finish the report by Friday.", "plan", "User needs to finish the report by Friday."),  # "User need"
     ("I always need coffee in the morning.", "habit", "User always needs coffee in the morning."),
+    ("We use poetry here.", "tool", "User and others use poetry here."),
+    # a question asked after the comma hid the statement before it
+    ("Hey! Quick one - my daughter Maia is 6 and obsessed with dinosaurs, any book ideas for her birthday?", "person",
+     "User's daughter Maia is 6 and obsessed with dinosaurs."),
+    ("I'm allergic to nuts, what can I cook tonight?", "health", "User is allergic to nuts."),
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
@@ -615,7 +620,8 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
 
 @pytest.mark.parametrize("text", ["I'm allergic to Mondays lol.", "I'm allergic to Mondays 😂", "I love hiking haha",
                                   "I never said I was vegetarian.", "I never told you I lived in Paris.",
-                                  "I want to go home.", "I need to finish this."])
+                                  "I want to go home.", "I need to finish this.", "What do you think, is it good?",
+                                  "We use it here."])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 
