@@ -118,20 +118,15 @@ def secret_corpus(seed: int = 20261130) -> list[tuple[str, str]]:
         out.append((json.dumps({"client_secret": f"{head}'{tail}"}), tail))
         sentry = _b64url({"iat": 1700000000, "url": "https://sentry.io", "org": _r(LOWER, 8)}) + "_" + _r(ALNUM, 43)
         out.append((f"SENTRY_AUTH_TOKEN for the release step: sntrys_{sentry}", sentry[-43:]))
-        pypi = _r(ALNUM + "_-", 120)
-        out.append((f"twine upload with pypi-AgEIcHlwaS5vcmc{pypi}", pypi))
-        do = _r(HEX, 64)
-        out.append((f"The droplet API token dop_v1_{do} is in the Makefile.", do))
-        shop = _r(HEX, 32)
-        out.append((f"Shopify admin token shpat_{shop}", shop))
-        dapi = _r(HEX, 32)
-        out.append((f"Databricks: dapi{dapi}", dapi))
-        linear = _r(ALNUM, 40)
-        out.append((f"Linear key lin_api_{linear} for the triage bot", linear))
-        groq = _r(ALNUM, 52)
-        out.append((f"GROQ_KEY gsk_{groq}", groq))
-        rep = _r(ALNUM, 37)
-        out.append((f"replicate uses r8_{rep}", rep))
+        # provider tokens of a prefix and a run of one alphabet: (sentence before the token, prefix, alphabet, length)
+        for said, prefix, alphabet, n in [
+                ("twine upload with", "pypi-AgEIcHlwaS5vcmc", ALNUM + "_-", 120),
+                ("The droplet API token is", "dop_v1_", HEX, 64), ("Shopify admin token", "shpat_", HEX, 32),
+                ("Databricks:", "dapi", HEX, 32), ("Linear key for the triage bot:", "lin_api_", ALNUM, 40),
+                ("GROQ_KEY", "gsk_", ALNUM, 52), ("replicate uses", "r8_", ALNUM, 37),
+                ("Jira API token", "ATATT3", ALNUM + "_-", 180)]:
+            value = _r(alphabet, n)
+            out.append((f"{said} {prefix}{value}", value[:60]))
         notion = _r(string.digits, 11) + _r(ALNUM, 35)
         out.append((f"Notion integration ntn_{notion}", notion[11:]))
         atl = _r(ALNUM + "_-", 180)
