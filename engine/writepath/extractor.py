@@ -44,6 +44,10 @@ _CONDITION_WORD = (
 _WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+# What a message is about to ask, not what the user owns: "I have a question about my car, can you help?"
+_ASKING_SOMETHING = (r"\s+(?:(?:a|an|one|some|two|few|couple\s+of)\s+)?(?:(?:quick|small|simple|silly|weird|strange|"
+                     r"follow-up|tricky|last|big)\s+)?(?:question|problem|issue|favou?r|request|idea|suggestion|doubt|"
+                     r"query|concern|feeling|bug|error|thought|task)s?\b")
 _SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
 _NUMBER = r"(?:one|" + _SEVERAL + ")"
 # A status at work named by one word ("I'm retired.").
@@ -270,8 +274,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
     ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
      r"meaning|feeling|going through)\w+ing\b"),
-    ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b|\bi\s+(?:still\s+)?(?:have|own)\s+"
-     r"(?:a|an|my|this|that|some|lots|multiple|several|many|" + _NUMBER + r")\b"),
+    ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b(?!" + _ASKING_SOMETHING + r")|"
+     r"\bi\s+(?:still\s+)?(?:have|own)\s+(?:a|an|my|this|that|some|lots|multiple|several|many|" + _NUMBER + r")\b"
+     r"(?!" + _ASKING_SOMETHING + r")"),
     ("event", "evidence", 0.65,
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|been to|visited|attended|"
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
