@@ -774,6 +774,9 @@ def ties_of(text: str) -> tuple[tuple[RelationSpec, ...], Entity | None]:
     return relations(facts, USER), main_entity(facts)
 
 
+_ABOUT_HEALTH = re.compile(rf"\b(?:{_WHAT_SOMEONE_IS}|lactose|gluten|pescatarian|allerg(?:y|ies))\b", re.I)
+
+
 def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user", *,
             own_words: bool = True, group: str | None = None) -> list[Proposal]:
     """Proposals from (turn index, user text) pairs: one per statement, most confident first.
@@ -808,7 +811,11 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             elif about is not None:
                 anchor, anchor_type = about.name, about.kind
             else:
+                # a change with nothing to go into is named by what it is about: "User's health: not
+                # allergic shellfish" (the Anchors page read "User's change: …")
                 anchor = topic_name(subject, st.category, words)
+                if st.category == "change" and _ABOUT_HEALTH.search(st.fact):
+                    anchor = anchor.replace(f"{subject}'s change", f"{subject}'s health", 1)
                 anchor_type = "topic"
             out.append(Proposal(
                 memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=content,

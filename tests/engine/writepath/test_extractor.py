@@ -632,3 +632,11 @@ def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
                                   "My handle is the best.", "My username is taken.", "Our Slack is busy."])
 def test_what_names_no_tool_is_not_one(text):
     assert statements(text) == []
+
+
+def test_a_change_of_health_with_nothing_to_go_into_hangs_on_a_health_topic():
+    # the Anchors page read "User's change: not allergic shellfish"
+    [said] = extract([(0, "I'm not allergic to shellfish, I just don't like prawns.")])
+    assert (said.anchor, said.facets[0]) == ("User's health: not allergic shellfish", "change")
+    [moved] = extract([(0, "I switched from Vim to Emacs.")])
+    assert moved.anchor == "User's change: switched Vim Emacs"
