@@ -262,6 +262,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)\s+(?:always|never|usually|often|regularly|typically|normally)\s+"
      # ("I never said I was vegetarian." says what was not said, not a habit)
      r"(?!(?:been|said|told|claimed|mentioned|asked|meant|thought)\b)\w+"),
+    # what the user did or was before: "I used to live in Paris.", "I used to play the violin."
+    ("history", "durable_fact", 0.7,
+     r"\b(?:i|we)\s+used\s+to\s+(?:live|work|play|be|have|study|teach|run|own|go|do|swim|dance|sing|paint|"
+     r"write|ride|race|compete|coach|volunteer)\b(?!\s+(?:there|here|it|that|this|them)\b)"),
     # a goal or a deadline: "I want to learn Rust this year.", "I need to finish the report by Friday."
     ("plan", "evidence", 0.7,
      _FIRST_I + r"(?:want|plan|hope|intend|aim|am\s+hoping|'m\s+hoping)\s+to\s+(?:learn|start|finish|run|build|visit|"

@@ -608,6 +608,8 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
      "User's daughter Maia is 6 and obsessed with dinosaurs."),
     ("I'm allergic to nuts, what can I cook tonight?", "health", "User is allergic to nuts."),
     ("I have two kids under five, any ideas for a rainy day?", "person", "User has two kids under five."),
+    ("I used to live in Paris.", "history", "User used to live in Paris."),  # a past home: no lives_in edge
+    ("I used to play the violin in high school.", "history", "User used to play the violin in high school."),
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
@@ -623,7 +625,7 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
                                   "I never said I was vegetarian.", "I never told you I lived in Paris.",
                                   "I want to go home.", "I need to finish this.", "What do you think, is it good?",
                                   "We use it here.", "I have a question about my car, can you help?",
-                                  "I've got a weird bug in my parser."])
+                                  "I've got a weird bug in my parser.", "I used to go there."])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 

@@ -133,6 +133,7 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("I'm married to Sam.", {("User", "spouse", "Sam")}),
     ("We're engaged to be married next spring.", set()),
     ("I love hiking on weekends.", set()),
+    ("I used to live in Paris.", set()),  # a past home is no lives_in
     ("I went to a support group last week.", set()),
 ])
 def test_graph_facts_are_read_from_cue_phrases(sentence, expected):
