@@ -152,10 +152,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'ve| have)?\s+(?:finally\s+)?(?:decided|chose|chosen|picked|settled on|went with|"
      r"are going with|'re going with|will go with)\b"),
     ("milestone", "durable_fact", 0.75,
-     r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|successfully\s+)?"
+     r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|successfully\s+|actually\s+|also\s+)*"
      r"(?:finished|completed|launched|graduated|published|shipped|released|won(?!')|opened|bought|adopted|"
      r"passed|got (?:promoted|married|engaged|accepted|hired|a new)|started (?:a|my|our|the)|"
-     r"signed|landed|built|ran|painted|wrote|created|received|became)\b"),
+     r"signed|landed|built|ran|painted|wrote|created|received|became|started\s+(?:on|working\s+on))\b"),
     ("person", "durable_fact", 0.75,
      r"\bmy\s+(?:new\s+|old\s+|former\s+|current\s+|older\s+|younger\s+|little\s+|big\s+|step)?"
      r"(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
@@ -219,9 +219,13 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"(?:(?-i:[A-Z])|(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}(?:school|college|university|academy)\b)|"
      r"\bi\s+(?:go\s+to|attend)\s+(?:college|university|school|high\s+school|grad\s+school)\b"),
     ("project", "durable_fact", 0.75,
-     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:currently\s+|now\s+)?(?:working on|building|writing|"
+     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+|now\s+|also\s+|still\s+)*(?:working on|building|writing|"
      r"developing|running|training for|learning|studying|researching|renovating|remodel(?:l)?ing|redoing|"
-     r"restoring|refurbishing)\b"),
+     r"restoring|refurbishing|reading|exploring)\b"),
+    # a job lost: "I also lost my job at Door Dash this month.", "I got laid off in March."
+    ("work", "durable_fact", 0.8,
+     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:\w+ly\s+|also\s+|just\s+)*(?:lost\s+my\s+job|got\s+(?:laid\s+off|fired|let\s+go)|"
+     r"was\s+(?:laid\s+off|fired|let\s+go|made\s+redundant))\b"),
     # a day that comes round again: "My mom's birthday is June 3rd.", "Our anniversary is on 12 August."
     ("date", "durable_fact", 0.8,
      r"\b(?:my|our)\s+(?:[\w-]+(?:'s)?\s+){0,2}?(?:birthday|anniversary|name\s+day)\s+is\s+(?:on\s+)?(?:the\s+)?"
@@ -282,7 +286,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\bi\s+(?:still\s+)?(?:have|own)\s+(?:a|an|my|this|that|some|lots|multiple|several|many|" + _NUMBER + r")\b"
      r"(?!" + _ASKING_SOMETHING + r")"),
     ("event", "evidence", 0.65,
-     r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|been to|visited|attended|"
+     r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|gone|been to|visited|attended|"
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
      r"hosted|competed|traveled|travelled|taught|learned|started)\b"),
 ]]
@@ -325,6 +329,12 @@ _HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably|wondering|not sure|think
                     r"\b(?:lol|lmao|rofl|haha+|hehe+|jk|just\s+kidding|kidding)\W*$|[\U0001F602\U0001F923\U0001F643\U0001F61C]",
                     re.I)
 _MIN_WORDS, _MAX_WORDS = 4, 80
+
+
+def _hedged(sentence: str) -> bool:
+    """Whether the speaker hedges what they say ("I might be lactose intolerant."); a hedge about
+    the listener ("I made a cake the other day, maybe you would like that!") hedges nothing of it."""
+    return any(not re.match(r"\s+(?:you|your)\b", sentence[m.end():], re.I) for m in _HEDGE.finditer(sentence))
 @dataclass(frozen=True)
 class Statement:
     turn: int
@@ -362,7 +372,8 @@ def _clause(sentence: str, start: int) -> str:
     return sentence if _REFERS_BACK.match(clause) else clause
 
 
-_TAIL = re.compile(r",\s+(?:so|but|and you|can you|could you|please|which means)\b|\s+-\s+|;\s+|\s+but\s+", re.I)
+_TAIL = re.compile(r",\s+(?:so|but|and you|can you|could you|please|which means|(?:maybe|perhaps)\s+(?:you|we))\b|"
+                   r"\s+-\s+|;\s+|\s+but\s+", re.I)
 
 
 def _cut_tail(sentence: str, after: int) -> str:
@@ -378,8 +389,8 @@ TEAM_KINDS = frozenset({"decision", "project", "milestone", "routine", "role"})
 # statement loses only this; its reasons and second halves ("; I prefer vinyl", "due to my
 # gluten intolerance") are what make it useful later.
 _LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please|"
-                            r"(?:keep|bear)\s+(?:that|this)\s+in\s+mind)\b|,\s+(?:can you|could you|please)\b",
-                            re.I)
+                            r"(?:keep|bear)\s+(?:that|this)\s+in\s+mind)\b|,\s+(?:can you|could you|please)\b|"
+                            r",\s+(?:maybe|perhaps)\s+(?:you|we)\b", re.I)
 _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
 _CALL_ME = re.compile(r"^(?:please\s+)?(?:(?:everyone|everybody|people|most\s+people|my\s+friends|friends)\s+)?"
                       r"calls?\s+me\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[.!]*$",
@@ -517,7 +528,7 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
         if sentence.rstrip().endswith("?"):
             continue
         instructs = instruction(sentence)
-        if not instructs and (_SKIP.match(sentence) or _HEDGE.search(sentence)):
+        if not instructs and (_SKIP.match(sentence) or _hedged(sentence)):
             continue
         if instructs:
             # "Never use semicolons in my JavaScript.": how every later task is to be done

@@ -610,6 +610,16 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I have two kids under five, any ideas for a rainy day?", "person", "User has two kids under five."),
     ("I used to live in Paris.", "history", "User used to live in Paris."),  # a past home: no lives_in edge
     ("I used to play the violin in high school.", "history", "User used to play the violin in high school."),
+    # LoCoMo turns each gave nothing
+    ("Unfortunately, I also lost my job at Door Dash this month.", "work",
+     "User also lost User's job at Door Dash this month."),
+    ("I'm also working on an online platform for the studio.", "project",
+     "User is also working on an online platform for the studio."),
+    ("I actually started on a book recently.", "milestone", "User actually started on a book recently."),
+    ("I've gone camping a few times but never tried mountain climbing.", "event", "User has gone camping a few times."),
+    # a hedge about the listener hedges nothing of what the speaker said, and is no part of it
+    ("I made a dairy-free chocolate cake the other day, maybe you would like that!", "event",
+     "User made a dairy-free chocolate cake the other day."),
 ])
 def test_dates_a_family_and_degrees_are_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
