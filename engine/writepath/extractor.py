@@ -120,6 +120,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("membership", "durable_fact", 0.85,
      r"\b(?:i|we)\s+(?:just\s+)?(?:joined|belong to|signed up for|volunteer (?:at|with|for))\b"),
     ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
+    # "I'm now part of the fire-fighting brigade."
+    ("membership", "durable_fact", 0.8,
+     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:now\s+|also\s+|officially\s+)?(?:a\s+)?part\s+of\s+"
+     r"(?:the|a|an|our|my)\s+\w+"),
     ("home", "durable_fact", 0.85,
      r"\b(?:i|we)(?:\s+(?:live|lived|grew up|was born|were born|moved|am based|are based)|'m\s+based|'re\s+based)"
      r"\s+(?:in|to|at|near|out of|on)\b|\bi\s+(?:still\s+|now\s+)?live\s+(?:with|alone|on\s+my\s+own)\b"),
@@ -221,7 +225,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("project", "durable_fact", 0.75,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+|now\s+|also\s+|still\s+)*(?:working on|building|writing|"
      r"developing|running|training for|learning|studying|researching|renovating|remodel(?:l)?ing|redoing|"
-     r"restoring|refurbishing|reading|exploring)\b"),
+     r"restoring|refurbishing|reading|exploring|mentoring|coaching|tutoring)\b"),
     # a job lost: "I also lost my job at Door Dash this month.", "I got laid off in March."
     ("work", "durable_fact", 0.8,
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:\w+ly\s+|also\s+|just\s+)*(?:lost\s+my\s+job|got\s+(?:laid\s+off|fired|let\s+go)|"
@@ -259,6 +263,12 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:planning|going|hoping|about|flying|traveling|travelling|"
      r"heading|moving)\s+(?:to|on)\b|\b(?:i|we)(?:'ve| have)\s+booked\b|"
+     # "We're putting together a talent show for the kids next month.", "I'm taking some time off this weekend"
+     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+|also\s+)*(?:putting\s+together|organi[sz]ing|hosting|throwing|"
+     r"taking\s+(?:some\s+)?(?:time|days?|a\s+week)\s+off)\b|"
+     # "I'm really excited to watch this new show…"
+     r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+|so\s+)*(?:excited|looking\s+forward)\s+to\s+"
+     r"(?!(?:see|hear|meet|chat|talk|catch)\b)\w+|"
      # "I'm starting at Brightwave Analytics next month as a senior data engineer."
      r"\bi(?:'m|\s+am)\s+(?:\w+ly\s+)?(?:starting|joining)\s+(?:a\s+new\s+(?:job|role|position)\s+)?(?:at|with)\s+"
      r"(?:the\s+)?(?-i:[A-Z])"),
@@ -461,6 +471,21 @@ def _handed_over(text: str) -> str:
     return text
 
 
+_NAMES_A_TITLE = re.compile(r"(?:\b(?:called|named|titled|entitled)|\b(?:book|film|movie|show|series|song|album|game|"
+                            r"podcast|play|novel|track|episode|app|course|talk|paper)),?\s*$", re.I)
+
+
+def _a_title(text: str, m: re.Match) -> bool:
+    """Whether a quoted passage is the title of something ('a new show called "The Wheel of Time"',
+    which was cut to 'called .'): a few words, named as one or in title case."""
+    quoted = m.group(0)
+    words = quoted.strip('"“”').split()
+    if quoted[:1] not in '"“' or not 1 <= len(words) <= 8:
+        return False
+    capitals = sum(w[:1].isupper() for w in words if len(w) > 3) >= max(1, len([w for w in words if len(w) > 3]))
+    return bool(_NAMES_A_TITLE.search(text, max(0, m.start() - 40), m.start())) or capitals
+
+
 def own_words(text: str) -> str:
     """What of `text` the speaker says in their own voice: without quoted passages, code blocks,
     quoted lines, exception and log lines, indented code and code comments; up to a line that hands
@@ -469,7 +494,8 @@ def own_words(text: str) -> str:
     fiction = _FICTION.search(text)
     if fiction:
         text = text[:max((m.start() for m in _SENTENCE_START.finditer(text, 0, fiction.start() + 1)), default=0)]
-    text = _QUOTED.sub(lambda m: " " if len(m.group(0).split()) >= 4 or m.group(0)[:1] in "`>" else m.group(0), text)
+    text = _QUOTED.sub(lambda m: m.group(0) if _a_title(text, m) else " " if len(m.group(0).split()) >= 4
+                       or m.group(0)[:1] in "`>" else m.group(0), text)
     text = _NOT_SAID.sub(" ", _handed_over(text))
     m = _FOR_A_TEXT.search(text)
     return text[:m.end()] if m else text

@@ -617,6 +617,15 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
      "User is also working on an online platform for the studio."),
     ("I actually started on a book recently.", "milestone", "User actually started on a book recently."),
     ("I've gone camping a few times but never tried mountain climbing.", "event", "User has gone camping a few times."),
+    ("I'm now mentoring the younger players on my team.", "project",
+     "User is now mentoring the younger players on User's team."),
+    ("I'm now part of the fire-fighting brigade.", "membership", "User is now part of the fire-fighting brigade."),
+    ("We're putting together a talent show for the kids next month.", "plan",
+     "User and others are putting together a talent show for the kids next month."),
+    # a title in quotation marks is the speaker's words (it was cut as a quoted passage: "called .")
+    ('I\'m really excited to watch a new show called "The Wheel of Time".', "plan",
+     'User is really excited to watch a new show called "The Wheel of Time".'),
+    ('My favourite book is "The Name of the Wind".', "preference", 'User\'s favourite book is "The Name of the Wind".'),
     # a hedge about the listener hedges nothing of what the speaker said, and is no part of it
     ("I made a dairy-free chocolate cake the other day, maybe you would like that!", "event",
      "User made a dairy-free chocolate cake the other day."),
@@ -635,7 +644,8 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
                                   "I never said I was vegetarian.", "I never told you I lived in Paris.",
                                   "I want to go home.", "I need to finish this.", "What do you think, is it good?",
                                   "We use it here.", "I have a question about my car, can you help?",
-                                  "I've got a weird bug in my parser.", "I used to go there."])
+                                  "I've got a weird bug in my parser.", "I used to go there.", "I'm excited to see you!",
+                                  "I'm part of the problem.", 'My friend said "I live in Berlin and work at Google".'])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 
