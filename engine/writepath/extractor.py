@@ -289,7 +289,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"next|the\s+end|end\s+of|\d)"),
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
-     r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of)\b"),
+     r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of|"
+     r"thinking\s+about\s+\w+ing|off\s+to)\b"),
     ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
      r"meaning|feeling|going through)\w+ing\b"),
     ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b(?!" + _ASKING_SOMETHING + r")|"
@@ -298,7 +299,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("event", "evidence", 0.65,
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|gone|been to|visited|attended|"
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
-     r"hosted|competed|traveled|travelled|taught|learned|started)\b"),
+     r"hosted|competed|traveled|travelled|taught|learned|started|"
+     r"(?:got|had)(?!" + _ASKING_SOMETHING + r")\s+(?:a|an|my|our|some))\b"),
 ]]
 _CONDITION = next(r for *_, r in _RULES if r.pattern == _CONDITION_WORD)  # the rule's own compiled pattern
 _INTERJECTION = re.compile(

@@ -622,6 +622,11 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I'm now part of the fire-fighting brigade.", "membership", "User is now part of the fire-fighting brigade."),
     ("We're putting together a talent show for the kids next month.", "plan",
      "User and others are putting together a talent show for the kids next month."),
+    ("I'm doing well, I just had a picnic with the wife and kids.", "event",
+     "User just had a picnic with the wife and kids."),
+    ("I'm thinking about starting a community project.", "plan", "User is thinking about starting a community project."),
+    ("Well, I'm off to have dinner with some friends from the gym.", "plan",
+     "User is off to have dinner with some friends from the gym."),
     # a title in quotation marks is the speaker's words (it was cut as a quoted passage: "called .")
     ('I\'m really excited to watch a new show called "The Wheel of Time".', "plan",
      'User is really excited to watch a new show called "The Wheel of Time".'),
@@ -645,7 +650,8 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
                                   "I want to go home.", "I need to finish this.", "What do you think, is it good?",
                                   "We use it here.", "I have a question about my car, can you help?",
                                   "I've got a weird bug in my parser.", "I used to go there.", "I'm excited to see you!",
-                                  "I'm part of the problem.", 'My friend said "I live in Berlin and work at Google".'])
+                                  "I'm part of the problem.", 'My friend said "I live in Berlin and work at Google".',
+                                  "I had a question about that."])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 
