@@ -159,7 +159,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+|successfully\s+|actually\s+|also\s+)*"
      r"(?:finished|completed|launched|graduated|published|shipped|released|won(?!')|opened|bought|adopted|"
      r"passed|got (?:promoted|married|engaged|accepted|hired|a new)|started (?:a|my|our|the)|"
-     r"signed|landed|built|ran|painted|wrote|created|received|became|started\s+(?:on|working\s+on))\b"),
+     r"signed|landed|built|ran|painted|wrote|created|received|became|started\s+(?:on|working\s+on)|"
+     r"scored|earned|achieved|set\s+a\s+(?:new\s+)?record|broke\s+(?:a|the|my)\s+(?:\w+\s+)?record)\b"),
     ("person", "durable_fact", 0.75,
      r"\bmy\s+(?:new\s+|old\s+|former\s+|current\s+|older\s+|younger\s+|little\s+|big\s+|step)?"
      r"(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mom|mother|dad|"
@@ -201,7 +202,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*(?:use|drive|ride|code\s+in|program\s+in|"
      r"write\s+code\s+in)\s+(?:an?\s+|the\s+|my\s+)?(?:(?:19|20)\d\d\s+)?(?-i:[A-Z][\w+#.-]*)|"
      # a tool named in lower case, with what it is for: "I use ruff for linting.", "We use pytest for tests."
-     r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+)*use\s+(?!(?:it|this|that|them|"
+     r"\b(?:i|we)\s+(?:\w+ly\s+|still\s+|mostly\s+|mainly\s+|always\s+|now\s+|also\s+)*use\s+"
+     r"(?:(?:an?|the)\s+(?!(?:lot|bit|few|little|couple|same|other)\b))?(?!(?:it|this|that|them|"
      r"these|those|a|an|the|my|our|your|some|any|one|lots|too|to)\b)[a-z][\w+#.-]*(?:\s+and\s+[a-z][\w+#.-]*)?"
      # ("We use poetry, not pip, in this repo.": what it is used instead of, and where)
      r"(?:,?\s+(?:not|instead\s+of)\s+[\w+#.-]+,?)?\s+"
@@ -290,7 +292,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("plan", "evidence", 0.7,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:still\s+|now\s+|currently\s+)?(?:considering|looking (?:into|for)|"
      r"searching for|saving (?:up )?for|trying to|preparing for|getting ready for|thinking of|"
-     r"thinking\s+about\s+\w+ing|off\s+to)\b"),
+     r"thinking\s+about\s+\w+ing|off\s+to)\b|"
+     # "I've been wanting to visit NYC."
+     r"\b(?:i|we)(?:'ve|\s+have)\s+been\s+(?:wanting|meaning|hoping|planning|dying|itching)\s+to\s+\w+"),
     ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
      r"meaning|feeling|going through)\w+ing\b"),
     ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b(?!" + _ASKING_SOMETHING + r")|"
@@ -300,7 +304,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|also\s+)?(?:went|gone|been to|visited|attended|"
      r"made|took|tried|met|saw|joined|found|read|watched|played|gave|performed|volunteered|organized|"
      r"hosted|competed|traveled|travelled|taught|learned|started|"
-     r"(?:got|had)(?!" + _ASKING_SOMETHING + r")\s+(?:a|an|my|our|some))\b"),
+     r"(?:got|had)(?!" + _ASKING_SOMETHING + r")\s+(?:a|an|my|our|some)|"
+     r"had\s+the\s+(?:chance|opportunity|pleasure|hono(?:u)?r|privilege)\s+to)\b"),
 ]]
 _CONDITION = next(r for *_, r in _RULES if r.pattern == _CONDITION_WORD)  # the rule's own compiled pattern
 _INTERJECTION = re.compile(

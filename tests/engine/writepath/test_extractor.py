@@ -627,6 +627,10 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I'm thinking about starting a community project.", "plan", "User is thinking about starting a community project."),
     ("Well, I'm off to have dinner with some friends from the gym.", "plan",
      "User is off to have dinner with some friends from the gym."),
+    ("Last week I scored 40 points, my highest ever.", "milestone", "Last week User scored 40 points, User's highest ever."),
+    ("I've been wanting to visit NYC.", "plan", "User has been wanting to visit NYC."),
+    ("I also use a whiteboard to stay on track.", "tool", "User also uses a whiteboard to stay on track."),
+    ("I also had the opportunity to see him play live.", "event", "User also had the opportunity to see him play live."),
     # a title in quotation marks is the speaker's words (it was cut as a quoted passage: "called .")
     ('I\'m really excited to watch a new show called "The Wheel of Time".', "plan",
      'User is really excited to watch a new show called "The Wheel of Time".'),
