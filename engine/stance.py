@@ -199,6 +199,16 @@ def standing_and_lasting(text: str) -> tuple[bool, bool]:
 _CAUTION = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|celiac|coeliac|anaphyla\w*)\b", re.I)
 
 
+# What the user is called on a service: a task on that service needs it ("Clone my dotfiles repo
+# from GitHub." for "User's GitHub handle is dkowalski.").
+_ACCOUNT = re.compile(r"\b(?:handle|username|user\s+name|user\s+id|gamertag|account\s+(?:name|id))\s+is\s+\S", re.I)
+
+
+def account(text: str) -> bool:
+    """Whether a memory says what the user is called on a service."""
+    return bool(_ACCOUNT.search(current_part(text or "")))
+
+
 _CLAUSE_BREAK = re.compile(r"[,;:.!?—]|\b(?:but|though|although|whereas|because|since|so|and)\b", re.I)
 
 

@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
-from ..stance import caution, current_part, instruction
+from ..stance import account, caution, current_part, instruction
 from .plan import RecallPlan, content_words
 from .rank import Ranked
 from .stem import stem
@@ -425,8 +425,10 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
 
 
 def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list[GateDecision]:
-    """A task's candidates that state an allergy or intolerance, or a standing instruction, and
-    contain a content word of the part of the task they matched, kept whatever the models said. A
+    """A task's candidates that state an allergy or intolerance, a standing instruction, or what the
+    user is called on a service, and contain a content word of the part of the task they matched,
+    kept whatever the models said ("Clone my dotfiles repo from GitHub." refused "User's GitHub handle
+    is dkowalski.", 0.012 under the bar). A
     walk's "Order me a Thai takeaway with peanut sauce." ranked "I'm allergic to peanuts." first,
     and the query model refused it (0.034 under a bar of 0.124: it learnt from questions about the
     past); a coding agent's "Add some debug output…" refused "Never use print debugging in this
@@ -439,7 +441,8 @@ def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list
         c = found.get(d.id)
         why = None if d.kept or c is None or d.features.get("covered_terms", 0) < 1 else (
             "a caution the task names" if caution(c.text) else
-            "an instruction the task names" if instruction(current_part(c.row.get("body") or "")) else None)
+            "an instruction the task names" if instruction(current_part(c.row.get("body") or "")) else
+            "an account the task names" if account(c.row.get("body") or "") else None)
         out.append(d if why is None else GateDecision(d.id, d.score, True, why, d.features))
     return out
 

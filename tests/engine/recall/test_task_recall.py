@@ -220,3 +220,15 @@ def test_a_task_that_names_a_standing_instruction_gets_it(model_engine, task, ne
     [why] = [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[needed]]
     assert why == "an instruction the task names"
     assert _recall(model_engine, "What is the capital of Peru?")[0] == []
+
+
+@pytest.mark.parametrize("task", ["Clone my dotfiles repo from GitHub.", "Open a pull request on GitHub for this fix."])
+def test_a_task_on_a_service_gets_what_the_user_is_called_there(model_engine, task):
+    """A developer's walk: the handle ranked first and the query model refused it (0.012 < 0.124)."""
+    sid = model_engine.open_session("personal", "work")
+    ids = [model_engine.store(sid, "", text).id for text in DEVELOPERS_STORE + ["User's GitHub handle is dkowalski."]]
+    injected, receipt = _recall(model_engine, task)
+    assert ids[-1] in injected
+    [why] = [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[-1]]
+    assert why == "an account the task names"
+    assert ids[-1] not in _recall(model_engine, "Book me a table for two on Friday.")[0]  # no service named
