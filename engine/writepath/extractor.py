@@ -407,7 +407,10 @@ TEAM_KINDS = frozenset({"decision", "project", "milestone", "routine", "role"})
 # gluten intolerance") are what make it useful later.
 _LISTENER_TAIL = re.compile(r",\s+(?:so|and)\s+(?:you|can you|could you|please|"
                             r"(?:keep|bear)\s+(?:that|this)\s+in\s+mind)\b|,\s+(?:can you|could you|please)\b|"
-                            r",\s+(?:maybe|perhaps)\s+(?:you|we)\b", re.I)
+                            r",\s+(?:maybe|perhaps)\s+(?:you|we)\b|"
+                            # the request the statement was said for: "…, so suggest a dinner we can both enjoy."
+                            r",\s+so\s+(?:please\s+)?(?:suggest|recommend|find|book|give|tell|show|help|pick|plan|"
+                            r"make|get|order)\b", re.I)
 _SELF_WORD = re.compile(r"\b" + _FIRST_PERSON + r"\b", re.I)
 _CALL_ME = re.compile(r"^(?:please\s+)?(?:(?:everyone|everybody|people|most\s+people|my\s+friends|friends)\s+)?"
                       r"calls?\s+me\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[.!]*$",

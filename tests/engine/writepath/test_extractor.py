@@ -388,6 +388,10 @@ def test_a_role_named_after_is_a_person_and_a_nationality_is_not():
      ["I'm vegetarian, so don't suggest restaurants that only serve steak."]),
     ("I'm allergic to nuts, so please never suggest recipes with almonds.",
      ["I'm allergic to nuts, so never suggest recipes with almonds."]),
+    # a request for the task at hand is no part of the statement it was said for
+    ("I'm a vegetarian but my husband eats meat, so suggest a dinner we can both enjoy.",
+     ["I'm a vegetarian but my husband eats meat."]),
+    ("I'm allergic to nuts, so find me a recipe without them.", ["I'm allergic to nuts."]),
     # a standing instruction names no stance of the speaker: nothing was learnt
     ("Please don't suggest restaurants that only serve steak.", ["Don't suggest restaurants that only serve steak."]),
     ("Never use semicolons in my JavaScript.", ["Never use semicolons in my JavaScript."]),
