@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..person import base_form, third_person  # noqa: F401 - third_person is part of this module's interface
 from ..stance import instruction, negated
-from .entities import PETS, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
+from .entities import PETS, ROLES, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
 from .proposals import Proposal, RelationSpec
 
 _SENTENCE = SENTENCE_BREAK
@@ -40,6 +40,7 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
+_ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
 # What someone is that decides what they can eat (the user, or someone they name).
 _WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -50,6 +51,9 @@ _ASKING_SOMETHING = (r"\s+(?:(?:a|an|one|some|two|few|couple\s+of)\s+)?(?:(?:qui
                      r"query|concern|feeling|bug|error|thought|task)s?\b")
 _SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
 _NUMBER = r"(?:one|" + _SEVERAL + ")"
+# Who the user is in one word that says enough: a nationality, a hand ("I'm Brazilian.", "I'm left-handed.").
+_SHORT_IDENTITY = re.compile(r"\bi(?:'m|\s+am)\s+(?:half\s+)?(?:(?-i:[A-Z][a-z]+(?:an|ian|ese|ish|ch|sh|i))|"
+                             r"(?:left|right)[\s-]handed)\s*[.!]*$", re.I)
 # A status at work named by one word ("I'm retired.").
 _STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed|married|single|divorced|"
                      r"widowed)\b", re.I)
@@ -67,6 +71,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
      r"quit\s+(?!it\b|that\b|this\b)\w+|gave\s+up\s+\w+|switched\s+(?:from|to|over)\b)"),
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
+    # someone of the family's diet: "My partner is vegan, so we cook plant-based at home."
+    ("health", "durable_fact", 0.8,
+     r"\bmy\s+(?:[\w-]+\s+)?" + _ROLE + r"\s+(?:is|has)\s+(?:an?\s+|also\s+|severely\s+|strictly\s+)?"
+     + _WHAT_SOMEONE_IS + r"\b"),
     ("health", "durable_fact", 0.85,
      r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
      r"(?:allerg(?:y|ies)|intolerance|condition|disorder|disease|sensitivity|injury|diabetes|asthma|migraines?|"
@@ -119,7 +127,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,4}?(?:member|members|subscriber|volunteer)\b"),
     ("membership", "durable_fact", 0.85,
      r"\b(?:i|we)\s+(?:just\s+)?(?:joined|belong to|signed up for|volunteer (?:at|with|for))\b"),
-    ("membership", "durable_fact", 0.8, r"\bi\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
+    ("membership", "durable_fact", 0.8, r"\b(?:i|we)\s+have\s+(?:\w+\s+){0,3}(?:status|membership|elite)\b"),
     # "I'm now part of the fire-fighting brigade."
     ("membership", "durable_fact", 0.8,
      r"\b(?:i|we)(?:'m| am| are|'re)\s+(?:now\s+|also\s+|officially\s+)?(?:a\s+)?part\s+of\s+"
@@ -132,7 +140,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     # how the user works: "I work remotely on Mondays and Fridays."
     ("work", "durable_fact", 0.8,
      r"\bi\s+(?:usually\s+|mostly\s+|now\s+)?work\s+(?:remotely|from\s+home|hybrid|part-time|full-time|"
-     r"night\s+shifts|nights|weekends|four\s+days)\b"),
+     r"night\s+shifts|nights|weekends|four\s+days|(?:from\s+)?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\s*(?:to|-|till|until)\s*\d)"),
+    # "English is my second language."
+    ("skill", "durable_fact", 0.8,
+     r"(?-i:\b[A-Z][a-z]+)\s+is\s+my\s+(?:first|second|third|native|mother)\s+(?:language|tongue)\b"),
     # what the user carries: "My phone is an iPhone 15." (what they drive is a tool, below)
     ("possession", "durable_fact", 0.75,
      r"\bmy\s+(?:car|phone|laptop|bike|computer|tablet|watch|camera|headphones|keyboard)\s+is\s+(?:a|an|the)\s+"),
@@ -181,6 +192,14 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"(?:dogs?|cats?|pets?)\b"),
     # who the speaker is: a name, an age, a birthday, the languages they speak, the tools they use
     ("identity", "durable_fact", 0.8,
+     # a size, a height, a hand, a time zone, a nationality: "My shoe size is 43.", "I'm 5 foot 10.",
+     # "I'm left-handed.", "I'm in the Pacific time zone.", "I'm Brazilian."
+     r"\bmy\s+(?:shoe|dress|shirt|ring|waist|jeans|pants|trouser|t-shirt|jacket|hat|glove|bra|clothing)\s+size\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:about\s+|around\s+)?(?:\d\s*(?:foot|feet|ft|')\s*\d{0,2}|1[.,]\d\d\s*m|\d{3}\s*cm)\b|"
+     r"\bi(?:'m|\s+am)\s+(?:left|right)[\s-]handed\b|"
+     r"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:in|on)\s+(?:the\s+)?[\w/+-]+(?:\s+[\w/+-]+)?\s+time\s*zone\b|"
+     r"\bmy\s+time\s*zone\s+is\b|"
+     r"\bi(?:'m|\s+am)\s+(?:half\s+)?(?-i:[A-Z][a-z]+(?:an|ian|ese|ish|ch|sh|i))\s*(?:[.!,]|$|\s+but\b|\s+and\b)|"
      r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
      # "My GitHub handle is dkowalski." (what the user is called on a service)
      r"\bmy\s+(?:(?-i:[A-Z])[\w.-]*\s+)?(?:handle|username|user\s+name|user\s+id|gamertag)\s+is\s+"
@@ -232,6 +251,14 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("work", "durable_fact", 0.8,
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:\w+ly\s+|also\s+|just\s+)*(?:lost\s+my\s+job|got\s+(?:laid\s+off|fired|let\s+go)|"
      r"was\s+(?:laid\s+off|fired|let\s+go|made\s+redundant))\b"),
+    # when something of the user's runs out: "My passport expires in June 2027."
+    ("date", "durable_fact", 0.8,
+     r"\bmy\s+(?:[\w-]+\s+){1,2}?(?:expires|runs\s+out|renews|is\s+due\s+for\s+renewal)\s+(?:on|in|at)\b"),
+    # a trip or an appointment of the user's with its day: "My flight to Tokyo is on March 3rd."
+    ("plan", "evidence", 0.75,
+     r"\bmy\s+(?:flight|train|trip|appointment|interview|exam|surgery|operation|wedding|holiday|vacation|move|"
+     r"check-?up|dentist\s+appointment|doctor's\s+appointment|job\s+interview)\b(?:\s+[\w-]+){0,3}?\s+is\s+"
+     r"(?:on|in|at|next|this|tomorrow|today|tonight)\b"),
     # a day that comes round again: "My mom's birthday is June 3rd.", "Our anniversary is on 12 August."
     ("date", "durable_fact", 0.8,
      r"\b(?:my|our)\s+(?:[\w-]+(?:'s)?\s+){0,2}?(?:birthday|anniversary|name\s+day)\s+is\s+(?:on\s+)?(?:the\s+)?"
@@ -559,7 +586,8 @@ def statements(text: str, turn: int = 0, subject: str = "User", group: str | Non
             continue
         # "I'm vegan." is short and says all it needs to: a diet, a condition or being retired is kept at any length
         if not (_MIN_WORDS - 1 <= len(words) <= _MAX_WORDS
-                or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)))):
+                or (len(words) >= 2 and (_CONDITION.search(sentence) or _STATUS.search(sentence)
+                                         or _SHORT_IDENTITY.search(sentence)))):
             continue
         if sentence.rstrip().endswith("?"):
             continue

@@ -635,6 +635,19 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     ("I've been wanting to visit NYC.", "plan", "User has been wanting to visit NYC."),
     ("I also use a whiteboard to stay on track.", "tool", "User also uses a whiteboard to stay on track."),
     ("I also had the opportunity to see him play live.", "event", "User also had the opportunity to see him play live."),
+    # what an assistant books, buys and plans with (a third walk: each gave nothing)
+    ("My flight to Tokyo is on March 3rd.", "plan", "User's flight to Tokyo is on March 3rd."),
+    ("My passport expires in June 2027.", "date", "User's passport expires in June 2027."),
+    ("My shoe size is 43.", "identity", "User's shoe size is 43."),
+    ("I'm 5 foot 10 and about 80 kilos.", "identity", "User is 5 foot 10 and about 80 kilos."),
+    ("I'm in the Pacific time zone.", "identity", "User is in the Pacific time zone."),
+    ("I'm Brazilian.", "identity", "User is Brazilian."),
+    ("I'm left-handed.", "identity", "User is left-handed."),
+    ("I work 9 to 5 Monday to Friday.", "work", "User works 9 to 5 Monday to Friday."),
+    ("English is my second language.", "skill", "English is User's second language."),
+    ("We have a Costco membership.", "membership", "User and others have a Costco membership."),
+    ("My partner is vegan, so we cook plant-based at home.", "health",
+     "User's partner is vegan, so User and others cook plant-based at home."),
     # a title in quotation marks is the speaker's words (it was cut as a quoted passage: "called .")
     ('I\'m really excited to watch a new show called "The Wheel of Time".', "plan",
      'User is really excited to watch a new show called "The Wheel of Time".'),
@@ -659,7 +672,7 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
                                   "We use it here.", "I have a question about my car, can you help?",
                                   "I've got a weird bug in my parser.", "I used to go there.", "I'm excited to see you!",
                                   "I'm part of the problem.", 'My friend said "I live in Berlin and work at Google".',
-                                  "I had a question about that."])
+                                  "I had a question about that.", "I'm fine.", "I'm Ash."])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 
