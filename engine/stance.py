@@ -99,15 +99,17 @@ _TASK = re.compile(r"""
 # made") describe the moment, not a disposition that bears on the user's next task.
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
-_DATED = re.compile(rf"\b{_DAY}|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b",
+# A day of a month, said either way round ("3 June", "the 5th of March", "June 3rd"): the write
+# path's rules read it too.
+DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"
+_DATED = re.compile(rf"\b{DAY}|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:yesterday|last\s+(?:night|week|weekend|month|year))\b",
                     re.I)
 
 # A day that comes round again or is still ahead: a birthday, an anniversary, a due date, an
 # expiry ("her birthday is 12 June", "the MOT is due on 14 August", "the passport expires on 3
 # March"). What it says stays true until that day, so it is lasting, not an episode.
 _RECURRING = re.compile(rf"\b(?:birthdays?|anniversary|due|deadline|expires?|expiry|renewal|renews)\b"
-                        rf"(?:\s+(?:is|are|falls|on|by|in|date|:))*\s+{_DAY}", re.I)
+                        rf"(?:\s+(?:is|are|falls|on|by|in|date|:))*\s+{DAY}", re.I)
 
 # Every dated form has a digit, "yesterday" or "last": a text without one is not searched further
 # (the date pattern took 5 us a memory, most of what recall spends telling standing statements).
@@ -196,6 +198,9 @@ def standing_and_lasting(text: str) -> tuple[bool, bool]:
 
 # What one cannot eat or take: a caution any task that names its thing needs ("Order me a Thai
 # takeaway with peanut sauce." for "I'm allergic to peanuts.").
+# What someone is that decides what they can eat (the user, or someone they name): the words the
+# write path's rules for a condition, and for a condition put right, read.
+WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
 _CAUTION = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|celiac|coeliac|anaphyla\w*)\b", re.I)
 
 

@@ -32,7 +32,7 @@ from ..filing import follow_anchor, refile
 from ..memory import Provenance, aliases_after, normalize_text, title_follows
 from ..policy import Scope
 from ..secretfilter import MARKER, secret_kinds
-from ..stance import current_part, negated
+from ..stance import WHAT_SOMEONE_IS, current_part, negated
 from . import checkpoints, curator, mergeguard, similarity
 from .checkpoints import Lease
 from .entities import EXCLUSIVE, USER, introduced_by_tie, kin, renamed
@@ -185,7 +185,7 @@ _CHANGED = re.compile(r"\b(?:no\s+longer|stopped|quit|gave\s+up|switched\s+(?:aw
 # A condition put right says a change too: "I'm not allergic to shellfish, I just don't like prawns."
 _CHANGE_SAID = re.compile(r"\b(?:anymore|any\s+more|no\s+longer|now|stopped|quit|gave\s+up|switched|instead\s+of|"
                           r"moved\s+on|after\s+all|isn't|wasn't)\b|(?:'m|\bam|'re|\bare)\s+not\s+(?:\w+ly\s+)?"
-                          r"(?:[\w-]+\s+)?(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)\b", re.I)
+                          r"(?:[\w-]+\s+)?" + WHAT_SOMEONE_IS + r"\b", re.I)
 # "allergic to shellfish" is shellfish (the "to" of "from Vim to Emacs" ends what changed)
 _ALLERGIC_TO = re.compile(r"^((?:[\w-]+\s+)?(?:allergic|intolerant|sensitive))\s+to\s+", re.I)
 # The move a called-off plan names, before what it named: "not moving to Dagster after all" is Dagster.

@@ -44,10 +44,10 @@ ROLES = ("sister", "brother", "wife", "husband", "partner", "girlfriend", "boyfr
          "flatmate", "neighbor", "neighbour", "boss", "manager", "colleague", "coworker", "co-worker",
          "mentor", "coach", "teacher", "doctor", "dentist", "therapist", "landlord", "stepmother",
          "stepfather", "stepson", "stepdaughter", "kid", "child", "baby")
-_ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
+ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
 # A subject: the user, someone unnamed by role ("my sister lives in Porto"), or a name.
 _SUBJECT = (rf"(?:(?P<kin>\b[Mm]y\s+(?:(?:older|younger|big|little|eldest|oldest|youngest|twin|best|new|old)\s+)?"
-            rf"(?P<kin_role>{_ROLE}))(?!\s*,?\s+[A-Z])|(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)"
+            rf"(?P<kin_role>{ROLE}))(?!\s*,?\s+[A-Z])|(?P<self>\b(?:I|I'm|I've|we|We|We're|we're|My|my)\b)"
             rf"|(?P<who>{_NAME}))")
 PETS = (r"(?:dog|puppy|pup|cat|kitten|pet|horse|pony|bird|parrot|rabbit|bunny|hamster|guinea pig|turtle|"
          r"tortoise|snake|lizard|fish)")
@@ -76,15 +76,15 @@ class GraphFact:
 
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in [
     # my sister Anna / my best friend Tom
-    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
+    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{ROLE})(?:'s\s+name\s+is|,)?\s+(?P<name>{_NAME})"),
     # "My new manager is Carla Mendes.", "My dentist is Dr. Silva." (a name right after "is")
-    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:\s+(?:at|from)\s+{_NAME})?\s+is\s+(?:now\s+)?"
+    ("role", rf"\b{_WHOSE}\s+{_ROLE_WORD}?(?P<role>{ROLE})(?:\s+(?:at|from)\s+{_NAME})?\s+is\s+(?:now\s+)?"
              rf"(?!{_NOT_A_NAME}\b)"
              rf"(?P<name>{_NAME})(?=\s*(?:[.,!;]|$|\s+(?:in|at|on|near|off|by|from|and|who|since)\b))"),
     # Anna is my sister
-    ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{_ROLE})\b"),
+    ("role_of", rf"(?P<name>{_NAME})\s+(?:is|was)\s+my\s+{_ROLE_WORD}?(?P<role>{ROLE})\b"),
     # someone else's: "Priya's brother Arjun works at Google." (Arjun was no one's brother)
-    ("role_theirs", rf"(?<![\w'])(?P<owner>(?-i:[A-Z][a-z]+))'s\s+{_ROLE_WORD}?(?P<role>{_ROLE})(?:,)?\s+"
+    ("role_theirs", rf"(?<![\w'])(?P<owner>(?-i:[A-Z][a-z]+))'s\s+{_ROLE_WORD}?(?P<role>{ROLE})(?:,)?\s+"
                     rf"(?P<name>{_NAME})"),
     # a dog named Pixel, my cat Milo, adopted a rescue greyhound named Pixel
     ("pet", rf"\b(?:[Mm]y|[Oo]ur|an?|another)\s+(?:[\w-]+\s+){{0,2}}?(?P<animal>{PETS})\s+(?:named|called)\s+"

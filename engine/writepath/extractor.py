@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ..person import base_form, third_person  # noqa: F401 - third_person is part of this module's interface
-from ..stance import instruction, negated
-from .entities import PETS, ROLES, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
+from ..stance import DAY, WHAT_SOMEONE_IS, instruction, negated
+from .entities import PETS, ROLE, SENTENCE_BREAK, USER, Entity, GraphFact, graph_facts, main_entity, renamed
 from .proposals import Proposal, RelationSpec
 
 _SENTENCE = SENTENCE_BREAK
@@ -40,11 +40,6 @@ _CONDITION_WORD = (
     r"asthmatic|celiac|coeliac|vegetarian|vegan|pescatarian|pregnant|sober|gluten|epileptic|anemic|anaemic|"
     r"colou?r-?blind|deaf|hard\s+of\s+hearing|teetotal|dairy-free|nut-free|plant-based|kosher|halal|keto|paleo)\b|"
     r"\b(?:i|we)\s+(?:\w+ly\s+|always\s+|only\s+)?(?:keep|eat|follow)\s+(?:a\s+)?(?:strictly\s+)?(?:kosher|halal)\b")
-_ROLE = "(?:" + "|".join(sorted((re.escape(r) for r in ROLES), key=len, reverse=True)) + ")"
-# What someone is that decides what they can eat (the user, or someone they name).
-_WHAT_SOMEONE_IS = r"(?:allergic|intolerant|coeliac|celiac|diabetic|vegetarian|vegan)"
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 # What a message is about to ask, not what the user owns: "I have a question about my car, can you help?"
 _ASKING_SOMETHING = (r"\s+(?:(?:a|an|one|some|two|few|couple\s+of)\s+)?(?:(?:quick|small|simple|silly|weird|strange|"
                      r"follow-up|tricky|last|big)\s+)?(?:question|problem|issue|favou?r|request|idea|suggestion|doubt|"
@@ -52,8 +47,9 @@ _ASKING_SOMETHING = (r"\s+(?:(?:a|an|one|some|two|few|couple\s+of)\s+)?(?:(?:qui
 _SEVERAL = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+"  # more than one, in words or digits
 _NUMBER = r"(?:one|" + _SEVERAL + ")"
 # Who the user is in one word that says enough: a nationality, a hand ("I'm Brazilian.", "I'm left-handed.").
-_SHORT_IDENTITY = re.compile(r"\bi(?:'m|\s+am)\s+(?:half\s+)?(?:(?-i:[A-Z][a-z]+(?:an|ian|ese|ish|ch|sh|i))|"
-                             r"(?:left|right)[\s-]handed)\s*[.!]*$", re.I)
+_NATIONALITY = r"(?:half\s+)?(?-i:[A-Z][a-z]+(?:an|ian|ese|ish|ch|sh|i))"
+_HANDED = r"(?:left|right)[\s-]handed"
+_SHORT_IDENTITY = re.compile(rf"\bi(?:'m|\s+am)\s+(?:{_NATIONALITY}|{_HANDED})\s*[.!]*$", re.I)
 # A status at work named by one word ("I'm retired.").
 _STATUS = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:retired|unemployed|self-employed|married|single|divorced|"
                      r"widowed)\b", re.I)
@@ -65,7 +61,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"(?:anymore|any\s+more)\b|"
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+no\s+longer\s+\w+|"
      # a condition put right: "I'm not allergic to shellfish, I just don't like prawns."
-     + _I_AM + r"not\s+(?:\w+ly\s+)?(?:[\w-]+\s+)?" + _WHAT_SOMEONE_IS + r"\b|"
+     + _I_AM + r"not\s+(?:\w+ly\s+)?(?:[\w-]+\s+)?" + WHAT_SOMEONE_IS + r"\b|"
      # a plan called off: "We're not moving to Dagster after all, we decided to stay on Airflow."
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+not\s+(?:[\w-]+\s+){1,5}?after\s+all\b|"
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
@@ -73,8 +69,8 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
     # someone of the family's diet: "My partner is vegan, so we cook plant-based at home."
     ("health", "durable_fact", 0.8,
-     r"\bmy\s+(?:[\w-]+\s+)?" + _ROLE + r"\s+(?:is|has)\s+(?:an?\s+|also\s+|severely\s+|strictly\s+)?"
-     + _WHAT_SOMEONE_IS + r"\b"),
+     r"\bmy\s+(?:[\w-]+\s+)?" + ROLE + r"\s+(?:is|has)\s+(?:an?\s+|also\s+|severely\s+|strictly\s+)?"
+     + WHAT_SOMEONE_IS + r"\b"),
     ("health", "durable_fact", 0.85,
      r"\bi\s+(?:have|'ve\s+got|suffer\s+from|live\s+with|deal\s+with|struggle\s+with)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,3}?"
      r"(?:allerg(?:y|ies)|intolerance|condition|disorder|disease|sensitivity|injury|diabetes|asthma|migraines?|"
@@ -196,10 +192,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      # "I'm left-handed.", "I'm in the Pacific time zone.", "I'm Brazilian."
      r"\bmy\s+(?:shoe|dress|shirt|ring|waist|jeans|pants|trouser|t-shirt|jacket|hat|glove|bra|clothing)\s+size\s+is\b|"
      r"\bi(?:'m|\s+am)\s+(?:about\s+|around\s+)?(?:\d\s*(?:foot|feet|ft|')\s*\d{0,2}|1[.,]\d\d\s*m|\d{3}\s*cm)\b|"
-     r"\bi(?:'m|\s+am)\s+(?:left|right)[\s-]handed\b|"
+     r"\bi(?:'m|\s+am)\s+" + _HANDED + r"\b|"
      r"\b(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:in|on)\s+(?:the\s+)?[\w/+-]+(?:\s+[\w/+-]+)?\s+time\s*zone\b|"
      r"\bmy\s+time\s*zone\s+is\b|"
-     r"\bi(?:'m|\s+am)\s+(?:half\s+)?(?-i:[A-Z][a-z]+(?:an|ian|ese|ish|ch|sh|i))\s*(?:[.!,]|$|\s+but\b|\s+and\b)|"
+     r"\bi(?:'m|\s+am)\s+" + _NATIONALITY + r"\s*(?:[.!,]|$|\s+but\b|\s+and\b)|"
      r"\bmy\s+(?:full\s+|first\s+|last\s+|middle\s+|nick)?name\s+is\b|"
      # "My GitHub handle is dkowalski." (what the user is called on a service)
      r"\bmy\s+(?:(?-i:[A-Z])[\w.-]*\s+)?(?:handle|username|user\s+name|user\s+id|gamertag)\s+is\s+"
@@ -262,7 +258,7 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     # a day that comes round again: "My mom's birthday is June 3rd.", "Our anniversary is on 12 August."
     ("date", "durable_fact", 0.8,
      r"\b(?:my|our)\s+(?:[\w-]+(?:'s)?\s+){0,2}?(?:birthday|anniversary|name\s+day)\s+is\s+(?:on\s+)?(?:the\s+)?"
-     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)\b"),
+     + DAY),
     # a child on the way: "My wife and I are expecting our first baby in May."
     ("family", "durable_fact", 0.8,
      r"\b(?:(?:my\s+(?:[\w-]+\s+)?[\w-]+\s+and\s+)?i|we)(?:'m| am| are|'re)\s+(?:\w+ly\s+)?expecting\s+"
@@ -378,7 +374,10 @@ _MIN_WORDS, _MAX_WORDS = 4, 80
 def _hedged(sentence: str) -> bool:
     """Whether the speaker hedges what they say ("I might be lactose intolerant."); a hedge about
     the listener ("I made a cake the other day, maybe you would like that!") hedges nothing of it."""
-    return any(not re.match(r"\s+(?:you|your)\b", sentence[m.end():], re.I) for m in _HEDGE.finditer(sentence))
+    return any(not _TO_THE_LISTENER.match(sentence, m.end()) for m in _HEDGE.finditer(sentence))
+
+
+_TO_THE_LISTENER = re.compile(r"\s+(?:you|your)\b", re.I)
 @dataclass(frozen=True)
 class Statement:
     turn: int
@@ -519,8 +518,9 @@ def _a_title(text: str, m: re.Match) -> bool:
     words = quoted.strip('"“”').split()
     if quoted[:1] not in '"“' or not 1 <= len(words) <= 8:
         return False
-    capitals = sum(w[:1].isupper() for w in words if len(w) > 3) >= max(1, len([w for w in words if len(w) > 3]))
-    return bool(_NAMES_A_TITLE.search(text, max(0, m.start() - 40), m.start())) or capitals
+    long = [w for w in words if len(w) > 3]
+    in_title_case = bool(long) and all(w[:1].isupper() for w in long)
+    return in_title_case or bool(_NAMES_A_TITLE.search(text, max(0, m.start() - 40), m.start()))
 
 
 def own_words(text: str) -> str:
@@ -734,7 +734,7 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
     about the speaker and a tail addressed to the listener; other kinds keep the matched clause."""
     if category not in STANDING:
         partner = _AND_I.search(sentence, 0, m.start() + 1)  # "Sam and I live in Porto." is both of them
-        start = partner.start() if partner and partner.end() >= m.start() else m.start()
+        start = partner.start() if partner and partner.end() == m.start() else m.start()
         return _clause(_cut_tail(sentence, m.end()), start)
     tail = _LISTENER_TAIL.search(sentence, m.end())
     if tail and instruction(sentence[tail.start():].lstrip(" ,").removeprefix("so ").removeprefix("and ")):
@@ -748,9 +748,9 @@ def _span(sentence: str, m: re.Match, category: str) -> str:
 
 
 _SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)(?:\s+(?-i:[A-Z][a-z]+))?\s+(?:is|has|'s)\s+(?:\w+ly\s+|also\s+)?"
-                                 rf"(?:an?\s+|severe\s+)?(?:{_WHAT_SOMEONE_IS}|asthmatic|(?:[\w-]+\s+)?allergy)\b")
+                                 rf"(?:an?\s+|severe\s+)?(?:{WHAT_SOMEONE_IS}|asthmatic|(?:[\w-]+\s+)?allergy)\b")
 _NOT_SOMEONES_CONDITION = re.compile(r"^(?-i:[A-Z][a-z]+)\s+(?:isn't|is\s+not|wasn't|was\s+not)\s+(?:\w+ly\s+)?"
-                                     rf"(?:[\w-]+\s+)?{_WHAT_SOMEONE_IS}\b[^.]*,\s+(?:it's|it\s+is|it\s+was)\b")
+                                     rf"(?:[\w-]+\s+)?{WHAT_SOMEONE_IS}\b[^.]*,\s+(?:it's|it\s+is|it\s+was)\b")
 
 
 def _as_said(sentence: str) -> str:
@@ -803,13 +803,15 @@ _CONSTRAINING = {"can't", "cannot", "don't", "doesn't", "won't", "not", "no", "n
                  "refuses"}
 
 
-def topic_name(subject: str, category: str, words: list[str]) -> str:
-    """The name of a `topic` anchor: whose, which kind of statement, and up to three of its content
-    words ("User's health: asthma", "User's habit: cello community orchestra")."""
+def topic_name(subject: str, category: str, words: list[str], label: str | None = None) -> str:
+    """The name of a `topic` anchor: whose, which kind of statement (`label`, by default the
+    category), and up to three of its content words ("User's health: asthma", "User's habit: cello
+    community orchestra")."""
     keep = _CONSTRAINING if category in ("constraint", "change") else set()
     naming = [w for w in words if w.lower() not in _NOT_NAMING or w.lower() in keep]
     about = " ".join(naming[:3])
-    return f"{subject}'s {category}: {about}" if about else f"{subject}'s {category}"
+    label = label or category
+    return f"{subject}'s {label}: {about}" if about else f"{subject}'s {label}"
 
 
 def _own_words(span: str) -> tuple[str, str]:
@@ -853,7 +855,7 @@ def ties_of(text: str) -> tuple[tuple[RelationSpec, ...], Entity | None]:
     return relations(facts, USER), main_entity(facts)
 
 
-_ABOUT_HEALTH = re.compile(rf"\b(?:{_WHAT_SOMEONE_IS}|lactose|gluten|pescatarian|allerg(?:y|ies))\b", re.I)
+_ABOUT_HEALTH = re.compile(rf"\b(?:{WHAT_SOMEONE_IS}|lactose|gluten|pescatarian|allerg(?:y|ies))\b", re.I)
 
 
 def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: str = "user", *,
@@ -892,9 +894,8 @@ def extract(turns: list[tuple[int, str]], subject: str = "User", subject_kind: s
             else:
                 # a change with nothing to go into is named by what it is about: "User's health: not
                 # allergic shellfish" (the Anchors page read "User's change: …")
-                anchor = topic_name(subject, st.category, words)
-                if st.category == "change" and _ABOUT_HEALTH.search(st.fact):
-                    anchor = anchor.replace(f"{subject}'s change", f"{subject}'s health", 1)
+                health = st.category == "change" and _ABOUT_HEALTH.search(st.fact)
+                anchor = topic_name(subject, st.category, words, label="health" if health else None)
                 anchor_type = "topic"
             out.append(Proposal(
                 memory_class=st.memory_class, title=title[:1].upper() + title[1:], content=content,
