@@ -37,8 +37,11 @@ def is_adverb(word: str) -> bool:
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "was": "was",
               "can't": "can't", "can": "can", "will": "will", "would": "would", "did": "did", "don't": "doesn't",
               "haven't": "hasn't", "won't": "won't", "didn't": "didn't", "wasn't": "wasn't", "cannot": "cannot"}
-_NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wrote|built|became|"
-                           r"began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|quit|"
+# Verbs whose base form ends in "ed" (not a past): "I need" -> "User needs" ("User need" it read).
+_ED_VERBS = ("need", "feed", "speed", "succeed", "proceed", "exceed", "bleed", "breed", "heed", "seed", "weed",
+             "embed", "shed", "wed", "shred")
+_NO_CONJUGATE = re.compile(r"^(?:(?!(?:" + "|".join(_ED_VERBS) + r")$)\w+ed|was|were|had|did|got|went|ran|won|grew|"
+                           r"wrote|built|became|began|bought|made|took|saw|met|found|left|moved|chose|picked|joined|quit|"
                            # the past of irregular verbs: "I never said" ("User never saids" it read)
                            r"said|thought|told|knew|felt|kept|heard|paid|sold|sent|spent|lost|brought|caught|"
                            r"taught|fought|meant|slept|wore|drove|rode|flew|drew|threw|gave|ate|fell|forgot|"
@@ -46,10 +49,6 @@ _NO_CONJUGATE = re.compile(r"^(?:\w+ed|was|were|had|did|got|went|ran|won|grew|wr
                            r"woke|broke|came|forgave|overslept|taken|given|been|done|gone|seen|known|"
                            r"just|recently|finally|can|could|will|would|should|must|might)$")
 
-
-# Verbs whose base form ends in "ed" (not a past): "I need" -> "User needs" ("User need" it read).
-_ED_VERBS = frozenset({"need", "feed", "speed", "succeed", "proceed", "exceed", "bleed", "breed", "heed", "seed",
-                       "weed", "embed", "shed", "wed", "shred"})
 # Words ending in "s" that are not a verb agreeing with one subject ("miss", "focus", "this").
 _S_OF_THE_WORD = ("ss", "us", "is")
 _BASE = {"has": "have", "is": "are", "was": "were", "does": "do", "goes": "go", "doesn't": "don't",
@@ -82,7 +81,7 @@ def conjugate(rest: str) -> str:
         return _IRREGULAR.get(low, verb) + rest[len(verb):]
     if not re.fullmatch(r"\w+", verb):
         return rest
-    if _NO_CONJUGATE.match(low) and low not in _ED_VERBS:
+    if _NO_CONJUGATE.match(low):
         return rest
     if low in _IRREGULAR:
         new = _IRREGULAR[low]

@@ -439,10 +439,11 @@ def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list
     out = []
     for d in decisions:
         c = found.get(d.id)
+        now = "" if d.kept or c is None else current_part(c.row.get("body") or "")
         why = None if d.kept or c is None or d.features.get("covered_terms", 0) < 1 else (
             "a caution the task names" if caution(c.text) else
-            "an instruction the task names" if instruction(current_part(c.row.get("body") or "")) else
-            "an account the task names" if account(c.row.get("body") or "") else None)
+            "an instruction the task names" if instruction(now) else
+            "an account the task names" if account(now) else None)
         out.append(d if why is None else GateDecision(d.id, d.score, True, why, d.features))
     return out
 
