@@ -19,6 +19,7 @@ from flask import current_app, jsonify, request
 
 from keepmind import version
 from keepmind.engine import AUDIENCES, InvalidInput, NotFound, ScopeError, Token
+from keepmind.engine.recall import RecallResult
 
 from . import openapi, schemas
 from .context import engine
@@ -250,13 +251,10 @@ def recall(session_id):
     data = body("Recall")
     if scope.inert or not engine().enabled:
         # Public sessions and a disabled memory get nothing; the healthy "no block" answer.
-        return reply(block=None, items=[], receipt=None, degraded=[], took_ms=None)
+        return reply(**RecallResult(None, [], None, []).as_dict())
     if engine().paused:
-        return reply(block=None, items=[], receipt=None, degraded=["memory_paused"], took_ms=None)
-    result = engine().recall(session_id, data["message"], data.get("context"), token=current_token())
-    out = result.as_dict()
-    return reply(block=out.get("block"), items=out.get("items", []), receipt=out.get("receipt"),
-                 degraded=list(out.get("degraded", [])), took_ms=out.get("took_ms"))
+        return reply(**RecallResult(None, [], None, ["memory_paused"]).as_dict())
+    return reply(**engine().recall(session_id, data["message"], data.get("context"), token=current_token()).as_dict())
 
 
 @route("GET", "/sessions/<session_id>/receipts/<receipt_id>",
