@@ -23,6 +23,7 @@ import unicodedata
 
 import apsw
 
+from .bearing import bears_on
 from .db import one, rows
 from .errors import EngineError, InvalidInput
 from .memory import MAX_BODY_CHARS, MAX_TITLE_CHARS, RECALL_MODES, SOURCES, content_hash, fingerprint, normalize_text
@@ -243,6 +244,8 @@ def check_row(kind: str, obj: dict) -> dict:
             raise RowError("author_audience is 'public': a public session forms no memories")
     if kind in ("document", "record"):  # derived from the text: never trusted from the file
         row["content_hash"], row["fingerprint"] = content_hash(row["title"], row["body"]), fingerprint(row["body"])
+    if kind == "document":
+        row["bears_on"] = bears_on(row["body"])
     if kind == "anchor":
         row["normalized_name"] = normalize_text(row["canonical_name"])
     if kind == "anchor_alias":

@@ -716,6 +716,23 @@ def _m016_tombstones_memory(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS tombstones_memory ON tombstones (memory_id)")
 
 
+def _m017_documents_bears_on(conn: apsw.Connection) -> None:
+    """What a document bears on whatever a task's words (bearing.py: a diet bears on every food
+    task), worked out from its text when the text is written and read by a partial index. The
+    documents stored before get theirs here: only those FTS5 finds by bearing.WORDS can have one."""
+    from .bearing import WORDS, bears_on
+
+    conn.execute("ALTER TABLE memory_documents ADD COLUMN bears_on TEXT")
+    conn.execute("CREATE INDEX memory_documents_bears_on ON memory_documents (bears_on, boundary, updated_at DESC)"
+                 " WHERE bears_on IS NOT NULL")
+    match = " OR ".join(f'"{w}"' for w in WORDS)
+    found = [(bearing, rowid) for rowid, body in conn.execute(
+        "SELECT rowid, body FROM memory_documents WHERE deleted_at IS NULL AND rowid IN"
+        " (SELECT rowid FROM memory_documents_fts WHERE memory_documents_fts MATCH ?)", (match,)).fetchall()
+        if (bearing := bears_on(body))]
+    conn.executemany("UPDATE memory_documents SET bears_on = ? WHERE rowid = ?", found)
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -733,6 +750,7 @@ MIGRATIONS: list[Migration] = [
     ("014_tombstone_fingerprints", _m014_tombstone_fingerprints),
     ("015_tombstone_fingerprints_third_person", _m015_tombstone_fingerprints_third_person),
     ("016_tombstones_memory", _m016_tombstones_memory),
+    ("017_documents_bears_on", _m017_documents_bears_on),
 ]
 
 

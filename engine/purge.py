@@ -66,7 +66,8 @@ def erase(conn: apsw.Connection, tombstone_id: str, now: int, *, ceiling: str,
         # deleted_at is set, so the index triggers (003) neither remove nor add it: it left the
         # index when it was deleted
         conn.execute("UPDATE memory_documents SET title=?, body=?, aliases='', facets='', anchor_id=NULL,"
-                     " deactivated_reason=NULL WHERE document_id=?", (ERASED_TEXT, ERASED_TEXT, memory_id))
+                     " deactivated_reason=NULL, bears_on=NULL WHERE document_id=?",
+                     (ERASED_TEXT, ERASED_TEXT, memory_id))
         forget_in_receipts(conn, {"id": memory_id, "kind": "document"})
     elif memory_id.startswith("rec-"):
         chain = _chain(conn, memory_id)

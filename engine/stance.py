@@ -156,8 +156,15 @@ _ONE_OFF = re.compile(r"\b(?:this\s+(?:time|run|once|round|week|morning|afternoo
 def instruction(text: str) -> bool:
     """Whether a sentence is a standing instruction to the assistant (see _INSTRUCTION), not one for
     the task at hand (_ONE_OFF)."""
+    return instruction_verb(text) is not None
+
+
+def instruction_verb(text: str) -> str | None:
+    """The verb of a standing instruction ("write" in "Always write emails to suppliers in a formal
+    tone."), lowercase; None when the sentence is none."""
     text = (text or "").strip().replace("\u2019", "'")
-    return bool(_INSTRUCTION.match(text)) and not _ONE_OFF.search(text)
+    found = _INSTRUCTION.match(text)
+    return found.group(0).split()[-1].lower() if found and not _ONE_OFF.search(text) else None
 
 
 def standing(text: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
+from .bearing import bears_on
 from .db import one, rows, scalar
 from .errors import InvalidInput, NotFound, ScopeError
 from .memory import (
@@ -231,7 +232,8 @@ def insert_memory(conn: apsw.Connection, draft: MemoryDraft, now: int) -> str:
     if kind == "document":
         memory_id = new_id("doc")
         values = dict(document_id=memory_id, updated_at=now, revision=1,
-                      update_semantics=draft.update_semantics or "merge-document", **common)
+                      update_semantics=draft.update_semantics or "merge-document", bears_on=bears_on(draft.body),
+                      **common)
         _insert(conn, "memory_documents", values)
         _insert_revision(conn, memory_id, 1, draft.title, draft.body, draft.source, "created", now)
     else:
@@ -343,9 +345,9 @@ def revise_document(conn: apsw.Connection, row: dict, title: str, body: str, now
     conn.execute(
         "UPDATE memory_documents SET title=?, body=?, revision=?, updated_at=?, freshness_at=?,"
         " expires_at=?, content_hash=?, fingerprint=?, update_semantics=COALESCE(?, update_semantics),"
-        " aliases=COALESCE(?, aliases) WHERE document_id=?",
+        " aliases=COALESCE(?, aliases), bears_on=? WHERE document_id=?",
         (title, body, revision, now, now, expires_for(row["memory_class"], now),
-         content_hash(title, body), fingerprint(body), semantics, aliases, row["document_id"]),
+         content_hash(title, body), fingerprint(body), semantics, aliases, bears_on(body), row["document_id"]),
     )
     _insert_revision(conn, row["document_id"], revision, title, body, source, reason, now)
     return revision

@@ -49,6 +49,8 @@ TABLES = (
     ("anchor_merges", "anchor_merge", "merge_id"),
 )
 TYPE_TABLE = {t: (table, key) for table, t, key in TABLES}
+# Columns an export leaves out: an import works them out again (a document's bearing, from its text).
+DERIVED = ("vector", "bears_on")
 
 
 def _columns(conn: apsw.Connection, table: str) -> list[str]:
@@ -83,7 +85,7 @@ def export_rows(conn: apsw.Connection):
         if kind == "rejected_proposal":
             yield from ((kind, row) for row in _rejected_proposals(conn))
             continue
-        cols = [c for c in _columns(conn, table) if c != "vector"]
+        cols = [c for c in _columns(conn, table) if c not in DERIVED]
         earlier = _earlier_fingerprints(conn) if kind == "tombstone" else {}
         for row in rows(conn, f"SELECT {','.join(cols)} FROM {table} ORDER BY rowid"):
             # A tombstone stays one row: the hashes of the wordings its memory had before its last

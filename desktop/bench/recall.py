@@ -29,7 +29,12 @@ from keepmind.engine.settings import defaults
 from ..commands.numbers import count, positive_int
 from ..paths import home_option, models_dir_of
 
-STAGES = ("plan_ms", "embed_ms", "vector_search_ms", "lexical_ms", "candidates_ms", "rank_ms", "gate_ms", "total_ms")
+STAGES = ("plan_ms", "embed_ms", "vector_search_ms", "lexical_ms", "candidates_ms", "rank_ms", "gate_ms", "bearing_ms",
+          "total_ms")
+# Tasks that name food: recall also reads the store's diet statements for them (engine/bearing.py).
+FOOD_TASKS = ("Suggest a family dinner I can cook tonight.", "Find a restaurant near the office for a team lunch.",
+              "What are some must-try local dishes in Lisbon?", "Give me healthy snack ideas for a long hike.",
+              "Plan a dinner party menu for eight on Saturday.", "Can you recommend a good breakfast before a run?")
 BATCH = 2000
 VARIATIONS = ("last year", "these days", "on weekends", "with friends", "since college", "at night",
               "in the summer", "after work", "with my family", "most mornings")
@@ -167,6 +172,15 @@ def run(args) -> int:
                 t1 = time.perf_counter()
                 engine.recall(sid, q)
                 wall.append((time.perf_counter() - t1) * 1000)
+            food = []
+            for n in range(max(1, args.queries // 4)):
+                q = FOOD_TASKS[n % len(FOOD_TASKS)]
+                if n % 25 == 0:
+                    sid = engine.open_session("personal", _boundary(0))
+                t1 = time.perf_counter()
+                engine.recall(sid, q)
+                food.append((time.perf_counter() - t1) * 1000)
+            bearing_ms = [engine.recaller.trace(scope, q).timings.get("bearing_ms", 0.0) for q in FOOD_TASKS]
             rss = proc.memory_info().rss
             floor = physical_floor(engine, qs) if model is not None else None
             index = engine.models.vectors()
@@ -186,6 +200,8 @@ def run(args) -> int:
         "stages_ms": {k: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 0.95), 2)}
                       for k, v in stages.items() if v},
         "recall_ms": {"p50": round(statistics.median(wall), 2), "p95": round(percentile(wall, 0.95), 2)},
+        "food_task_recall_ms": {"p50": round(statistics.median(food), 2), "p95": round(percentile(food, 0.95), 2),
+                                "n": len(food), "bearing_read_ms_max": round(max(bearing_ms), 2)},
     }
     if floor is not None:
         result["floor_ms"] = floor
@@ -198,6 +214,10 @@ def run(args) -> int:
           f"({len(qs)} queries; numbers are noisy on a shared machine)")
     for k, v in result["stages_ms"].items():
         print(f"  {k[:-3]:<14} p50 {v['p50']:7.2f} ms   p95 {v['p95']:7.2f} ms")
+    ft = result["food_task_recall_ms"]
+    print(f"food tasks (recall also reads the diet statements): Engine.recall p50 {ft['p50']:.1f} ms, p95 "
+          f"{ft['p95']:.1f} ms ({ft['n']} recalls of {len(FOOD_TASKS)} tasks; their read alone at most "
+          f"{ft['bearing_read_ms_max']:.1f} ms)")
     how = (f"synthetic: {args.distinct:,} distinct facts embedded once" if args.distinct
            else "with embedding") + ("; recorded when the kept store was built" if kept is not None else "")
     built = "the build included" if kept is None else "no build: the store was kept"

@@ -10,12 +10,13 @@ into the item and character budgets.
 from __future__ import annotations
 
 from .. import search
+from ..bearing import BEARING_READ, bears_on, task_bears_on
 from .budget import call_with_budget
 from .candidates import RECALL_MODES, VECTOR_K
 from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
 from .inject import Injected, fit
 from .profiles import MEMBERS_READ, Companion, companions, profile_facets
-from .rank import Ranked
+from .rank import Candidate, Ranked
 from .state import Channel, RecallConfig, RecallTrace, Run
 from .terms import TermStats
 
@@ -61,24 +62,57 @@ def gate_stage(r: Run, trace: RecallTrace, survivors: list[Ranked], calibration:
 
 
 def inject_stage(r: Run, trace: RecallTrace, kept: list[Ranked], channel: Channel) -> None:
-    """The kept items, then the members of their profiles (profiles.py), within the budgets."""
+    """The kept items, then what bears on the task whatever its words (a food task: the diet
+    statements, bearing.py), then the members of the kept items' profiles (profiles.py), within the
+    budgets."""
     config = r.config
-    trace.companions = _companions(kept, trace.ranked, r.snapshot, r.scope, r.now, r.exclude, channel.vectors,
-                                   channel.query_vec)
+    cosine = _cosine(channel)
+    bearing = _bearing(trace, kept, r, cosine)
+    profiles = _companions(kept, trace.ranked, r.snapshot, r.scope, r.now, r.exclude, cosine)
+    trace.companions = bearing + [c for c in profiles if c.id not in {b.id for b in bearing}]
     chosen = [_injected(x) for x in kept] + [_injected(c.ranked) for c in trace.companions]
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
 
 
-def _companions(kept: list[Ranked], ranked: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str],
-                vectors, query_vec) -> list[Companion]:
-    """The members of the kept items' profiles (profiles.py); no read unless one has a profile."""
-    if not any(profile_facets(r.candidate.row) for r in kept):
-        return []
-    lookup = getattr(vectors, "vector", None) if query_vec is not None else None
+def _cosine(channel: Channel):
+    """A memory's cosine to the message by its id, or None (no query vector, no vector yet)."""
+    lookup = getattr(channel.vectors, "vector", None) if channel.query_vec is not None else None
 
     def cosine(item_id: str) -> float | None:
         vec = lookup(item_id) if lookup else None
-        return None if vec is None else float(vec @ query_vec)
+        return None if vec is None else float(vec @ channel.query_vec)
+    return cosine
+
+
+def _bearing(trace: RecallTrace, kept: list[Ranked], r: Run, cosine) -> list[Companion]:
+    """For a task about what standing statements bear on whatever its words (bearing.py: a diet
+    bears on every task about food), those the gate did not keep, closest to the message first."""
+    bearing = task_bears_on(trace.plan.query, trace.plan.task)
+    if bearing is None:
+        return []
+    t_b = r.timer()
+    taken = frozenset(x.id for x in kept) | r.exclude
+    with r.snapshot() as conn:
+        rows = search.bearing_members(conn, r.scope, bearing, r.now, BEARING_READ, recall_modes=RECALL_MODES,
+                                      exclude=taken)
+    # Read again from the text: a rule that changed since the text was written must not inject it.
+    found = sorted(((cosine(row["id"]), n, row) for n, row in enumerate(rows) if bears_on(row["body"]) == bearing),
+                   key=lambda t: (t[0] is None, -(t[0] or 0.0), t[1]))
+    trace.timings["bearing_ms"] = round((r.timer() - t_b) * 1000, 3)
+    by_id = {x.id: x for x in trace.ranked}
+    out = []
+    for cos, _, row in found:
+        base = by_id.get(row["id"]) or Ranked(Candidate(row["id"], row, cos, 0.0), cos or 0.0, ())
+        out.append(Companion(Ranked(base.candidate, base.score, (*base.reasons, f"bears_on:{bearing}")), bearing,
+                             None, f"bears on every {bearing} task"))
+    return out
+
+
+def _companions(kept: list[Ranked], ranked: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str],
+                cosine) -> list[Companion]:
+    """The members of the kept items' profiles (profiles.py); no read unless one has a profile."""
+    if not any(profile_facets(r.candidate.row) for r in kept):
+        return []
     with snapshot() as conn:
         return companions(kept, lambda facet: search.facet_members(
             conn, scope, facet, now, MEMBERS_READ, recall_modes=RECALL_MODES, exclude=exclude), cosine, ranked)

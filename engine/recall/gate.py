@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
-from ..stance import account, caution, current_part, instruction
-from .plan import RecallPlan, content_words
+from ..stance import account, caution, current_part, instruction_verb
+from ..writepath.entities import ROLE
+from .plan import RecallPlan, content_stems, content_words
 from .rank import Ranked
 from .stem import stem
 from .terms import TermStats, keyword_stems
@@ -70,6 +72,10 @@ MIN_STANDING = 3      # standing statements the task features compare a candidat
 # with 0.01 for every message, 0.808 for 0.550, and precision 0.642 -> 0.644.
 ANY_ALPHA = 0.01
 _NORMAL = NormalDist()
+# Someone by their tie to the user: in a task ("for my son"), in a memory ("User's son Kiran", "my manager").
+_WHICH = r"(?:(?:older|younger|eldest|youngest|little|big|best|new)\s+)?"
+_MY_ROLE = re.compile(rf"\b(?:my|our)\s+{_WHICH}({ROLE})\b", re.I)
+_THEIR_ROLE = re.compile(rf"\b(?:my|our|user's|the\s+user's)\s+{_WHICH}({ROLE})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -420,11 +426,11 @@ def feature_gate(params: FeatureGateParams, plan: RecallPlan, top: list[Ranked],
     if rule is not None:  # any message, in a store small enough to have been seen whole
         decisions = _kept_by(decisions, rule.pick_any(top, context or top, seen_all, excluded), "memories")
     if plan.task:
-        decisions = _named_by_the_task(decisions, top)
+        decisions = _named_by_the_task(decisions, top, plan)
     return decisions
 
 
-def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list[GateDecision]:
+def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked], plan: RecallPlan) -> list[GateDecision]:
     """A task's candidates that state an allergy or intolerance, a standing instruction, or what the
     user is called on a service, and contain a content word of the part of the task they matched,
     kept whatever the models said ("Clone my dotfiles repo from GitHub." refused "User's GitHub handle
@@ -434,7 +440,10 @@ def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list
     past); a coding agent's "Add some debug output…" refused "Never use print debugging in this
     repo, use the logger." and "Format the greeting string…" refused "Always use f-strings instead
     of .format()…". An unneeded one costs a line of context; a missed one, what the user cannot eat
-    or the rule of their repo."""
+    or the rule of their repo. An instruction is named by more than its own verb: "Write a limerick about
+    coffee." does not name "Always write emails to suppliers in a formal tone.". A person is named by
+    their tie to the user: "Plan a birthday party for my son." refused "User's son Kiran is 9 and plays
+    football on Saturdays."."""
     found = {r.id: r.candidate for r in top}
     out = []
     for d in decisions:
@@ -442,10 +451,24 @@ def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked]) -> list
         now = "" if d.kept or c is None else current_part(c.row.get("body") or "")
         why = None if d.kept or c is None or d.features.get("covered_terms", 0) < 1 else (
             "a caution the task names" if caution(c.text) else
-            "an instruction the task names" if instruction(now) else
-            "an account the task names" if account(now) else None)
+            "an instruction the task names" if _names_more_than_its_verb(plan, now) else
+            "an account the task names" if account(now) else
+            "a person the task names" if _their_person(plan.query, now) else None)
         out.append(d if why is None else GateDecision(d.id, d.score, True, why, d.features))
     return out
+
+
+def _names_more_than_its_verb(plan: RecallPlan, text: str) -> bool:
+    """Whether `text` is a standing instruction sharing a content word with the task besides its verb."""
+    verb = instruction_verb(text)
+    return verb is not None and bool((set(plan.content) & set(content_stems(text))) - {stem(verb)})
+
+
+def _their_person(message: str, text: str) -> str | None:
+    """The tie to the user ("son", "manager") that both a task ("…for my son") and a memory about
+    that person ("User's son Kiran is 9.", "My manager is Katrin.") name, or None."""
+    asked = {m.group(1).lower() for m in _MY_ROLE.finditer(message or "")}
+    return next((m.group(1).lower() for m in _THEIR_ROLE.finditer(text or "") if m.group(1).lower() in asked), None)
 
 
 def _kept_by(decisions: list[GateDecision], found: tuple[str, float, int] | None, counted: str) -> list[GateDecision]:

@@ -41,7 +41,8 @@ class Companion:
 
     ranked: Ranked
     facet: str
-    joined: str   # the id of the kept item whose profile it belongs to
+    joined: str | None   # the id of the kept item whose profile it belongs to (None: the task needs it itself)
+    why: str | None = None
 
     @property
     def id(self) -> str:
@@ -49,7 +50,7 @@ class Companion:
 
     @property
     def reason(self) -> str:
-        return f"shares the {self.facet} profile with {self.joined}"
+        return self.why or f"shares the {self.facet} profile with {self.joined}"
 
 
 def profile_facets(row: dict) -> tuple[str, ...]:

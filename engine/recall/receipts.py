@@ -28,9 +28,9 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
                  created_at: int) -> dict:
     """The JSON document stored for one recall."""
     gate_by_id = {d.id: d for d in trace.gate}
-    dropped = [{"id": r.id, "stage": "floor", "why": f"cosine {r.candidate.cosine:.3f} under the floor "
-                f"{trace.floor:.3f} ({trace.floor_source})"} for r in trace.floor_dropped]
     joined = {c.id for c in trace.companions}
+    dropped = [{"id": r.id, "stage": "floor", "why": f"cosine {r.candidate.cosine:.3f} under the floor "
+                f"{trace.floor:.3f} ({trace.floor_source})"} for r in trace.floor_dropped if r.id not in joined]
     dropped += [{"id": d.id, "stage": "gate", "why": d.reason} for d in trace.gate
                 if not d.kept and d.id not in joined]
     dropped += [{"id": i.id, "stage": "budget", "why": why} for i, why in trace.budget_dropped]
@@ -51,7 +51,7 @@ def receipt_body(trace: RecallTrace, *, receipt_id: str, session_id: str | None,
             "vector": pool.vector_count if pool else 0,
             "considered": len(trace.ranked),
             "excluded": len(trace.excluded),
-            "floor_dropped": len(trace.floor_dropped),
+            "floor_dropped": sum(1 for r in trace.floor_dropped if r.id not in joined),
             "gate_dropped": sum(1 for d in trace.gate if not d.kept and d.id not in joined),
             "companions": len(trace.companions),
             "budget_dropped": len(trace.budget_dropped),

@@ -162,9 +162,10 @@ def test_a_long_lived_writer_refreshes_the_planner_statistics_as_the_store_grows
     scope = eng.scope(eng.open_session("personal", "work"))
 
     def analyzed_rows() -> int:
+        # the most any index counted: a partial index (bears_on) counts only the rows it holds
         with eng.db.snapshot() as conn:
-            stat = scalar(conn, "SELECT stat FROM sqlite_stat1 WHERE tbl='memory_documents' LIMIT 1")
-        return int(str(stat).split()[0]) if stat else 0
+            stats = [r[0] for r in conn.execute("SELECT stat FROM sqlite_stat1 WHERE tbl='memory_documents'")]
+        return max((int(str(stat).split()[0]) for stat in stats if stat), default=0)
 
     try:
         assert analyzed_rows() < 10

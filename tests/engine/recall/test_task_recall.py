@@ -151,8 +151,11 @@ def test_a_newcomers_small_store_answers_a_question_said_in_other_words(model_en
     assert injected == [ids[needed]]
     [kept] = [d for d in receipt["gate"]["decisions"] if d["kept"]]
     assert kept["reason"].startswith("stands out from chance") and "memories: 11" in kept["reason"]
-    for unknown in ("what is the capital of Peru?", "Can you suggest a dinner recipe?", "Thanks, that's all."):
+    for unknown in ("what is the capital of Peru?", "Thanks, that's all."):
         assert _recall(model_engine, unknown)[0] == [], unknown
+    # a dinner recipe shares no word with the diet, which bears on it all the same (bearing.py)
+    assert set(_recall(model_engine, "Can you suggest a dinner recipe?")[0]) == {ids["I am allergic to peanuts."],
+                                                                               ids["I'm vegan."]}
 
 
 DRINKS_TOO = ("My sister Anna lives in Lisbon.", "I am allergic to peanuts.", WINDOW, "I drink my coffee black, no sugar.",
@@ -232,3 +235,35 @@ def test_a_task_on_a_service_gets_what_the_user_is_called_there(model_engine, ta
     [why] = [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[-1]]
     assert why == "an account the task names"
     assert ids[-1] not in _recall(model_engine, "Book me a table for two on Friday.")[0]  # no service named
+
+
+def test_an_instruction_is_named_by_more_than_its_own_verb(model_engine):
+    """A walk: "Write a limerick about coffee." got "Always write emails to suppliers in a formal tone."
+    as an instruction the task names, by the word "write" alone."""
+    sid = model_engine.open_session("personal", "work")
+    ids = [model_engine.store(sid, "", text).id for text in DEVELOPERS_STORE
+           + ["Always write emails to suppliers in a formal tone."]]
+    assert ids[-1] not in _recall(model_engine, "Write a limerick about coffee.")[0]
+    injected, receipt = _recall(model_engine, "Write an email to our flour supplier asking about a bulk discount.")
+    assert ids[-1] in injected
+
+
+@pytest.mark.parametrize("task, needed", [
+    ("Plan a birthday party for my son.", "User's son Kiran is 9 and plays football on Saturdays."),
+    ("Draft a note to my manager about Friday off.", "My manager is Katrin, she prefers short messages."),
+])
+def test_a_task_for_someone_by_their_tie_to_the_user_gets_what_is_known_of_them(model_engine, task, needed):
+    """A walk's "Plan a birthday party for my son." refused the son (the query model's bar)."""
+    sid = model_engine.open_session("personal", "work")
+    store = ["User is Priya, User runs a small bakery in Leeds with User's sister Anika.", "I don't eat beef.",
+             "I'm gluten intolerant, which is ironic for a baker.", "Always write emails to suppliers in a formal tone.",
+             "I hate doing the accounts, my accountant is called Tom Reeves.", "I prefer short answers with bullet points.",
+             "User's son Kiran is 9 and plays football on Saturdays.", "My manager is Katrin, she prefers short messages.",
+             "User's husband Raj is a nurse and works night shifts.", "User is trying to cut down on caffeine.",
+             "User drives a 2015 Ford Transit for deliveries.", "User and others open at 7am every day except Mondays."]
+    ids = {text: model_engine.store(sid, "", text).id for text in store}
+    injected, receipt = _recall(model_engine, task)
+    assert ids[needed] in injected
+    others = set(ids.values()) - {ids[needed]}
+    assert not any(d["reason"] == "a person the task names" for d in receipt["gate"]["decisions"] if d["id"] in others)
+    assert _recall(model_engine, "Plan a birthday party for a colleague.")[0] == []   # not the user's own

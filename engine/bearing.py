@@ -1,0 +1,83 @@
+"""What a standing statement bears on whatever a task's words: a diet bears on every task about food.
+
+"Suggest a family dinner for tonight." must not ignore "I'm gluten intolerant.", and "What are some
+must-try local dishes in Tokyo?" must not ignore "I am vegan and avoid all animal products.". Such
+a task and the diet it needs rarely share a word, and the embedder puts them far apart, so neither
+a channel nor the gate finds it: on PrefEval's dietary topic the needed preference was injected for
+1 question in 24, and was not among the top five for 9 of the 23 it missed.
+
+So a task (stance.asks_for_help) that names food or drink gets the scope's diet statements, closest
+to the message first, after the gate's own choices and inside the same item and character budgets
+(recall/decide.py). A document's bearing is worked out from its text whenever the text is written,
+as its fingerprint is (store.py, importrows.py; migration 017 for the documents stored before), and
+kept in `memory_documents.bears_on`, whose partial index holds only the documents that bear on
+something: reading them by their words instead (FTS5 over the diet's and eating's words) cost
+a food task 48 ms at 100,000 memories. A diet statement is
+a standing statement that limits what someone eats or drinks: an allergy or an intolerance, a diet
+(vegan, keto, low-FODMAP, halal), or an aversion, refusal or limit bearing on food ("I don't eat
+beef.", "I'm trying to cut down on caffeine."). A liking is not one ("I love sushi." bears on
+some food tasks and not others; the gate decides about it as about anything else).
+
+This is the one domain recall names, on purpose: a meal that ignores an allergy is harmful, and a
+diet bears on every food task whatever the task's words. Everything else stays domain-free (stance.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .stance import CONDITION, DISLIKING, caution, current_part, negated, standing
+
+FOOD = "food"   # the one bearing so far: what one eats or drinks
+
+# Food and drink as a task names them. A menu of an app ("the main menu buttons") is not food, and
+# a wine or a beer is named as often for a list, a stain or a gift as for drinking.
+_FOOD_TASK = re.compile(
+    r"\b(?:foods?|dish(?:es)?|cuisines?|recipes?|cook(?:s|ing)?|meals?|dinners?|lunch(?:es)?|breakfasts?|brunch|"
+    r"suppers?|snacks?|restaurants?|caf[eé]s?|bistros?|eat(?:s|ing)?|dine|dining|culinary|delicac(?:y|ies)|"
+    r"desserts?|takeaways?|takeouts?|picnics?|bak(?:e|es|ing)|grocer(?:y|ies)|barbecue|bbq|cater(?:ing)?|"
+    r"drinks?|beverages?|coffee|teas?|smoothies?|protein\s+bars?|street\s+food|feast|potluck|lunchbox(?:es)?|"
+    r"(?<!main\s)(?<!context\s)(?<!start\s)(?<!settings\s)(?<!dropdown\s)menus?(?!\s+(?:bar|button|item|screen|entr)))\b",
+    re.I)
+# Writing about food is not eating it ("Write a limerick about coffee.").
+_WRITING_ABOUT = re.compile(
+    r"\b(?:poem|limerick|haiku|sonnet|song|lyrics|story|joke|rap|verse|essay)s?\s+(?:about|on)\b", re.I)
+# What a diet statement is about: eating and drinking, and what is eaten or drunk. A diet by name
+# counts said of someone ("I'm vegan.", "a strict keto diet"), not of a product ("vegan cosmetics").
+_EATING = ("eat", "eats", "eating", "ate", "drink", "drinks", "drinking", "food",
+           "foods", "meal", "meals", "dish", "dishes", "diet", "cuisine", "flavors", "flavours", "snacks", "cook",
+           "cooking", "caffeine", "alcohol", "sugar", "sweets", "carbs", "gluten", "dairy", "lactose", "meat", "beef",
+           "pork", "chicken", "seafood", "shellfish", "fish", "nuts", "peanuts", "peanut", "soy", "eggs", "spicy")
+_DIETS = ("vegan", "vegetarian", "pescatarian", "keto", "ketogenic", "paleo", "coeliac", "celiac", "halal", "kosher",
+          "plant-based", "fodmap")
+_ATE = re.compile(r"\b(?:" + "|".join(_EATING) + r")\b", re.I)
+_A_DIET = re.compile(r"\b(?:i'm|im|i\s+am|am|is|are|be|been|being|an?|strict|avid|fully|mostly|strictly|as)\s+(?:"
+                     + "|".join(re.escape(d) for d in _DIETS) + r")\b|\b(?:" + "|".join(re.escape(d) for d in _DIETS)
+                     + r")\s+(?:diet|lifestyle|food|meals?|options)\b", re.I)
+# What one can be allergic to that is not eaten.
+_NOT_EATEN = re.compile(r"\b(?:pollen|dust|mites?|cats?|dogs?|animals?|pets?|fur|dander|penicillin|antibiotics?|"
+                        r"medications?|medicines?|drugs?|latex|bees?|wasps?|stings?|grass|hay|mou?ld|perfumes?|"
+                        r"fragrances?|nickel|sun|sunlight|detergents?|wool)\b", re.I)
+_AVERSION = re.compile(rf"\b(?:{DISLIKING})\b", re.I)
+_CONDITION = re.compile(rf"\b(?:{CONDITION})\b", re.I)
+# Words one of which every diet statement holds: migration 017 reads only the documents FTS5 finds by them.
+WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
+         "anaphylaxis", "anaphylactic")
+BEARING_READ = 20   # documents read per bearing and task; the item budget keeps at most a few
+
+
+def task_bears_on(message: str, task: bool) -> str | None:
+    """What a task message is about that standing statements bear on whatever its words (FOOD), or None."""
+    message = message or ""
+    return FOOD if task and _FOOD_TASK.search(message) and not _WRITING_ABOUT.search(message) else None
+
+
+def bears_on(text: str) -> str | None:
+    """What a memory's text bears on whatever a task's words: FOOD when it limits what someone eats
+    or drinks (its current text), else None."""
+    text = current_part(text or "").replace("’", "'")
+    if caution(text):
+        return FOOD if not _NOT_EATEN.search(text) or _ATE.search(text) else None
+    # an aversion, a refusal or a limit; or a condition not said not to hold ("I'm not allergic to shellfish.")
+    limits = bool(_AVERSION.search(text)) or (bool(_CONDITION.search(text)) and not negated(text))
+    return FOOD if limits and standing(text) and (_ATE.search(text) or _A_DIET.search(text)) else None

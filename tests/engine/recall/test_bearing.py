@@ -1,0 +1,158 @@
+"""A diet bears on every task about food whatever the task's words (engine/bearing.py): "Suggest a
+family dinner for tonight." gets "I'm gluten intolerant.", which shares no word with it and which
+the embedder puts far from it. A walk's bakery owner got nothing for it, nor for a recipe."""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+import pytest
+
+from keepmind.engine import open_engine
+from keepmind.engine.bearing import FOOD, bears_on, task_bears_on
+from keepmind.engine.settings import defaults
+
+# A walk: what a bakery owner told her assistant, said as an agent stores it.
+BAKER = ["I'm gluten intolerant, which is ironic for a baker.", "I don't eat beef.",
+         "I prefer short answers with bullet points.", "Always write emails to suppliers in a formal tone.",
+         "User's son Kiran is 9 and plays football on Saturdays.", "User drives a 2015 Ford Transit for deliveries.",
+         "User's husband Raj is a nurse and works night shifts.", "I love sourdough."]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm gluten intolerant, which is ironic for a baker.", "I don't eat beef.", "I have a severe peanut allergy.",
+    "I am vegan and avoid all animal products.", "My partner is vegan.", "I dislike spicy foods.",
+    "I follow a low-FODMAP diet to manage digestive issues.", "I never drink alcohol.", "I have an allergy to coconut.",
+    "I avoid caffeine in all forms.", "I stick to a strict keto diet and avoid high-carb foods.",
+    "I'm an avid vegan and refuse to support anything that exploits animals.",
+])
+def test_what_limits_what_someone_eats_or_drinks_bears_on_food(text):
+    assert bears_on(text) == FOOD
+
+
+@pytest.mark.parametrize("text", [
+    "I love sushi.",                                          # a liking: the gate decides about it
+    "I hate doing the accounts.",
+    "We ate pizza yesterday and I hated it.",                 # an episode
+    "I avoid using any beauty products that are not cruelty-free and vegan.",   # a product, not a diet
+    "I am allergic to penicillin.", "I'm allergic to cats.",  # not eaten
+    "I'm not allergic to shellfish.",
+    "I'm no longer vegan.",
+    "",
+])
+def test_what_does_not_limit_what_one_eats_bears_on_nothing(text):
+    assert bears_on(text) is None
+
+
+@pytest.mark.parametrize("message", [
+    "Suggest a family dinner for tonight.", "What are some must-try local dishes in Tokyo?",
+    "Plan the Thanksgiving menu.", "Find a restaurant near the office for a team lunch.",
+    "What coffee shop should I go to?", "Healthy snack ideas for the kids' lunchboxes?",
+])
+def test_a_task_that_names_food_or_drink_is_a_food_task(message):
+    assert task_bears_on(message, True) == FOOD
+
+
+@pytest.mark.parametrize("message, task", [
+    ("Make the main menu buttons bounce in when the scene loads.", True),   # an app's menu
+    ("Add a menu bar to the app.", True),
+    ("Write a limerick about coffee.", True),                               # writing about food
+    ("How do I get red wine out of a carpet?", True),
+    ("Plan a birthday party for my son.", True),
+    ("What did Caroline cook for dinner last week?", False),                # a question about the past
+])
+def test_what_is_not_a_food_task(message, task):
+    assert task_bears_on(message, task) is None
+
+
+def _recall(engine, message, boundary="work"):
+    result = engine.recall(engine.open_session("personal", boundary), message)
+    return [i.content for i in result.items], engine.explain(result.receipt_id)
+
+
+@pytest.fixture
+def baker(model_engine):
+    sid = model_engine.open_session("personal", "work")
+    for text in BAKER:
+        model_engine.store(sid, "", text)
+    return model_engine
+
+
+@pytest.mark.offline_model
+@pytest.mark.parametrize("task", ["Suggest a family dinner for tonight.", "Suggest a recipe I could try at home."])
+def test_a_food_task_gets_the_diet_it_shares_no_word_with(baker, task):
+    injected, receipt = _recall(baker, task)
+    assert {BAKER[0], BAKER[1]} <= set(injected) <= {BAKER[0], BAKER[1], "I love sourdough."}
+    joined = {c["id"]: c for c in receipt["companions"]}
+    assert {c["why"] for c in joined.values()} == {"bears on every food task"}
+    diet = {i["id"] for i in receipt["injected"] if i["content"] in BAKER[:2]}
+    assert diet <= set(joined) and len(diet) == 2  # the gate kept neither
+    # an injected memory is not listed as dropped by the floor it was under
+    assert not {d["id"] for d in receipt["dropped"]} & set(joined)
+    assert receipt["counts"]["companions"] == 2 and "bearing_ms" in receipt["timings_ms"]
+
+
+@pytest.mark.offline_model
+@pytest.mark.parametrize("message", ["Write a limerick about coffee.", "What is the capital of Peru?",
+                                     "Make the main menu buttons bounce in when the scene loads."])
+def test_what_is_not_a_food_task_gets_no_diet(baker, message):
+    injected, receipt = _recall(baker, message)
+    assert injected == [] and receipt["companions"] == []
+
+
+@pytest.mark.offline_model
+def test_a_diet_corrected_away_no_longer_bears_on_food(baker):
+    scope = baker.scope(baker.open_session("personal", "work"))
+    beef = next(m for m in baker.list_memories(scope, limit=50) if m.body == BAKER[1])
+    baker.update(scope, beef.id, new_content="I eat anything these days.")
+    injected, _ = _recall(baker, "Suggest a family dinner for tonight.")
+    assert injected == [BAKER[0]]
+
+
+@pytest.mark.offline_model
+def test_a_diet_of_another_boundary_or_a_public_session_gives_nothing(baker):
+    assert _recall(baker, "Suggest a family dinner for tonight.", boundary="home")[0] == []
+    public = baker.open_session("public", "work")
+    assert baker.recall(public, "Suggest a family dinner for tonight.").items == []
+
+
+def _bearings(home):
+    conn = apsw.Connection(str(home / "keepmind.db"))
+    try:
+        return dict(conn.execute("SELECT body, bears_on FROM memory_documents WHERE deleted_at IS NULL"))
+    finally:
+        conn.close()
+
+
+def test_a_store_written_before_bearings_gets_them_from_the_migration(tmp_path, clock):
+    home = tmp_path / "home"
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        sid = engine.open_session("personal", "work")
+        for text in BAKER:
+            engine.store(sid, "", text)
+    # What an older Keepmind left: no bearing worked out, migration 017 not run.
+    conn = apsw.Connection(str(home / "keepmind.db"))
+    conn.execute("DROP INDEX memory_documents_bears_on")
+    conn.execute("ALTER TABLE memory_documents DROP COLUMN bears_on")
+    conn.execute("DELETE FROM _migrations WHERE name='017_documents_bears_on'")
+    conn.close()
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False):
+        pass
+    found = _bearings(home)
+    assert {b for b, bearing in found.items() if bearing} == {BAKER[0], BAKER[1]}
+    assert set(found) == set(BAKER)
+
+
+def test_an_export_leaves_the_bearing_out_and_an_import_works_it_out(tmp_path, clock):
+    with open_engine(tmp_path / "a", settings=defaults(), clock=clock, start_workers=False) as engine:
+        sid = engine.open_session("personal", "work")
+        for text in BAKER[:3]:
+            engine.store(sid, "", text)
+        engine.export(tmp_path / "out.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    documents = [line for line in lines if line.get("type") == "document"]
+    assert len(documents) == 3 and not any("bears_on" in json.dumps(d) for d in documents)
+    with open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False) as engine:
+        engine.import_path(tmp_path / "out.jsonl")
+    assert _bearings(tmp_path / "b") == {BAKER[0]: FOOD, BAKER[1]: FOOD, BAKER[2]: None}
