@@ -65,7 +65,9 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      # a plan called off: "We're not moving to Dagster after all, we decided to stay on Airflow."
      r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+not\s+(?:[\w-]+\s+){1,5}?after\s+all\b|"
      r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:stopped\s+(?!by\b|at\b|in\b)\w+|"
-     r"quit\s+(?!it\b|that\b|this\b)\w+|gave\s+up\s+\w+|switched\s+(?:from|to|over)\b)"),
+     r"quit\s+(?!it\b|that\b|this\b)\w+|gave\s+up\s+\w+|switched\s+(?:from|to|over)\b|"
+     # what they changed: "We switched our flour supplier to Shipton Mill.", "We moved our hosting to Hetzner."
+     r"(?:switched|moved|changed)\s+(?:our|my)\s+(?:[\w-]+\s+){1,3}?(?:from|to|over\s+to)\s+(?-i:[A-Z]))"),
     ("health", "durable_fact", 0.85, _CONDITION_WORD),
     # someone of the family's diet: "My partner is vegan, so we cook plant-based at home."
     ("health", "durable_fact", 0.8,
@@ -136,7 +138,10 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
     # how the user works: "I work remotely on Mondays and Fridays."
     ("work", "durable_fact", 0.8,
      r"\bi\s+(?:usually\s+|mostly\s+|now\s+)?work\s+(?:remotely|from\s+home|hybrid|part-time|full-time|"
-     r"night\s+shifts|nights|weekends|four\s+days|(?:from\s+)?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\s*(?:to|-|till|until)\s*\d)"),
+     r"night\s+shifts|nights|weekends|four\s+days|(?:from\s+)?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\s*(?:to|-|till|until)\s*\d)|"
+     # the hours of the user's place of work: "We open at 7am every day except Mondays."
+     r"\b(?:we|our\s+[\w-]+)\s+(?:(?:usually|now|only|always)\s+)?(?:open|opens|close|closes|are\s+open|is\s+open)"
+     r"\s+(?:at|from|until|till)\s+\d"),
     # "English is my second language."
     ("skill", "durable_fact", 0.8,
      r"(?-i:\b[A-Z][a-z]+)\s+is\s+my\s+(?:first|second|third|native|mother)\s+(?:language|tongue)\b"),

@@ -654,6 +654,24 @@ def test_a_developers_tools_and_routines_are_learnt(text, fact):
     assert [st.fact for st in statements(text)] == [fact]
 
 
+@pytest.mark.parametrize("text, fact, category", [
+    # a walk's bakery owner: each gave nothing
+    ("We open at 7am every day except Mondays.", "User and others open at 7am every day except Mondays.", "work"),
+    ("Our shop closes at 5pm on Saturdays.", "User's shop closes at 5pm on Saturdays.", "work"),
+    ("We switched our flour supplier to Shipton Mill last month.",
+     "User and others switched User's flour supplier to Shipton Mill last month.", "change"),
+    ("We moved our hosting to Hetzner last year.", "User and others moved User's hosting to Hetzner last year.",
+     "change"),
+])
+def test_a_small_business_owners_hours_and_changes_are_learnt(text, fact, category):
+    assert [(st.fact, st.category) for st in statements(text)] == [(fact, category)]
+
+
+@pytest.mark.parametrize("text", ["I moved my car to the garage.", "We changed our minds.", "We close at 5 so come early?"])
+def test_what_moves_a_thing_or_asks_is_no_change_nor_opening_hours(text):
+    assert statements(text) == []
+
+
 @pytest.mark.parametrize("text", ["I'm expecting a call from the bank.", "I have a degree of confidence in this.",
                                   "My birthday party was fun.", "I have my reasons.", "I want my money back."])
 def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
