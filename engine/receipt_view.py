@@ -10,11 +10,12 @@ from __future__ import annotations
 STAGE_NAMES = {"floor": "the cosine floor", "gate": "the relevance gate", "budget": "the size budget"}
 
 
-def _fate(candidate: dict, injected: set[str], dropped: dict[str, dict], gated: set[str], floor) -> tuple[str, str]:
+def _fate(candidate: dict, injected: set[str], dropped: dict[str, dict], gated: set[str], floor,
+          joined: dict[str, str]) -> tuple[str, str]:
     """(stage, why) of one considered candidate: where it stopped, or "injected"."""
     cid = candidate.get("id")
     if cid in injected:
-        return "injected", "cleared every stage"
+        return "injected", joined.get(cid) or "cleared every stage"
     if cid in dropped:
         d = dropped[cid]
         return d.get("stage") or "dropped", d.get("why") or ""
@@ -42,9 +43,11 @@ def stages(receipt: dict) -> list[dict]:
     decisions = (receipt.get("gate") or {}).get("decisions") or []
     gated = {d.get("id") for d in decisions if not d.get("kept")}
     floor = (receipt.get("floor") or {}).get("value")
+    # what joined the kept items, and why: a kept item's profile, or what bears on the task (a diet, a food task)
+    joined = {c.get("id"): _joined_why(c) for c in receipt.get("companions") or []}
     out = []
     for c in receipt.get("considered") or []:
-        stage, why = _fate(c, injected, dropped, gated, floor)
+        stage, why = _fate(c, injected, dropped, gated, floor, joined)
         out.append({
             "rank": c.get("rank"), "id": c.get("id"), "title": c.get("title") or c.get("id"),
             "lexical": c.get("lexical"), "cosine": c.get("cosine"), "fused": c.get("score"),
@@ -58,9 +61,15 @@ def stages(receipt: dict) -> list[dict]:
         if item.get("id") not in considered:
             out.append({"rank": None, "id": item.get("id"), "title": item.get("title") or item.get("id"),
                         "lexical": None, "cosine": None, "fused": None, "floor": None, "gate": None,
-                        "stage": "injected", "stage_name": "injected", "why": "joined a kept memory (companion)",
+                        "stage": "injected", "stage_name": "injected",
+                        "why": joined.get(item.get("id")) or "joined a kept memory (companion)",
                         "reasons": [], "erased": bool(item.get("erased"))})
     return out
+
+
+def _joined_why(companion: dict) -> str:
+    why = companion.get("why") or "joined a kept memory"
+    return f"{why} (companion)" if companion.get("with") else f"{why}, whatever the gate said"
 
 
 def timings(receipt: dict) -> list[tuple[str, float]]:

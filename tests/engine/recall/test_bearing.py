@@ -91,6 +91,9 @@ def test_a_food_task_gets_the_diet_it_shares_no_word_with(baker, task):
     # an injected memory is not listed as dropped by the floor it was under
     assert not {d["id"] for d in receipt["dropped"]} & set(joined)
     assert receipt["counts"]["companions"] == 2 and "bearing_ms" in receipt["timings_ms"]
+    # the receipt page says why each was injected: not "cleared every stage" (it was under the floor)
+    view = {s["id"]: s for s in baker.receipt_view(receipt["receipt"])["stages"]}
+    assert {view[i]["why"] for i in diet} == {"bears on every food task, whatever the gate said"}
 
 
 @pytest.mark.offline_model
