@@ -45,7 +45,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from ..stance import account, caution, current_part, instruction_verb
-from ..writepath.entities import ROLE
+from ..writepath.entities import PETS, ROLE
 from .plan import RecallPlan, content_stems, content_words
 from .rank import Ranked
 from .stem import stem
@@ -72,10 +72,11 @@ MIN_STANDING = 3      # standing statements the task features compare a candidat
 # with 0.01 for every message, 0.808 for 0.550, and precision 0.642 -> 0.644.
 ANY_ALPHA = 0.01
 _NORMAL = NormalDist()
-# Someone by their tie to the user: in a task ("for my son"), in a memory ("User's son Kiran", "my manager").
+# Someone by their tie to the user, or their pet: in a task ("for my son", "my dog"), in a memory
+# ("User's son Kiran", "my manager", "My dog is called Rex.").
 _WHICH = r"(?:(?:older|younger|eldest|youngest|little|big|best|new)\s+)?"
-_MY_ROLE = re.compile(rf"\b(?:my|our)\s+{_WHICH}({ROLE})\b", re.I)
-_THEIR_ROLE = re.compile(rf"\b(?:my|our|user's|the\s+user's)\s+{_WHICH}({ROLE})\b", re.I)
+_MY_ROLE = re.compile(rf"\b(?:my|our)\s+{_WHICH}({ROLE}|{PETS})s?\b", re.I)
+_THEIR_ROLE = re.compile(rf"\b(?:my|our|user's|the\s+user's)\s+{_WHICH}({ROLE}|{PETS})s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -453,7 +454,7 @@ def _named_by_the_task(decisions: list[GateDecision], top: list[Ranked], plan: R
             "a caution the task names" if caution(c.text) else
             "an instruction the task names" if _names_more_than_its_verb(plan, now) else
             "an account the task names" if account(now) else
-            "a person the task names" if _their_person(plan.query, now) else None)
+            "someone the task names" if _their_person(plan.query, now) else None)
         out.append(d if why is None else GateDecision(d.id, d.score, True, why, d.features))
     return out
 
@@ -465,8 +466,8 @@ def _names_more_than_its_verb(plan: RecallPlan, text: str) -> bool:
 
 
 def _their_person(message: str, text: str) -> str | None:
-    """The tie to the user ("son", "manager") that both a task ("…for my son") and a memory about
-    that person ("User's son Kiran is 9.", "My manager is Katrin.") name, or None."""
+    """The tie to the user ("son", "manager", "dog") that both a task ("…for my son") and a memory
+    about that person or pet ("User's son Kiran is 9.", "My manager is Katrin.") name, or None."""
     asked = {m.group(1).lower() for m in _MY_ROLE.finditer(message or "")}
     return next((m.group(1).lower() for m in _THEIR_ROLE.finditer(text or "") if m.group(1).lower() in asked), None)
 

@@ -265,5 +265,18 @@ def test_a_task_for_someone_by_their_tie_to_the_user_gets_what_is_known_of_them(
     injected, receipt = _recall(model_engine, task)
     assert ids[needed] in injected
     others = set(ids.values()) - {ids[needed]}
-    assert not any(d["reason"] == "a person the task names" for d in receipt["gate"]["decisions"] if d["id"] in others)
+    assert not any(d["reason"] == "someone the task names" for d in receipt["gate"]["decisions"] if d["id"] in others)
     assert _recall(model_engine, "Plan a birthday party for a colleague.")[0] == []   # not the user's own
+
+
+@pytest.mark.parametrize("task", ["How do I calm my dog during fireworks?", "What should I feed my dog?"])
+def test_a_task_for_the_users_pet_gets_the_pet(model_engine, task):
+    """A walk: both refused "User's dog Rex is a nervous rescue greyhound." (the query model's bar)."""
+    sid = model_engine.open_session("personal", "work")
+    store = ["User's dog Rex is a nervous rescue greyhound.", "I'm allergic to cats.",
+             "User's daughter Maia is 6 and obsessed with dinosaurs.", "User works as a nurse on night shifts.",
+             "User's wife Elena is a vegetarian.", "User and others live in Bristol.", "User drives a 2019 Toyota Yaris."]
+    ids = [model_engine.store(sid, "", text).id for text in store]
+    injected, receipt = _recall(model_engine, task)
+    assert ids[0] in injected
+    assert [d["reason"] for d in receipt["gate"]["decisions"] if d["id"] == ids[0]] == ["someone the task names"]
