@@ -1,4 +1,5 @@
-"""What a standing statement bears on whatever a task's words: a diet bears on every task about food.
+"""What a memory bears on whatever a task's words: a diet on every task about food, the user's car on
+every task about it.
 
 "Suggest a family dinner for tonight." must not ignore "I'm gluten intolerant.", and "What are some
 must-try local dishes in Tokyo?" must not ignore "I am vegan and avoid all animal products.". Such
@@ -18,15 +19,19 @@ a standing statement that limits what someone eats or drinks: an allergy or an i
 beef.", "I'm trying to cut down on caffeine."). A liking is not one ("I love sushi." bears on
 some food tasks and not others; the gate decides about it as about anything else).
 
-This is the one domain recall names, on purpose: a meal that ignores an allergy is harmful, and a
-diet bears on every food task whatever the task's words. Everything else stays domain-free (stance.py).
+The same holds of the user's vehicle: "My car is making a rattling noise, what should I check?" needs
+"User drives a 2019 Toyota Yaris.", with no word in common.
+
+These are the only domains recall names, on purpose: a meal that ignores an allergy is harmful, and
+a diet bears on every food task whatever the task's words. Everything else stays domain-free
+(stance.py).
 """
 
 from __future__ import annotations
 
 import re
 
-from .stance import CONDITION, DISLIKING, caution, current_part, negated, standing
+from .stance import CONDITION, DISLIKING, caution, current_part, negated, standing, standing_and_lasting
 
 FOOD = "food"   # the one bearing so far: what one eats or drinks
 
@@ -60,22 +65,37 @@ _NOT_EATEN = re.compile(r"\b(?:pollen|dust|mites?|cats?|dogs?|animals?|pets?|fur
                         r"fragrances?|nickel|sun|sunlight|detergents?|wool)\b", re.I)
 _AVERSION = re.compile(rf"\b(?:{DISLIKING})\b", re.I)
 _CONDITION = re.compile(rf"\b(?:{CONDITION})\b", re.I)
-# Words one of which every diet statement holds: migration 017 reads only the documents FTS5 finds by them.
+# The user's vehicle, in a task ("My car is making a rattling noise.") and in a memory ("User drives a
+# 2019 Toyota Yaris.", "Our van is a Ford Transit."): the two rarely share a word.
+_VEHICLES = ("car", "van", "truck", "vehicle", "motorbike", "motorcycle", "scooter", "suv", "pickup", "lorry",
+             "campervan", "motorhome", "minivan", "ute", "jeep")
+_VEHICLE = "(?:" + "|".join(_VEHICLES) + ")s?"
+_MY_VEHICLE = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+)?{_VEHICLE}\b", re.I)
+_DRIVES = re.compile(r"\b(?:i|we|user|user\s+and\s+others)\s+(?:\w+ly\s+|still\s+|now\s+|also\s+)*"
+                     r"(?:drive|drives|ride|rides|lease|leases)\s+(?:an?\s+|the\s+|my\s+|our\s+)?(?:(?:19|20)\d\d\s+)?"
+                     r"(?-i:[A-Z])|" + rf"\b(?:my|our|user's)\s+(?:[\w-]+\s+)?{_VEHICLE}\s+is\s+an?\s+", re.I)
+VEHICLE = "vehicle"
+# Words one of which every statement that bears on something holds: migration 017 reads only the
+# documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
-         "anaphylaxis", "anaphylactic")
+         "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES)
 BEARING_READ = 20   # documents read per bearing and task; the item budget keeps at most a few
 
 
 def task_bears_on(message: str, task: bool) -> str | None:
-    """What a task message is about that standing statements bear on whatever its words (FOOD), or None."""
+    """What a task message is about that memories bear on whatever its words (FOOD, VEHICLE), or None."""
     message = message or ""
-    return FOOD if task and _FOOD_TASK.search(message) and not _WRITING_ABOUT.search(message) else None
+    if not task or _WRITING_ABOUT.search(message):
+        return None
+    return FOOD if _FOOD_TASK.search(message) else VEHICLE if _MY_VEHICLE.search(message) else None
 
 
 def bears_on(text: str) -> str | None:
     """What a memory's text bears on whatever a task's words: FOOD when it limits what someone eats
-    or drinks (its current text), else None."""
+    or drinks, VEHICLE when it says what the user drives (its current text), else None."""
     text = current_part(text or "").replace("’", "'")
+    if _DRIVES.search(text) and not negated(text) and standing_and_lasting(text)[1]:
+        return VEHICLE
     if caution(text):
         return FOOD if not _NOT_EATEN.search(text) or _ATE.search(text) else None
     # an aversion, a refusal or a limit; or a condition not said not to hold ("I'm not allergic to shellfish.")

@@ -10,7 +10,7 @@ import apsw
 import pytest
 
 from keepmind.engine import open_engine
-from keepmind.engine.bearing import FOOD, bears_on, task_bears_on
+from keepmind.engine.bearing import FOOD, VEHICLE, bears_on, task_bears_on
 from keepmind.engine.settings import defaults
 
 # A walk: what a bakery owner told her assistant, said as an agent stores it.
@@ -143,7 +143,8 @@ def test_a_store_written_before_bearings_gets_them_from_the_migration(tmp_path, 
     with open_engine(home, settings=defaults(), clock=clock, start_workers=False):
         pass
     found = _bearings(home)
-    assert {b for b, bearing in found.items() if bearing} == {BAKER[0], BAKER[1]}
+    assert {b: bearing for b, bearing in found.items() if bearing} == {BAKER[0]: FOOD, BAKER[1]: FOOD,
+                                                                      BAKER[5]: VEHICLE}
     assert set(found) == set(BAKER)
 
 
@@ -159,3 +160,33 @@ def test_an_export_leaves_the_bearing_out_and_an_import_works_it_out(tmp_path, c
     with open_engine(tmp_path / "b", settings=defaults(), clock=clock, start_workers=False) as engine:
         engine.import_path(tmp_path / "out.jsonl")
     assert _bearings(tmp_path / "b") == {BAKER[0]: FOOD, BAKER[1]: FOOD, BAKER[2]: None}
+
+
+@pytest.mark.parametrize("text, bearing", [
+    ("User drives a 2019 Toyota Yaris.", VEHICLE), ("Our van is a Ford Transit.", VEHICLE),
+    ("I ride a Vespa to work.", VEHICLE), ("My car is a red Mini.", VEHICLE),
+    ("I drove a Fiat in 2010.", None), ("I don't drive.", None), ("I drive to work every day.", None),
+])
+def test_what_the_user_drives_bears_on_their_vehicle(text, bearing):
+    assert bears_on(text) == bearing
+
+
+@pytest.mark.parametrize("message, bearing", [
+    ("My car is making a rattling noise, what should I check?", VEHICLE), ("Book my van in for a service.", VEHICLE),
+    ("Rent a car in Lisbon.", None),    # not the user's own
+])
+def test_a_task_about_the_users_vehicle(message, bearing):
+    assert task_bears_on(message, True) == bearing
+
+
+@pytest.mark.offline_model
+def test_a_task_about_the_users_car_gets_what_they_drive(model_engine):
+    """A walk: "My car is making a rattling noise…" and "User drives a 2019 Toyota Yaris." share no word."""
+    sid = model_engine.open_session("personal", "work")
+    for text in ["User drives a 2019 Toyota Yaris.", "User's dog Rex is a nervous rescue greyhound.",
+                 "I'm allergic to cats.", "User's wife Elena is a vegetarian.", "User and others live in Bristol."]:
+        model_engine.store(sid, "", text)
+    injected, receipt = _recall(model_engine, "My car is making a rattling noise, what should I check?")
+    assert injected == ["User drives a 2019 Toyota Yaris."]
+    assert [c["why"] for c in receipt["companions"]] == ["bears on every vehicle task"]
+    assert _recall(model_engine, "Suggest a dinner for two.")[0] == ["User's wife Elena is a vegetarian."]
