@@ -28,7 +28,8 @@ _FIRST_PERSON = r"(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|my|our)"
 # generic English, not a domain's words.
 _FIRST_I = (r"\b(?:i|we)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|much\s+|even\s+|always\s+|never\s+|often\s+|"
             r"kind\s+of\s+|sort\s+of\s+)*")
-_I_AM = r"\b(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:\w+ly\s+|also\s+|just\s+|still\s+|so\s+)*"
+_I_AM = (r"\b(?:i|we)(?:'m|\s+am|\s+are|'re|'ve\s+been|\s+have\s+been)\s+"
+         r"(?:\w+ly\s+|also\s+|just\s+|still\s+|so\s+|always\s+)*")
 _CHATTER = (r"(?!\s*(?:\w+ly\s+)?(?:know|think|thought|remember|understand|believe|mind|care|worry|wait|imagine|"
             r"thank|stop|help|forget|see|say|tell|expect|get|go|want|agree|doubt|mean|recall|blame|complain|lie|"
             r"give|quit|let|have\s+to|need\s+to|feel|regret|deserve|said|told|claimed|mentioned|meant|asked)\b)")
@@ -349,7 +350,8 @@ _INTERJECTION = re.compile(
     r"(?:big|great|good|some|exciting|sad|bad)\s+news|news|guess\s+what|fun\s+fact|"
     # a request to remember is not part of what is remembered: "Please remember that my dog is a
     # beagle." is "my dog is a beagle" (its text was "Please remember that User's dog…")
-    r"for the record|(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
+    r"for the record|for (?:some\s+)?context|(?:some\s+)?context|background|(?:just\s+)?(?:a\s+)?heads[\s-]up|"
+    r"(?:please\s+)?(?:(?:do\s+)?remember|note|keep in mind|bear in mind|don't forget|"
     r"do not forget)(?:\s+that)?|"
     # a correction addressed to the notes: "Please fix your notes: my sister lives in Madrid now."
     r"(?:please\s+)?(?:fix|update|correct|change)\s+(?:your|the|my)\s+(?:notes?|records?|memory|memories)|"

@@ -314,6 +314,10 @@ def test_a_topic_anchor_is_named_by_what_the_statement_is_about(text, anchor):
     ("Plus my sister Anna lives in Lisbon.", "User's sister Anna lives in Lisbon."),
     ("And I work at Acme as a data engineer.", "User works at Acme as a data engineer."),
     ("Andrew is my brother.", "Andrew is User's brother."),  # a name that begins with one is a name
+    # context given ahead of a task ("For context: User works…" was its text)
+    ("For context: I work night shifts at the hospital.", "User works night shifts at the hospital."),
+    ("Context: we use Django 4.2.", "User and others use Django 4.2."),
+    ("Heads up, I'm allergic to latex.", "I'm allergic to latex."),
 ])
 def test_a_corrections_lead_in_is_not_part_of_the_fact(text, fact):
     [proposal] = extract([(0, text)])
@@ -528,6 +532,9 @@ def test_the_speakers_own_words_around_a_text_they_ask_for_are_learnt(text, fact
     ("I want to learn Rust this year.", "plan", "User wants to learn Rust this year."),
     ("I need to finish the report by Friday.", "plan", "User needs to finish the report by Friday."),  # "User need"
     ("I always need coffee in the morning.", "habit", "User always needs coffee in the morning."),
+    # how long it has held ("I've been a vegetarian for ten years." gave nothing)
+    ("I've been a vegetarian for ten years.", "health", "User has been a vegetarian for ten years."),
+    ("I have been sober for two years.", "health", "User has been sober for two years."),
     ("We use poetry here.", "tool", "User and others use poetry here."),
     # a question asked after the comma hid the statement before it
     ("Hey! Quick one - my daughter Maia is 6 and obsessed with dinosaurs, any book ideas for her birthday?", "person",
