@@ -47,7 +47,12 @@ yourself yourselves s t d m ve
 # Words that can be capitalized at the start of a sentence without naming anything.
 _NOT_ANCHORS = CONVERSATIONAL_STOPWORDS | frozenset("""
 also anyway btw hello hey hmm okay please so sorry thanks well yes
-""".split())
+""".split()) | frozenset(
+    # the verb a request opens with, capitalized because it opens it ("Suggest a family dinner for
+    # tonight." listed "suggest" among the message's names on the receipts page)
+    """add arrange book buy check choose clone compare configure cook create design draft explain find fix give
+    help list make open order organise organize pick plan prepare recommend refactor remind rent reserve schedule
+    send show suggest summarise summarize teach tell translate update write""".split())
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 from dataclasses import replace
 
+import pytest
+
 from keepmind.engine.recall.pipeline import ranking_weights
 from keepmind.engine.recall.plan import plan
 from keepmind.engine.recall.rank import (
@@ -21,6 +23,15 @@ def test_conversational_words_are_not_searched():
         assert generic not in p.terms
     assert p.terms[0] == "berlin"  # anchors (capitalized names) come first
     assert "berlin" in p.anchors and "ok" not in p.anchors
+
+
+@pytest.mark.parametrize("message, anchors", [
+    ("Suggest a family dinner for tonight.", ()),   # the receipts page listed "suggest" as a name
+    ("Book me a flight to Berlin next week.", ("berlin",)),
+    ("Plan a trip. Anna wants Lisbon.", ("anna", "lisbon")),
+])
+def test_the_verb_a_request_opens_with_is_no_name(message, anchors):
+    assert plan(message).anchors == anchors
 
 
 def test_terms_are_capped_and_context_adds_only_anchors():
