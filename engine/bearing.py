@@ -79,6 +79,8 @@ VEHICLE = "vehicle"
 # documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
          "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES)
+# What a person reads on a memory's page of why recall gives it to tasks that share no word with it.
+TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van"}
 BEARING_READ = 20   # documents read per bearing and task; the item budget keeps at most a few
 
 

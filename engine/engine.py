@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import edit, overview, private, search, sessions, state, store
+from . import bearing, edit, overview, private, search, sessions, state, store
 from .browsing import Browsing
 from .checks import Check
 from .clock import Clock, iso, system_clock
@@ -34,6 +34,7 @@ from .operations import Operations, permission
 from .policy import Scope, check_name, check_readable, session_scope, write_scope
 from .recall import Recaller, RecallResult
 from .recall import attach as attach_recall
+from .recall.candidates import RECALL_MODES
 from .recall.inject import Injected, render_item
 from .results import StoreResult, UpdateResult
 from .secretfilter import refused_in_words
@@ -278,6 +279,12 @@ class Engine(Browsing, Operations):
             return None
         return (f"at {len(text.strip()):,} characters it is longer than recall injects ({budget:,} characters "
                 "with its title and id)")
+
+    def recalled_for(self, item: MemoryItem) -> str | None:
+        """The tasks recall gives this memory to whatever their words (bearing.py), in words, or None."""
+        if item.kind != "document" or item.memory_class == "evidence" or item.recall_mode not in RECALL_MODES:
+            return None
+        return bearing.TASKS.get(bearing.bears_on(item.body))
 
     def compact(self, session_id: str, summary: str) -> StoreResult:
         """Queue a compaction summary (priority 90), kept as evidence recalled only on request."""

@@ -50,3 +50,13 @@ def test_a_memory_body_shows_its_markdown_as_what_it_means_and_stays_escaped():
     fenced = str(body_html("Deploy:\n```sh\n<script>x()</script>\n```\ndone"))
     assert '<pre class="code"><code>&lt;script&gt;x()&lt;/script&gt;\n</code></pre>done' in fenced
     assert "```" not in fenced
+
+
+def test_the_memory_page_says_a_diet_is_recalled_for_every_food_task(engine, personal):
+    diet = engine.store(personal, "", "I'm gluten intolerant.").id
+    liking = engine.store(personal, "", "I love sourdough.").id
+    client, _ = signed_in(engine)
+    page = html.unescape(client.get(f"/memories/{diet}").get_data(as_text=True))
+    row = page.split('id="recalled-for"')[1].split("</div>")[0]
+    assert "every task about food or drink (a diet)" in row
+    assert 'id="recalled-for"' not in client.get(f"/memories/{liking}").get_data(as_text=True)

@@ -75,6 +75,7 @@ def memory(memory_id: str):
         recalls=eng.recall_history(scope, item.id, token=token),
         narrower=[aud for aud in ("personal",) if item.audience == "team" and token.allows_audience(aud)],
         too_long=eng.beyond_injection(item.title, item.body),
+        recalled_for=eng.recalled_for(item),
         replaced=eng.superseded(scope, item.id) if item.kind == "record" else [],
     )
 
