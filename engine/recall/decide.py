@@ -3,8 +3,9 @@
 The floor drops candidates under the embedder's calibrated cosine floor; the gate (the
 cross-encoder when one is installed, else the offline feature gate of the calibration in play,
 gate.py) decides about the top survivors, and degrades to the floor's output when it has no model
-or runs out of time; inject fits the kept items and the members of their profiles (profiles.py)
-into the item and character budgets.
+or runs out of time; inject fits the kept items, what bears on the task whatever its words (a food
+task's diet statements, a car task's vehicle: bearing.py) and the members of the kept items'
+profiles (profiles.py) into the item and character budgets.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The recall pipeline: plan, candidates, rank, floor, gate, profiles, inject, inside a time budget.
+"""The recall pipeline: plan, candidates, rank, floor, gate, bearings and profiles, inject, inside a time budget.
 
 One function per stage; `run` calls them in order and each records what it did in the trace.
 
