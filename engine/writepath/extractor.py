@@ -688,7 +688,9 @@ def _least_words(category: str, sentence: str) -> int:
     if category in _WHO and (graph_facts(sentence) or _COUNT.search(sentence)):
         return 2
     if category in _SELF:
-        return 1 if category == "identity" or _STATUS.search(sentence) else 2
+        # a job said in one word is enough: "User is a nurse." ("I'm a nurse." gave nothing)
+        one = category == "identity" or _STATUS.search(sentence) or (category == "work" and _A_JOB.search(sentence))
+        return 1 if one else 2
     if category == "project" and _LEARNING.search(sentence):
         return 2  # "User is learning Japanese." says what the user is doing
     return 3
@@ -699,6 +701,7 @@ _WHO = frozenset({"home", "work", "person", "pet", "membership", "possession", "
 # Rules whose own words say what kind of thing the fact names ("User is a software engineer.",
 # "User speaks Spanish.", "User uses Neovim.", "User's name is Sam."): fewer words say enough.
 _SELF = frozenset({"work", "skill", "tool", "identity", "home"})
+_A_JOB = re.compile(r"\bi(?:'m|\s+am)\s+(?:now\s+|also\s+|still\s+|currently\s+)?an?\s+\w+\s*[.!]*$", re.I)
 _KIN_OR_PET = re.compile(r"\b(?:a|an|my|" + _SEVERAL + r"|multiple|several|many)\s+(?:[\w-]+\s+)?(?:" + PETS
                          + r"|kid|child|son|daughter|sister|brother|"
                          r"baby|grandchild|twin)s?\b", re.I)

@@ -532,6 +532,9 @@ def test_the_speakers_own_words_around_a_text_they_ask_for_are_learnt(text, fact
     ("I want to learn Rust this year.", "plan", "User wants to learn Rust this year."),
     ("I need to finish the report by Friday.", "plan", "User needs to finish the report by Friday."),  # "User need"
     ("I always need coffee in the morning.", "habit", "User always needs coffee in the morning."),
+    # a job in one word ("I'm a nurse." gave nothing: one key word was too few for a fact of work)
+    ("I'm a nurse.", "work", "User is a nurse."),
+    ("Background: I'm a teacher.", "work", "User is a teacher."),
     # how long it has held ("I've been a vegetarian for ten years." gave nothing)
     ("I've been a vegetarian for ten years.", "health", "User has been a vegetarian for ten years."),
     ("I have been sober for two years.", "health", "User has been sober for two years."),
@@ -691,7 +694,7 @@ def test_what_only_looks_like_a_date_a_child_or_a_degree_is_not_one(text):
                                   "We use it here.", "I have a question about my car, can you help?",
                                   "I've got a weird bug in my parser.", "I used to go there.", "I'm excited to see you!",
                                   "I'm part of the problem.", 'My friend said "I live in Berlin and work at Google".',
-                                  "I had a question about that.", "I'm fine.", "I'm Ash."])
+                                  "I had a question about that.", "I'm fine.", "I'm Ash.", "I'm a mess."])
 def test_a_joke_a_denial_and_a_wish_of_the_moment_are_not_learnt(text):
     assert statements(text) == []
 
