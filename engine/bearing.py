@@ -60,7 +60,8 @@ _A_DIET = re.compile(r"\b(?:i'm|im|i\s+am|am|is|are|be|been|being|an?|strict|avi
                      + "|".join(re.escape(d) for d in _DIETS) + r")\b|\b(?:" + "|".join(re.escape(d) for d in _DIETS)
                      + r")\s+(?:diet|lifestyle|food|meals?|options)\b", re.I)
 # What one can be allergic to that is not eaten.
-_NOT_EATEN = re.compile(r"\b(?:pollen|dust|mites?|cats?|dogs?|animals?|pets?|fur|dander|penicillin|antibiotics?|"
+_NOT_EATEN = re.compile(r"\b(?:pollen|dust|mites?|cats?|dogs?|animals?|pets?|fur|dander|horses?|feathers?|hamsters?|"
+                        r"penicillin|antibiotics?|"
                         r"medications?|medicines?|drugs?|latex|bees?|wasps?|stings?|grass|hay|mou?ld|perfumes?|"
                         r"fragrances?|nickel|sun|sunlight|detergents?|wool)\b", re.I)
 _AVERSION = re.compile(rf"\b(?:{DISLIKING})\b", re.I)
@@ -75,21 +76,35 @@ _DRIVES = re.compile(r"\b(?:i|we|user|user\s+and\s+others)\s+(?:\w+ly\s+|still\s
                      r"(?:drive|drives|ride|rides|lease|leases)\s+(?:an?\s+|the\s+|my\s+|our\s+)?(?:(?:19|20)\d\d\s+)?"
                      r"(?-i:[A-Z])|" + rf"\b(?:my|our|user's)\s+(?:[\w-]+\s+)?{_VEHICLE}\s+is\s+an?\s+", re.I)
 VEHICLE = "vehicle"
+# An allergy to animals bears on every task about a pet: "Recommend a good pet for a small flat." and
+# "Find a pet-friendly cottage for the weekend." need "I'm allergic to cats.".
+PETS = "pet"
+_ANIMALS = re.compile(r"\b(?:cats?|dogs?|animals?|pets?|fur|dander|horses?|rabbits?|hamsters?|guinea\s+pigs?|"
+                      r"birds?|feathers?)\b", re.I)
+_PET_TASK = re.compile(r"\b(?:pets?|pet-friendly|puppy|puppies|kittens?|dogs?|cats?|adopt(?:ing|ion)?|"
+                       r"dog-friendly|cat\s+caf[eé]|petting\s+zoo|shelter)\b", re.I)
+# A task about the user's own pet is about that pet ("How do I calm my dog during fireworks?").
+_MY_PET = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:pets?|puppy|kitten|dogs?|cats?)\b", re.I)
 # Words one of which every statement that bears on something holds: migration 017 reads only the
 # documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
          "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES)
 # What a person reads on a memory's page of why recall gives it to tasks that share no word with it.
-TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van"}
+TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van",
+         PETS: "every task about a pet (an allergy to animals)"}
 BEARING_READ = 20   # documents read per bearing and task; the item budget keeps at most a few
 
 
 def task_bears_on(message: str, task: bool) -> str | None:
-    """What a task message is about that memories bear on whatever its words (FOOD, VEHICLE), or None."""
+    """What a task message is about that memories bear on whatever its words (FOOD, VEHICLE, PETS), or None."""
     message = message or ""
     if not task or _WRITING_ABOUT.search(message):
         return None
-    return FOOD if _FOOD_TASK.search(message) else VEHICLE if _MY_VEHICLE.search(message) else None
+    if _FOOD_TASK.search(message):
+        return FOOD
+    if _MY_VEHICLE.search(message):
+        return VEHICLE
+    return PETS if _PET_TASK.search(message) and not _MY_PET.search(message) else None
 
 
 def bears_on(text: str) -> str | None:
@@ -99,7 +114,9 @@ def bears_on(text: str) -> str | None:
     if _DRIVES.search(text) and not negated(text) and standing_and_lasting(text)[1]:
         return VEHICLE
     if caution(text):
-        return FOOD if not _NOT_EATEN.search(text) or _ATE.search(text) else None
+        if not _NOT_EATEN.search(text) or _ATE.search(text):
+            return FOOD
+        return PETS if _ANIMALS.search(text) else None
     # an aversion, a refusal or a limit; or a condition not said not to hold ("I'm not allergic to shellfish.")
     limits = bool(_AVERSION.search(text)) or (bool(_CONDITION.search(text)) and not negated(text))
     return FOOD if limits and standing(text) and (_ATE.search(text) or _A_DIET.search(text)) else None

@@ -10,8 +10,9 @@ import apsw
 import pytest
 
 from keepmind.engine import open_engine
-from keepmind.engine.bearing import FOOD, VEHICLE, bears_on, task_bears_on
+from keepmind.engine.bearing import FOOD, PETS, VEHICLE, bears_on, task_bears_on
 from keepmind.engine.settings import defaults
+from support.stores import fill
 
 # A walk: what a bakery owner told her assistant, said as an agent stores it.
 BAKER = ["I'm gluten intolerant, which is ironic for a baker.", "I don't eat beef.",
@@ -36,7 +37,7 @@ def test_what_limits_what_someone_eats_or_drinks_bears_on_food(text):
     "I hate doing the accounts.",
     "We ate pizza yesterday and I hated it.",                 # an episode
     "I avoid using any beauty products that are not cruelty-free and vegan.",   # a product, not a diet
-    "I am allergic to penicillin.", "I'm allergic to cats.",  # not eaten
+    "I am allergic to penicillin.",                           # not eaten
     "I'm not allergic to shellfish.",
     "I'm no longer vegan.",
     "",
@@ -190,3 +191,31 @@ def test_a_task_about_the_users_car_gets_what_they_drive(model_engine):
     assert injected == ["User drives a 2019 Toyota Yaris."]
     assert [c["why"] for c in receipt["companions"]] == ["bears on every vehicle task"]
     assert _recall(model_engine, "Suggest a dinner for two.")[0] == ["User's wife Elena is a vegetarian."]
+
+
+@pytest.mark.parametrize("text, bearing", [
+    ("I'm allergic to cats.", PETS), ("My son is allergic to dogs.", PETS), ("I have a severe allergy to horses.", PETS),
+    ("I'm allergic to peanuts.", FOOD), ("I love cats.", None),
+])
+def test_an_allergy_to_animals_bears_on_pets(text, bearing):
+    assert bears_on(text) == bearing
+
+
+@pytest.mark.parametrize("message, bearing", [
+    ("Recommend a good pet for a small flat.", PETS), ("Find a pet-friendly cottage for the weekend.", PETS),
+    ("Should we adopt a puppy?", PETS),
+    ("How do I calm my dog during fireworks?", None),    # about the user's own dog
+])
+def test_a_task_about_a_pet(message, bearing):
+    assert task_bears_on(message, True) == bearing
+
+
+@pytest.mark.offline_model
+def test_a_task_about_choosing_a_pet_gets_the_allergy_to_animals(model_engine):
+    """A walk: "Recommend a good pet for a small flat." refused "I'm allergic to cats."."""
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    model_engine.store(sid, "", "I'm allergic to cats.")
+    injected, receipt = _recall(model_engine, "Recommend a good pet for a small flat.")
+    assert "I'm allergic to cats." in injected
+    assert [c["why"] for c in receipt["companions"]] == ["bears on every pet task"]
