@@ -219,3 +219,12 @@ def test_a_task_about_choosing_a_pet_gets_the_allergy_to_animals(model_engine):
     injected, receipt = _recall(model_engine, "Recommend a good pet for a small flat.")
     assert "I'm allergic to cats." in injected
     assert [c["why"] for c in receipt["companions"]] == ["bears on every pet task"]
+
+
+@pytest.mark.offline_model
+def test_a_diet_given_once_in_a_session_is_not_given_again(baker):
+    session = baker.open_session("personal", "work")
+    first = {i.content for i in baker.recall(session, "Suggest a family dinner for tonight.").items}
+    assert {BAKER[0], BAKER[1]} <= first
+    again = {i.content for i in baker.recall(session, "Suggest a recipe I could try at home.").items}
+    assert not again & {BAKER[0], BAKER[1]}   # the agent holds them already (progressive exclusion)
