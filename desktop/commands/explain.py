@@ -106,7 +106,9 @@ def describe(entry: dict, receipt: dict | None) -> list[str]:
     lines = [head + f"  {receipt['receipt']}", f"  message: {receipt.get('query', '')[:200]!r}",
              f"  injected {len(injected)} of {counts.get('considered', 0)} considered"
              f" ({receipt.get('mode')}, {receipt.get('timings_ms', {}).get('total_ms', '?')} ms)"]
-    lines += [f"    - {i.get('id')}  {one_line(i.get('title', ''))}" for i in injected]
+    joined = {c.get("id"): c.get("why") for c in receipt.get("companions") or [] if c.get("why")}
+    lines += [f"    - {i.get('id')}  {one_line(i.get('title', ''))}"
+              + (f"  ({one_line(joined[i.get('id')])})" if i.get("id") in joined else "") for i in injected]
     if not injected:
         lines += [f"  why nothing: {one_line(why)}" for why in why_nothing(receipt)]
     return lines

@@ -109,6 +109,16 @@ def test_recall_explain_prints_the_receipt(engine, home, capsys):
     assert said[2].startswith("  injected 1 of 1 considered (lexical, ") and "Coffee" in said[3]
 
 
+def test_recall_explain_says_why_a_memory_the_gate_did_not_keep_came(engine, home, capsys):
+    sid = engine.open_session("personal", "work")
+    engine.store(sid, "", "I'm gluten intolerant.")
+    receipt = engine.recall(sid, "Suggest a family dinner for tonight.").receipt_id
+    engine.explain(receipt)
+    assert main(["recall", "explain", "--home", str(home), receipt]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[3].endswith("I'm gluten intolerant.  (bears on every food task)")
+
+
 def test_bench_recall_measures_a_quantized_index_against_the_exact_scan(tmp_path, offline_models_home, capsys,
                                                                        monkeypatch):
     from keepmind.engine.models import vectors
