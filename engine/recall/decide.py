@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .. import search
 from ..bearing import BEARING_READ, bears_on, task_bears_on
+from ..stance import caution
 from .budget import call_with_budget
 from .candidates import RECALL_MODES, VECTOR_K
 from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
@@ -97,8 +98,10 @@ def _bearing(trace: RecallTrace, kept: list[Ranked], r: Run, cosine) -> list[Com
         rows = search.bearing_members(conn, r.scope, bearing, r.now, BEARING_READ, recall_modes=RECALL_MODES,
                                       exclude=taken)
     # Read again from the text: a rule that changed since the text was written must not inject it.
+    # An allergy or intolerance first: the item budget must not leave out what the user cannot eat
+    # for what they dislike ("I have a severe allergy to tree nuts." for "I dislike spicy foods.").
     found = sorted(((cosine(row["id"]), n, row) for n, row in enumerate(rows) if bears_on(row["body"]) == bearing),
-                   key=lambda t: (t[0] is None, -(t[0] or 0.0), t[1]))
+                   key=lambda t: (not caution(t[2]["body"]), t[0] is None, -(t[0] or 0.0), t[1]))
     trace.timings["bearing_ms"] = round((r.timer() - t_b) * 1000, 3)
     by_id = {x.id: x for x in trace.ranked}
     out = []

@@ -228,3 +228,15 @@ def test_a_diet_given_once_in_a_session_is_not_given_again(baker):
     assert {BAKER[0], BAKER[1]} <= first
     again = {i.content for i in baker.recall(session, "Suggest a recipe I could try at home.").items}
     assert not again & {BAKER[0], BAKER[1]}   # the agent holds them already (progressive exclusion)
+
+
+@pytest.mark.offline_model
+def test_an_allergy_is_not_crowded_out_by_what_the_user_merely_dislikes(model_engine):
+    """Four diets and an allergy bear on the food task and three fit: the allergy is one of them."""
+    sid = model_engine.open_session("personal", "work")
+    store = ["I dislike spicy food and never use chilli.", "I only eat organic food.", "I follow a low-carb diet.",
+             "I hate the taste of coriander in food.", "I'm severely allergic to cashews."]
+    for text in store:
+        model_engine.store(sid, "", text)
+    injected, _ = _recall(model_engine, "Recommend some dishes to try on my trip to Vietnam.")
+    assert len(injected) == 3 and "I'm severely allergic to cashews." in injected
