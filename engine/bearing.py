@@ -85,18 +85,34 @@ _PET_TASK = re.compile(r"\b(?:pets?|pet-friendly|puppy|puppies|kittens?|dogs?|ca
                        r"dog-friendly|cat\s+caf[eé]|petting\s+zoo|shelter)\b", re.I)
 # A task about the user's own pet is about that pet ("How do I calm my dog during fireworks?").
 _MY_PET = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:pets?|puppy|kitten|dogs?|cats?)\b", re.I)
+# What the user flies with and how bears on every task about a flight: "Book me a flight to Berlin
+# next week." needs "My home airport is Boston Logan." and "I'm afraid of flying." as much as the seat.
+FLIGHT = "flight"
+_FLIGHT_TASK = re.compile(r"\b(?:flights?|fly|flying|airports?|airlines?|planes?|boarding\s+pass|layovers?|red-eye)\b",
+                          re.I)
+_FLYING_WORDS = ("fly", "flying", "flies", "flight", "flights", "airport", "airports", "airline", "airlines", "plane",
+                 "planes", "flyer", "layover", "layovers", "aisle", "legroom", "lounge", "precheck")
+_FLYING = re.compile(r"\b(?:" + "|".join(_FLYING_WORDS) + r"|window\s+seats?|business\s+class|red-eye)\b", re.I)
+# A seat on a train or at a concert is no flight's ("I prefer aisle seats on trains.").
+_PLANE = re.compile(r"\b(?:fly|flying|flies|flights?|airports?|airlines?|planes?|flyer|layovers?|red-eye|lounge|"
+                    r"precheck)\b", re.I)
+_ELSEWHERE = re.compile(r"\b(?:trains?|rail|bus|buses|coach|ferry|ferries|boats?|cinema|theat(?:re|er)|concerts?|"
+                        r"stadium)\b", re.I)
+_ABOUT_THE_USER = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|user|user's)\b", re.I)
 # Words one of which every statement that bears on something holds: migration 017 reads only the
 # documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
-         "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES)
+         "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES,
+         *_FLYING_WORDS, "window")
 # What a person reads on a memory's page of why recall gives it to tasks that share no word with it.
 TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van",
-         PETS: "every task about a pet (an allergy to animals)"}
+         PETS: "every task about a pet (an allergy to animals)", FLIGHT: "every task about a flight"}
 BEARING_READ = 20   # documents read per bearing and task; the item budget keeps at most a few
 
 
 def task_bears_on(message: str, task: bool) -> str | None:
-    """What a task message is about that memories bear on whatever its words (FOOD, VEHICLE, PETS), or None."""
+    """What a task message is about that memories bear on whatever its words (FOOD, VEHICLE, PETS, FLIGHT), or
+    None."""
     message = message or ""
     if not task or _WRITING_ABOUT.search(message):
         return None
@@ -104,6 +120,8 @@ def task_bears_on(message: str, task: bool) -> str | None:
         return FOOD
     if _MY_VEHICLE.search(message):
         return VEHICLE
+    if _FLIGHT_TASK.search(message):
+        return FLIGHT
     return PETS if _PET_TASK.search(message) and not _MY_PET.search(message) else None
 
 
@@ -111,8 +129,12 @@ def bears_on(text: str) -> str | None:
     """What a memory's text bears on whatever a task's words: FOOD when it limits what someone eats
     or drinks, VEHICLE when it says what the user drives (its current text), else None."""
     text = current_part(text or "").replace("’", "'")
-    if _DRIVES.search(text) and not negated(text) and standing_and_lasting(text)[1]:
+    lasting = standing_and_lasting(text)[1]
+    if _DRIVES.search(text) and not negated(text) and lasting:
         return VEHICLE
+    if (_FLYING.search(text) and lasting and _ABOUT_THE_USER.search(text) and not caution(text)
+            and (_PLANE.search(text) or not _ELSEWHERE.search(text))):
+        return FLIGHT
     if caution(text):
         if not _NOT_EATEN.search(text) or _ATE.search(text):
             return FOOD

@@ -10,7 +10,7 @@ import apsw
 import pytest
 
 from keepmind.engine import open_engine
-from keepmind.engine.bearing import FOOD, PETS, VEHICLE, bears_on, task_bears_on
+from keepmind.engine.bearing import FLIGHT, FOOD, PETS, VEHICLE, bears_on, task_bears_on
 from keepmind.engine.settings import defaults
 from support.stores import fill
 
@@ -240,3 +240,29 @@ def test_an_allergy_is_not_crowded_out_by_what_the_user_merely_dislikes(model_en
         model_engine.store(sid, "", text)
     injected, _ = _recall(model_engine, "Recommend some dishes to try on my trip to Vietnam.")
     assert len(injected) == 3 and "I'm severely allergic to cashews." in injected
+
+
+@pytest.mark.parametrize("text, bearing", [
+    ("My home airport is Boston Logan.", FLIGHT), ("I always prefer a window seat when I fly.", FLIGHT),
+    ("I'm afraid of flying.", FLIGHT), ("I prefer aisle seats.", FLIGHT),
+    ("I prefer aisle seats on trains.", None),          # a train's seat
+    ("I flew to Paris last week.", None),               # an episode
+    ("Anna flies a lot.", None),                        # not the user
+])
+def test_how_the_user_flies_bears_on_flights(text, bearing):
+    assert bears_on(text) == bearing
+
+
+@pytest.mark.offline_model
+def test_a_flight_task_gets_the_home_airport_besides_the_seat(model_engine):
+    """A walk: "Book me a flight to Berlin next week." got the seat and not the home airport."""
+    sid = model_engine.open_session("personal", "work")
+    store = ["My home airport is Boston Logan.", "I always prefer a window seat when I fly.",
+             "I get motion sickness on boats.", "My sister Anna lives in Lisbon.", "I'm allergic to peanuts.",
+             "I work at Acme as a data engineer.", "I play the cello on Tuesdays."]
+    for text in store:
+        model_engine.store(sid, "", text)
+    injected, receipt = _recall(model_engine, "Book me a flight to Berlin next week.")
+    assert "My home airport is Boston Logan." in injected
+    assert "bears on every flight task" in [c["why"] for c in receipt["companions"]]
+    assert "My home airport is Boston Logan." not in _recall(model_engine, "Find me a hotel in Rome.")[0]
