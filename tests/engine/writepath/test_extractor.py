@@ -587,6 +587,12 @@ def test_the_speakers_own_words_around_a_text_they_ask_for_are_learnt(text, fact
     # a hedge about the listener hedges nothing of what the speaker said, and is no part of it
     ("I made a dairy-free chocolate cake the other day, maybe you would like that!", "event",
      "User made a dairy-free chocolate cake the other day."),
+    # a walk's bakery owner: each gave nothing
+    ("We open at 7am every day except Mondays.", "work", "User and others open at 7am every day except Mondays."),
+    ("Our shop closes at 5pm on Saturdays.", "work", "User's shop closes at 5pm on Saturdays."),
+    ("We switched our flour supplier to Shipton Mill last month.", "change",
+     "User and others switched User's flour supplier to Shipton Mill last month."),
+    ("We moved our hosting to Hetzner last year.", "change", "User and others moved User's hosting to Hetzner last year."),
 ])
 def test_what_a_new_user_says_of_themselves_and_their_people_is_learnt(text, category, fact):
     assert [(st.category, st.fact) for st in statements(text)] == [(category, fact)]
@@ -662,19 +668,6 @@ def test_what_the_user_likes_of_a_kind_of_task_is_a_standing_instruction(text, l
 ])
 def test_a_developers_tools_and_routines_are_learnt(text, fact):
     assert [st.fact for st in statements(text)] == [fact]
-
-
-@pytest.mark.parametrize("text, fact, category", [
-    # a walk's bakery owner: each gave nothing
-    ("We open at 7am every day except Mondays.", "User and others open at 7am every day except Mondays.", "work"),
-    ("Our shop closes at 5pm on Saturdays.", "User's shop closes at 5pm on Saturdays.", "work"),
-    ("We switched our flour supplier to Shipton Mill last month.",
-     "User and others switched User's flour supplier to Shipton Mill last month.", "change"),
-    ("We moved our hosting to Hetzner last year.", "User and others moved User's hosting to Hetzner last year.",
-     "change"),
-])
-def test_a_small_business_owners_hours_and_changes_are_learnt(text, fact, category):
-    assert [(st.fact, st.category) for st in statements(text)] == [(fact, category)]
 
 
 @pytest.mark.parametrize("text", ["I moved my car to the garage.", "We changed our minds.", "We close at 5 so come early?"])
