@@ -1,5 +1,6 @@
-"""What a memory bears on whatever a task's words: a diet on every task about food, the user's car on
-every task about it.
+"""What a memory bears on whatever a task's words: a diet on every task about food, what the user
+drives on every task about their car, an allergy to animals on every task about choosing a pet, how
+the user flies on every flight.
 
 "Suggest a family dinner for tonight." must not ignore "I'm gluten intolerant.", and "What are some
 must-try local dishes in Tokyo?" must not ignore "I am vegan and avoid all animal products.". Such
@@ -19,21 +20,25 @@ a standing statement that limits what someone eats or drinks: an allergy or an i
 beef.", "I'm trying to cut down on caffeine."). A liking is not one ("I love sushi." bears on
 some food tasks and not others; the gate decides about it as about anything else).
 
-The same holds of the user's vehicle: "My car is making a rattling noise, what should I check?" needs
-"User drives a 2019 Toyota Yaris.", with no word in common.
+The same holds of the user's vehicle ("My car is making a rattling noise, what should I check?"
+needs "User drives a 2019 Toyota Yaris.", with no word in common), of an allergy to animals
+("Recommend a good pet for a small flat." needs "I'm allergic to cats.") and of how the user flies
+("Book me a flight to Berlin next week." needs "My home airport is Boston Logan."). A memory bears
+on one thing at most.
 
 These are the only domains recall names, on purpose: a meal that ignores an allergy is harmful, and
 a diet bears on every food task whatever the task's words. Everything else stays domain-free
-(stance.py).
+(stance.py). The stored bearing is what these rules said when the text was written: a change to
+them needs a migration that works the bearings out again (as 017 did first).
 """
 
 from __future__ import annotations
 
 import re
 
-from .stance import CONDITION, DISLIKING, caution, current_part, negated, standing, standing_and_lasting
+from .stance import CONDITION, DISLIKING, caution, current_part, negated, standing_and_lasting
 
-FOOD = "food"   # the one bearing so far: what one eats or drinks
+FOOD = "food"   # what one eats or drinks
 
 # Food and drink as a task names them. A menu of an app ("the main menu buttons") is not food, and
 # a wine or a beer is named as often for a list, a stain or a gift as for drinking.
@@ -90,12 +95,14 @@ _MY_PET = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:pets?|puppy|kitten|dogs?|
 FLIGHT = "flight"
 _FLIGHT_TASK = re.compile(r"\b(?:flights?|fly|flying|airports?|airlines?|planes?|boarding\s+pass|layovers?|red-eye)\b",
                           re.I)
-_FLYING_WORDS = ("fly", "flying", "flies", "flight", "flights", "airport", "airports", "airline", "airlines", "plane",
-                 "planes", "flyer", "layover", "layovers", "aisle", "legroom", "lounge", "precheck")
-_FLYING = re.compile(r"\b(?:" + "|".join(_FLYING_WORDS) + r"|window\s+seats?|business\s+class|red-eye)\b", re.I)
+# Words of flying itself, and of a seat, which can be a plane's or a train's.
+_PLANE_WORDS = ("fly", "flying", "flies", "flight", "flights", "airport", "airports", "airline", "airlines", "plane",
+                "planes", "flyer", "layover", "layovers", "lounge", "precheck")
+_SEAT_WORDS = ("aisle", "legroom")
+_PLANE = re.compile(r"\b(?:" + "|".join(_PLANE_WORDS) + r"|red-eye)\b", re.I)
+_FLYING = re.compile(r"\b(?:" + "|".join((*_PLANE_WORDS, *_SEAT_WORDS)) + r"|window\s+seats?|business\s+class|"
+                     r"red-eye)\b", re.I)
 # A seat on a train or at a concert is no flight's ("I prefer aisle seats on trains.").
-_PLANE = re.compile(r"\b(?:fly|flying|flies|flights?|airports?|airlines?|planes?|flyer|layovers?|red-eye|lounge|"
-                    r"precheck)\b", re.I)
 _ELSEWHERE = re.compile(r"\b(?:trains?|rail|bus|buses|coach|ferry|ferries|boats?|cinema|theat(?:re|er)|concerts?|"
                         r"stadium)\b", re.I)
 _ABOUT_THE_USER = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|user|user's)\b", re.I)
@@ -103,7 +110,7 @@ _ABOUT_THE_USER = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|user|user's)\b", re.
 # documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
          "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES,
-         *_FLYING_WORDS, "window")
+         *_PLANE_WORDS, *_SEAT_WORDS, "window")
 # What a person reads on a memory's page of why recall gives it to tasks that share no word with it.
 TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van",
          PETS: "every task about a pet (an allergy to animals)", FLIGHT: "every task about a flight"}
@@ -126,19 +133,20 @@ def task_bears_on(message: str, task: bool) -> str | None:
 
 
 def bears_on(text: str) -> str | None:
-    """What a memory's text bears on whatever a task's words: FOOD when it limits what someone eats
-    or drinks, VEHICLE when it says what the user drives (its current text), else None."""
+    """What a memory's current text bears on whatever a task's words (VEHICLE when it says what the
+    user drives, FLIGHT how they fly, FOOD when it limits what someone eats or drinks, PETS an
+    allergy to animals), or None."""
     text = current_part(text or "").replace("’", "'")
-    lasting = standing_and_lasting(text)[1]
+    is_standing, lasting = standing_and_lasting(text)
     if _DRIVES.search(text) and not negated(text) and lasting:
         return VEHICLE
-    if (_FLYING.search(text) and lasting and _ABOUT_THE_USER.search(text) and not caution(text)
-            and (_PLANE.search(text) or not _ELSEWHERE.search(text))):
-        return FLIGHT
     if caution(text):
         if not _NOT_EATEN.search(text) or _ATE.search(text):
             return FOOD
         return PETS if _ANIMALS.search(text) else None
+    if (_FLYING.search(text) and lasting and _ABOUT_THE_USER.search(text)
+            and (_PLANE.search(text) or not _ELSEWHERE.search(text))):
+        return FLIGHT
     # an aversion, a refusal or a limit; or a condition not said not to hold ("I'm not allergic to shellfish.")
     limits = bool(_AVERSION.search(text)) or (bool(_CONDITION.search(text)) and not negated(text))
-    return FOOD if limits and standing(text) and (_ATE.search(text) or _A_DIET.search(text)) else None
+    return FOOD if limits and is_standing and (_ATE.search(text) or _A_DIET.search(text)) else None

@@ -282,7 +282,7 @@ class Engine(Browsing, Operations):
 
     def recalled_for(self, item: MemoryItem) -> str | None:
         """The tasks recall gives this memory to whatever their words (bearing.py), in words, or None."""
-        if item.kind != "document" or item.memory_class == "evidence" or item.recall_mode not in RECALL_MODES:
+        if item.kind != "document" or item.recall_mode not in RECALL_MODES:
             return None
         return bearing.TASKS.get(bearing.bears_on(item.body))
 

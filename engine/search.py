@@ -240,13 +240,14 @@ def facet_members(conn: apsw.Connection, scope: Scope, facet: str, now: int, lim
 
 def bearing_members(conn: apsw.Connection, scope: Scope, bearing: str, now: int, limit: int, *,
                     recall_modes: tuple[str, ...] | None = None, exclude: frozenset[str] = frozenset()) -> list[dict]:
-    """Visible documents that bear on `bearing` (bearing.py), evidence left out, most recently
-    updated first: read by the partial index that holds only documents bearing on something."""
+    """Visible documents (durable facts: evidence is kept as records) that bear on `bearing`
+    (bearing.py), most recently updated first: read by the partial index that holds only documents
+    bearing on something."""
     if scope.inert:
         return []
     pred, params = _candidate_predicate(scope, now, "document", False, False, recall_modes)
-    sql = (f"SELECT {doc_columns()} FROM memory_documents m WHERE m.bears_on = ? AND m.memory_class != 'evidence'"
-           f" AND {pred} ORDER BY m.updated_at DESC LIMIT ?")
+    sql = (f"SELECT {doc_columns()} FROM memory_documents m WHERE m.bears_on = ? AND {pred}"
+           f" ORDER BY m.updated_at DESC LIMIT ?")
     return [r for r in rows(conn, sql, (bearing, *params, limit + len(exclude))) if r["id"] not in exclude][:limit]
 
 

@@ -11,14 +11,14 @@ profiles (profiles.py) into the item and character budgets.
 from __future__ import annotations
 
 from .. import search
-from ..bearing import BEARING_READ, bears_on, task_bears_on
+from ..bearing import BEARING_READ, task_bears_on
 from ..stance import caution
 from .budget import call_with_budget
 from .candidates import RECALL_MODES, VECTOR_K
 from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
 from .inject import Injected, fit
-from .profiles import MEMBERS_READ, Companion, companions, profile_facets
-from .rank import Candidate, Ranked
+from .profiles import MEMBERS_READ, Companion, companions, joined_ranked, profile_facets
+from .rank import Ranked
 from .state import Channel, RecallConfig, RecallTrace, Run
 from .terms import TermStats
 
@@ -70,8 +70,9 @@ def inject_stage(r: Run, trace: RecallTrace, kept: list[Ranked], channel: Channe
     config = r.config
     cosine = _cosine(channel)
     bearing = _bearing(trace, kept, r, cosine)
+    borne = {b.id for b in bearing}
     profiles = _companions(kept, trace.ranked, r.snapshot, r.scope, r.now, r.exclude, cosine)
-    trace.companions = bearing + [c for c in profiles if c.id not in {b.id for b in bearing}]
+    trace.companions = bearing + [c for c in profiles if c.id not in borne]
     chosen = [_injected(x) for x in kept] + [_injected(c.ranked) for c in trace.companions]
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
 
@@ -97,19 +98,14 @@ def _bearing(trace: RecallTrace, kept: list[Ranked], r: Run, cosine) -> list[Com
     with r.snapshot() as conn:
         rows = search.bearing_members(conn, r.scope, bearing, r.now, BEARING_READ, recall_modes=RECALL_MODES,
                                       exclude=taken)
-    # Read again from the text: a rule that changed since the text was written must not inject it.
     # An allergy or intolerance first: the item budget must not leave out what the user cannot eat
     # for what they dislike ("I have a severe allergy to tree nuts." for "I dislike spicy foods.").
-    found = sorted(((cosine(row["id"]), n, row) for n, row in enumerate(rows) if bears_on(row["body"]) == bearing),
+    found = sorted(((cosine(row["id"]), n, row) for n, row in enumerate(rows)),
                    key=lambda t: (not caution(t[2]["body"]), t[0] is None, -(t[0] or 0.0), t[1]))
     trace.timings["bearing_ms"] = round((r.timer() - t_b) * 1000, 3)
     by_id = {x.id: x for x in trace.ranked}
-    out = []
-    for cos, _, row in found:
-        base = by_id.get(row["id"]) or Ranked(Candidate(row["id"], row, cos, 0.0), cos or 0.0, ())
-        out.append(Companion(Ranked(base.candidate, base.score, (*base.reasons, f"bears_on:{bearing}")), bearing,
-                             None, f"bears on every {bearing} task"))
-    return out
+    return [Companion(joined_ranked(row, cos, by_id, f"bears_on:{bearing}"), bearing, None,
+                      f"bears on every {bearing} task") for cos, _, row in found]
 
 
 def _companions(kept: list[Ranked], ranked: list[Ranked], snapshot, scope, now: int, exclude: frozenset[str],

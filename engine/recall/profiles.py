@@ -87,7 +87,12 @@ def companions(kept: list[Ranked], members: Callable[[str], list[dict]],
         found.sort(key=lambda t: (t[0] is None, -(t[0] or 0.0), t[1], t[2]))
         for cos, _, _, row in found:
             taken.add(row["id"])
-            base = by_id.get(row["id"]) or Ranked(Candidate(row["id"], row, cos, 0.0), cos or 0.0, ())
-            out.append(Companion(Ranked(base.candidate, base.score, (*base.reasons, f"profile:{facet}")),
-                                 facet, joined))
+            out.append(Companion(joined_ranked(row, cos, by_id, f"profile:{facet}"), facet, joined))
     return out
+
+
+def joined_ranked(row: dict, cosine: float | None, by_id: dict[str, Ranked], reason: str) -> Ranked:
+    """A memory joining the kept items as this recall ranked it (its score kept), or, when the
+    ranking did not reach it, at its cosine; with `reason` added to its reasons."""
+    base = by_id.get(row["id"]) or Ranked(Candidate(row["id"], row, cosine, 0.0), cosine or 0.0, ())
+    return Ranked(base.candidate, base.score, (*base.reasons, reason))
