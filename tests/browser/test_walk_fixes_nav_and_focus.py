@@ -4,7 +4,7 @@ page shows the banner of the job it started, not an earlier failed job's too."""
 
 from __future__ import annotations
 
-from support.browser import sign_in
+from support.browser import settled, sign_in
 
 
 def test_keeping_a_proposal_by_its_key_counts_the_nav_badge_down_without_a_reload(page, start_live, tmp_path, clock):
@@ -41,6 +41,7 @@ def test_escape_from_the_memory_editor_gives_the_focus_back_to_edit(page, live):
     edit.focus()
     page.keyboard.press("Enter")
     page.get_by_label("Text").wait_for()
+    settled(page, "#memory-text form")  # a slow run read the focus before htmx's settle step gave it
     assert page.evaluate("document.activeElement.id") == "content"  # the editor takes the focus
     page.keyboard.press("Escape")
     page.locator("#memory-text .body", has_text="Anna drinks green tea.").wait_for()

@@ -32,8 +32,14 @@ def hx_settle(page) -> None:
 def dialog_settled(page) -> None:
     """Wait until htmx has settled the open dialog: its settle step (20 ms after the swap) focuses the
     dialog's [autofocus] button again, so a key pressed before it lands and the focus jumps back."""
-    page.wait_for_function("""() => { const form = document.querySelector('dialog[open] form');
-        return !!(form && form['htmx-internal-data'] && form['htmx-internal-data'].initHash); }""")
+    settled(page, "dialog[open] form")
+
+
+def settled(page, selector: str) -> None:
+    """Wait until htmx has settled the swapped-in form at `selector` (its settle step, 20 ms after the
+    swap, is when its [autofocus] field takes the focus)."""
+    page.wait_for_function("""(selector) => { const form = document.querySelector(selector);
+        return !!(form && form['htmx-internal-data'] && form['htmx-internal-data'].initHash); }""", arg=selector)
 
 
 def check_axe(page, where: str) -> None:
