@@ -111,6 +111,19 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:up\s+with\s+)?(?P<name>{_NAME})"),
     # places the user has been: went to / got back from / visited / been to Paris
     ("visited", rf"\b(?:[Mm]y|[Oo]ur)\s+(?:[\w-]+\s+)?trips?\s+to\s+(?:the\s+)?(?P<place>{_NAME})"),
+    # a trip taken, not planned: "took a short trip last week to Rome", "went on a road trip to
+    # Oregon", "a picture from a vacation in Florida" ("I'm planning a trip to Lisbon" is no visit)
+    ("visited", rf"\b(?:[Tt]ook|had|went\s+on|from|during|after|back\s+from)\s+(?:an?|the|that|this|my|our)\s+"
+                rf"(?:[\w-]+\s+){{0,2}}?(?:trip|vacation|holiday|getaway)\s+(?:(?!(?:next|in\s+\d)\b)\w+\s+){{0,2}}?"
+                rf"(?:to|in)\s+(?:the\s+)?(?P<place>{_NAME})"),
+    # a photo taken there: "took this pic in Spain"
+    ("visited", rf"\b(?:[Tt]ook|snapped|shot)\s+(?:this|that|the|a|these|those)\s+(?:pic|pics|picture|pictures|photo|"
+                rf"photos|shot|selfie)\s+(?:\w+\s+){{0,2}}?in\s+(?:the\s+)?(?P<place>{_NAME})"),
+    # "I was in Chicago, it was awesome!", "I went to a place in London"
+    ("visited", rf"\b(?:I|[Ww]e)\s+(?:was|were)\s+(?:just\s+|also\s+|once\s+)?in\s+(?:the\s+)?(?P<place>{_NAME})"
+                r"(?=\s*(?:[.,!;]|$|\s+(?:last|this|for|on|in|at|back|when|during|over|\d{4})\b))"),
+    ("visited", rf"\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+(?:\w+ly\s+|also\s+|once\s+)*(?:went|been|travel(?:l)?ed)\s+to\s+"
+                rf"(?:an?|the|this|that)\s+(?:[\w-]+\s+){{1,3}}?in\s+(?:the\s+)?(?P<place>{_NAME})"),
     ("visited", rf"\b(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:location|town|city|village|place|spot|park|lake|beach|"
                 rf"island|country|restaurant|cafe|café|bar|shop|store|museum|trail|mountain|resort|campground|venue)\s+"
                 rf"(?:called|named)\s+(?P<place>{_NAME})"),
