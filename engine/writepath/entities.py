@@ -100,6 +100,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
     # my hamster is called Biscuit / my cat's name is Luna
     ("pet", rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<animal>{PETS})(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+(?P<name>{_NAME})"),
     ("pet_my", rf"\b(?:[Mm]y|[Oo]ur)\s+{_ROLE_WORD}?(?P<animal>{PETS})\s+(?P<name>{_NAME})"),
+    # "Oscar, my guinea pig."
+    ("pet_my", rf"(?<![\w'])(?!(?:Hi|Hey|Hello|Thanks|Thank|Yes|Yeah|Yup|No|Oh|Wow|Sorry|Well|Sure|Okay|OK|Meet|Say)\b)"
+               rf"(?P<name>{_NAME}),\s+(?:[Mm]y|[Oo]ur)\s+{_ROLE_WORD}?(?:[\w-]+\s+)?(?P<animal>{PETS})"
+               r"(?=\s*(?:[.!?;)]|$))"),
     # I'm married to Sam / we're engaged to… (the user's spouse or fiancé, named)
     ("married", rf"\b(?:I|I'm|We|We're|we're)(?:\s+am|\s+are)?\s+(?:happily\s+)?(?P<bond>married|engaged)\s+to\s+"
                 rf"(?P<name>{_NAME})"),
@@ -109,6 +113,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
               rf"(?P<name>{_NAME})"),
     ("knows", r"(?:^|[.!?,]\s+|\band\s+)(?P<name>[A-Z][a-z]+)\s+and\s+I\b"),
     ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:up\s+with\s+)?(?P<name>{_NAME})"),
+    # "I met this amazing woman, Jean, who had been through a lot"
+    ("knows", rf"\b(?:I|we)\s+(?:\w+ly\s+|just\s+|finally\s+|also\s+)*met\s+(?:this|that|a|an)\s+(?:[\w-]+\s+){{0,2}}?"
+              rf"(?:guy|man|woman|girl|boy|lady|person|kid|couple|veteran|artist|musician|student),\s+"
+              rf"(?P<name>{_NAME})\s*(?:,|\.|!|$)"),
     # places the user has been: went to / got back from / visited / been to Paris
     ("visited", rf"\b(?:[Mm]y|[Oo]ur)\s+(?:[\w-]+\s+)?trips?\s+to\s+(?:the\s+)?(?P<place>{_NAME})"),
     # a trip taken, not planned: "took a short trip last week to Rome", "went on a road trip to
@@ -137,6 +145,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(p)) for name, p in 
                  rf"(?:back\s+)?(?:in|to|near)\s+(?P<place>{_NAME})"),
     ("from", rf"{_SUBJECT}(?:\s+(?:am|is|are|was|were)|'m|'re|'s)\s+(?:originally\s+)?from\s+(?P<place>{_NAME})"),
     ("from", rf"{_SUBJECT}\s+(?:grew\s+up|was\s+born|were\s+born)\s+in\s+(?P<place>{_NAME})"),
+    # "my grandma in my home country, Sweden", "my hometown is Tampa"
+    ("home_country", rf"\b[Mm]y\s+(?:home\s*(?:country|town|city)|native\s+country)(?:,|\s+is|\s+of)\s+"
+                     rf"(?P<place>{_NAME})"),
     # (I | Anna) work(s) at / for Acme; I'm a nurse at Mass General; joined Acme as
     ("works_at", rf"{_SUBJECT}\s+(?:\w+ly\s+|now\s+|still\s+)*(?:work|works|worked|working|am\s+working|'m\s+working|"
                  rf"is\s+working)\s+(?:as\s+an?\s+[\w\s-]{{1,40}}?\s+)?(?:at|for)\s+(?:the\s+)?(?P<org>{_NAME})"),
@@ -290,6 +301,9 @@ def _fact(kind: str, m: re.Match) -> GraphFact | None:
         org = _clean(groups["org"])
         return GraphFact(user, "member_of", Entity(org, "membership" if kind == "member_program" else "organisation")) \
             if org else None
+    if kind == "home_country":
+        place = _clean(groups["place"])
+        return GraphFact(user, "from", Entity(place, "place")) if place else None
     if kind == "home_airport":
         place = _clean(groups["place"])
         return GraphFact(user, "home_airport", Entity(place, "place")) if place else None

@@ -134,6 +134,12 @@ def test_a_second_membership_adds_an_edge_and_a_new_job_replaces_the_old(engine,
     ("I'm going on a trip to Paris next week.", set()),
     ("How was your trip to Rome?", set()),
     ("I was in Game 7 mood all day.", set()),
+    # a name set off by a comma: the pet, the person met, the home country
+    ("And yup, I do- Oscar, my guinea pig.", {("User", "pet", "Oscar")}),
+    ("Meet Luna, my new kitten!", {("User", "pet", "Luna")}),
+    ("Thanks, my dog loves it.", set()),
+    ("Yesterday I met this amazing woman, Jean, who had been through a lot.", {("User", "knows", "Jean")}),
+    ("It is a gift from my grandma in my home country, Sweden.", {("User", "from", "Sweden")}),
     # who the user is, in the shortest words a user says it
     ("I live in Lisbon.", {("User", "lives_in", "Lisbon")}),
     ("I'm based in Berlin.", {("User", "lives_in", "Berlin")}),
