@@ -80,6 +80,14 @@ def print_summary(s: dict) -> None:
           f"{s['zero_injection']:.3f}")
     print(f"injected per question: positives {s['mean_injected_positive']:.2f}  negatives "
           f"{s['mean_injected_negative']:.2f}  (n={s['n_positive']} positives, {s['n_negative']} negatives)")
+    kinds = s.get("injected_kinds")
+    if kinds:
+        pos, neg = kinds["positive"], kinds["negative"]
+        other = pos["other"] + neg["other"]
+        print(f"what was injected: for positives {pos['needed']} needed, {pos['same_topic_preference']} another "
+              f"preference of the topic, {pos['other_topic_preference']} of another topic, {pos['background']} "
+              f"background; for negatives {neg['other_topic_preference']} preferences of a present topic, "
+              f"{neg['background']} background" + (f"; {other} other" if other else ""))
     learnt = s.get("learnt")
     if learnt:
         kept = learnt["kept_content_words"]

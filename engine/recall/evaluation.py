@@ -58,6 +58,7 @@ class JobRecord:
     floor: float | None = None
     coverage_weight: float | None = None
     topic: str = ""                      # PrefEval: the question's topic (leave-one-topic-out)
+    injected_kinds: list[str] = field(default_factory=list)   # PrefEval: what each injected memory was
 
 
 @dataclass

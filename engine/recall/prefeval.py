@@ -183,11 +183,30 @@ def run_user(engine, plan: UserPlan, protocol: Protocol, *, config: RecallConfig
     records = []
     jobs = [("positive", "positive", p, learnt.get(p.pid, frozenset())) for p in plan.stored]
     jobs += [("negative", ABSENT_SOURCE, p, frozenset()) for p in plan.negatives]
+    topic_of = {i: p.topic for p in plan.stored for i in learnt.get(p.pid, ())}
+    facts = frozenset(background)
     for kind, source, pair, relevant in jobs:
         trace = recaller.trace(reader, pair.question, config=config, calibrating=calibrating)
-        records.append(record_of(trace, recaller.stats, kind=kind, source=source, qid=pair.pid, store=store_name,
-                                 relevant=relevant, rows=rows, topic=pair.topic))
+        record = record_of(trace, recaller.stats, kind=kind, source=source, qid=pair.pid, store=store_name,
+                           relevant=relevant, rows=rows, topic=pair.topic)
+        record.injected_kinds = [injected_kind(i, relevant, pair.topic, topic_of, facts) for i in record.injected]
+        records.append(record)
     return records, {p.pid: learnt_texts(engine, learnt.get(p.pid, frozenset())) for p in plan.stored}
+
+
+# What an injected memory was, for the question it was injected for (summarize counts them).
+INJECTED_KINDS = ("needed", "same_topic_preference", "other_topic_preference", "background", "other")
+
+
+def injected_kind(memory_id: str, relevant: frozenset[str], topic: str, topic_of: dict[str, str],
+                  background: frozenset[str]) -> str:
+    """"needed" (the question's own preference), another stored preference of the question's topic
+    or of another topic, a background fact, or "other" (a memory none of these: a curation merge)."""
+    if memory_id in relevant:
+        return "needed"
+    if memory_id in topic_of:
+        return "same_topic_preference" if topic_of[memory_id] == topic else "other_topic_preference"
+    return "background" if memory_id in background else "other"
 
 
 def evaluate(pairs: list[Pair], background: list[Conversation], protocol: Protocol, *, open_engine: Callable,
@@ -260,6 +279,8 @@ def summarize(records: list[JobRecord], *, config: dict, learnt: dict[str, list[
                          "zero_injection": share([r for r in negatives if r.topic == t], lambda r: not r.injected)}
                      for t in sorted({r.topic for r in records})},
     }
+    out["injected_kinds"] = {kind: {k: sum(r.injected_kinds.count(k) for r in group) for k in INJECTED_KINDS}
+                             for kind, group in (("positive", positives), ("negative", negatives))}
     if learnt is not None:
         out["learnt"] = _learnt(learnt, keeps_words, pairs or {})
     out["degraded"] = degraded_counts(records)

@@ -75,7 +75,25 @@ def test_eval_prefeval_runs_end_to_end(tmp_path, offline_models_home, capsys):
     assert result["latency_ms"]["p95"] >= result["latency_ms"]["p50"] > 0
     assert result["config"]["model_id"] == "all-minilm-l6-v2" and set(result["by_topic"]) == set(PAIRS)
     assert result["config"]["background"] == background.name
-    assert "preference injected" in capsys.readouterr().out
+    # what was injected, by what it was: the counts add up to the figures above
+    kinds = result["injected_kinds"]
+    injected = sum(kinds["positive"].values())
+    assert injected == round(result["mean_injected_positive"] * result["n_positive"])
+    assert sum(kinds["negative"].values()) == round(result["mean_injected_negative"] * result["n_negative"])
+    assert kinds["negative"]["needed"] == kinds["negative"]["same_topic_preference"] == 0  # an absent topic's
+    if injected:
+        assert kinds["positive"]["needed"] / injected == pytest.approx(result["precision"], abs=1e-4)
+    out = capsys.readouterr().out
+    assert "preference injected" in out and f"for positives {kinds['positive']['needed']} needed" in out
+
+
+def test_an_injected_memory_is_told_apart_by_what_it_was():
+    topic_of = {"m-window": "travel", "m-peanut": "food"}
+    background = frozenset({"m-fact"})
+    kind = lambda i: prefeval.injected_kind(i, frozenset({"m-window"}), "travel", topic_of, background)  # noqa: E731
+    assert [kind(i) for i in ("m-window", "m-peanut", "m-fact", "m-merged")] == [
+        "needed", "other_topic_preference", "background", "other"]
+    assert prefeval.injected_kind("m-window", frozenset(), "travel", topic_of, background) == "same_topic_preference"
 
 
 @pytest.mark.offline_model
