@@ -66,6 +66,7 @@ _A_DIET = re.compile(r"\b(?:i'm|im|i\s+am|am|is|are|be|been|being|an?|strict|avi
                      + r")\s+(?:diet|lifestyle|food|meals?|options)\b", re.I)
 # What one can be allergic to that is not eaten.
 _NOT_EATEN = re.compile(r"\b(?:pollen|dust|mites?|cats?|dogs?|animals?|pets?|fur|dander|horses?|feathers?|hamsters?|"
+                        r"turtles?|tortoises?|reptiles?|snakes?|lizards?|guinea\s+pigs?|ferrets?|parrots?|"
                         r"penicillin|antibiotics?|"
                         r"medications?|medicines?|drugs?|latex|bees?|wasps?|stings?|grass|hay|mou?ld|perfumes?|"
                         r"fragrances?|nickel|sun|sunlight|detergents?|wool)\b", re.I)
@@ -85,7 +86,7 @@ VEHICLE = "vehicle"
 # "Find a pet-friendly cottage for the weekend." need "I'm allergic to cats.".
 PETS = "pet"
 _ANIMALS = re.compile(r"\b(?:cats?|dogs?|animals?|pets?|fur|dander|horses?|rabbits?|hamsters?|guinea\s+pigs?|"
-                      r"birds?|feathers?)\b", re.I)
+                      r"birds?|feathers?|turtles?|tortoises?|reptiles?|snakes?|lizards?|ferrets?|parrots?)\b", re.I)
 _PET_TASK = re.compile(r"\b(?:pets?|pet-friendly|puppy|puppies|kittens?|dogs?|cats?|adopt(?:ing|ion)?|"
                        r"dog-friendly|cat\s+caf[eé]|petting\s+zoo|shelter)\b", re.I)
 # A task about the user's own pet is about that pet ("How do I calm my dog during fireworks?").

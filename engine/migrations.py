@@ -733,6 +733,20 @@ def _m017_documents_bears_on(conn: apsw.Connection) -> None:
     conn.executemany("UPDATE memory_documents SET bears_on = ? WHERE rowid = ?", found)
 
 
+def _m018_bearings_again(conn: apsw.Connection) -> None:
+    """The bearings worked out again by today's rules: an allergy to turtles, snakes or guinea pigs
+    bears on a pet, not on food (it had filled a food task's item budget with
+    "User is allergic to turtles." ahead of "I am vegan.")."""
+    from .bearing import WORDS, bears_on
+
+    match = " OR ".join(f'"{w}"' for w in WORDS)
+    changed = [(bearing, rowid) for rowid, body, old in conn.execute(
+        "SELECT rowid, body, bears_on FROM memory_documents WHERE deleted_at IS NULL AND rowid IN"
+        " (SELECT rowid FROM memory_documents_fts WHERE memory_documents_fts MATCH ?)", (match,)).fetchall()
+        if (bearing := bears_on(body)) != old]
+    conn.executemany("UPDATE memory_documents SET bears_on = ? WHERE rowid = ?", changed)
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_observer_runs", _m002_observer_runs),
@@ -751,6 +765,7 @@ MIGRATIONS: list[Migration] = [
     ("015_tombstone_fingerprints_third_person", _m015_tombstone_fingerprints_third_person),
     ("016_tombstones_memory", _m016_tombstones_memory),
     ("017_documents_bears_on", _m017_documents_bears_on),
+    ("018_bearings_again", _m018_bearings_again),
 ]
 
 

@@ -16,7 +16,8 @@ from ..stance import caution
 from .budget import call_with_budget
 from .candidates import RECALL_MODES, VECTOR_K
 from .gate import FeatureGateParams, GateDecision, above_floor, cross_encoder_gate, feature_gate
-from .inject import Injected, fit
+from .inject import Injected, fit, said_by_another
+from .plan import content_stems
 from .profiles import MEMBERS_READ, Companion, companions, joined_ranked, profile_facets
 from .rank import Ranked
 from .state import Channel, RecallConfig, RecallTrace, Run
@@ -66,15 +67,17 @@ def gate_stage(r: Run, trace: RecallTrace, survivors: list[Ranked], calibration:
 def inject_stage(r: Run, trace: RecallTrace, kept: list[Ranked], channel: Channel) -> None:
     """The kept items, then what bears on the task whatever its words (a food task: the diet
     statements, bearing.py), then the members of the kept items' profiles (profiles.py), within the
-    budgets."""
+    budgets; an item whose every word another says is left out first (inject.said_by_another)."""
     config = r.config
     cosine = _cosine(channel)
     bearing = _bearing(trace, kept, r, cosine)
     borne = {b.id for b in bearing}
     profiles = _companions(kept, trace.ranked, r.snapshot, r.scope, r.now, r.exclude, cosine)
     trace.companions = bearing + [c for c in profiles if c.id not in borne]
-    chosen = [_injected(x) for x in kept] + [_injected(c.ranked) for c in trace.companions]
+    chosen, said = said_by_another([_injected(x) for x in kept] + [_injected(c.ranked) for c in trace.companions],
+                                   content_stems)
     trace.injected, trace.budget_dropped = fit(chosen, config.max_items, config.max_chars)
+    trace.budget_dropped += said
 
 
 def _cosine(channel: Channel):

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..clock import iso
+from ..stance import negated
 
 HEADER = "[memory-recall]"
 FOOTER = "[/memory-recall]"
@@ -51,6 +52,34 @@ def render_item(item: Injected) -> str:
     head += f" score={item.score:.2f}"
     body = "\n".join("  " + line for line in unframed(item.content).splitlines() or [""])
     return f"{head}\n{body}"
+
+
+# A date a memory's text is dated by ("On 17 April 2022, User is lactose intolerant."): no content.
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_DATE_WORDS = re.compile(rf"\b(?:on\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)"
+                         r"(?:,?\s+\d{4})?\b", re.I)
+
+
+def said_by_another(items: list[Injected], stems_of) -> tuple[list[Injected], list[tuple[Injected, str]]]:
+    """The items without those whose every content word another item says too ("User is lactose
+    intolerant." beside "User is lactose intolerant and tries dairy-free options."): the budget
+    is not spent twice on one fact, and what is kept says everything the dropped one did. Of two
+    that say the same words, the first stays; a claim and its negation are two ("User eats fish."
+    and "User doesn't eat fish." share their content words). `stems_of` gives a text's content stems."""
+    undated = [_DATE_WORDS.sub(" ", i.content) for i in items]
+    # a number is content too: "User's son Kiran is 9." is not said by "…Kiran is 12 and plays football."
+    stems = [set(stems_of(text)) | set(re.findall(r"\d+", text)) for text in undated]
+    denied = [negated(i.content) for i in items]
+    kept: list[Injected] = []
+    dropped: list[tuple[Injected, str]] = []
+    for n, item in enumerate(items):
+        by = next((m for m in range(len(items)) if m != n and stems[n] and stems[n] <= stems[m]
+                   and denied[n] == denied[m] and (stems[n] != stems[m] or m < n)), None)
+        if by is None:
+            kept.append(item)
+        else:
+            dropped.append((item, f"said by {items[by].id} too"))
+    return kept, dropped
 
 
 def fit(items: list[Injected], max_items: int, max_chars: int) -> tuple[list[Injected], list[tuple[Injected, str]]]:

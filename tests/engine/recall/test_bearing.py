@@ -11,6 +11,8 @@ import pytest
 
 from keepmind.engine import open_engine
 from keepmind.engine.bearing import FLIGHT, FOOD, PETS, VEHICLE, bears_on, task_bears_on
+from keepmind.engine.recall.inject import Injected, said_by_another
+from keepmind.engine.recall.plan import content_stems
 from keepmind.engine.settings import defaults
 from support.stores import fill
 
@@ -149,6 +151,23 @@ def test_a_store_written_before_bearings_gets_them_from_the_migration(tmp_path, 
     assert set(found) == set(BAKER)
 
 
+def test_a_bearing_worked_out_by_older_rules_is_worked_out_again(tmp_path, clock):
+    home = tmp_path / "home"
+    turtles = "I'm allergic to turtles."
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False) as engine:
+        sid = engine.open_session("personal", "work")
+        for text in (turtles, BAKER[0]):
+            engine.store(sid, "", text)
+    # What Keepmind left before migration 018: an allergy to turtles bore on food.
+    conn = apsw.Connection(str(home / "keepmind.db"))
+    conn.execute("UPDATE memory_documents SET bears_on = 'food' WHERE body = ?", (turtles,))
+    conn.execute("DELETE FROM _migrations WHERE name='018_bearings_again'")
+    conn.close()
+    with open_engine(home, settings=defaults(), clock=clock, start_workers=False):
+        pass
+    assert _bearings(home) == {turtles: PETS, BAKER[0]: FOOD}
+
+
 def test_an_export_leaves_the_bearing_out_and_an_import_works_it_out(tmp_path, clock):
     with open_engine(tmp_path / "a", settings=defaults(), clock=clock, start_workers=False) as engine:
         sid = engine.open_session("personal", "work")
@@ -196,6 +215,8 @@ def test_a_task_about_the_users_car_gets_what_they_drive(model_engine):
 @pytest.mark.parametrize("text, bearing", [
     ("I'm allergic to cats.", PETS), ("My son is allergic to dogs.", PETS), ("I have a severe allergy to horses.", PETS),
     ("I'm allergic to peanuts.", FOOD), ("I love cats.", None),
+    ("On 9 November 2022, User is allergic to turtles but likes watching Friend's turtles.", PETS),
+    ("I'm allergic to guinea pigs.", PETS),
 ])
 def test_an_allergy_to_animals_bears_on_pets(text, bearing):
     assert bears_on(text) == bearing
@@ -266,3 +287,34 @@ def test_a_flight_task_gets_the_home_airport_besides_the_seat(model_engine):
     assert "My home airport is Boston Logan." in injected
     assert "bears on every flight task" in [c["why"] for c in receipt["companions"]]
     assert "My home airport is Boston Logan." not in _recall(model_engine, "Find me a hotel in Rome.")[0]
+
+
+@pytest.mark.offline_model
+def test_one_fact_said_twice_takes_one_place_in_the_block(model_engine):
+    """A walk on PrefEval: "What are some must-try local dishes in Tokyo?" got "User is allergic to
+    turtles.", "User is lactose intolerant." and "User is lactose intolerant and is trying out
+    dairy-free options." and, the item budget spent, not "I am vegan and avoid all animal products."."""
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    said = ["On 17 April 2022, User is lactose intolerant.",
+            "On 5 September 2022, User is lactose intolerant and is trying out dairy-free options like oat milk.",
+            "On 9 November 2022, User is allergic to turtles but likes watching Friend's turtles.",
+            "I am vegan and avoid all animal products."]
+    for text in said:
+        model_engine.store(sid, "", text)
+    injected, receipt = _recall(model_engine, "What are some must-try local dishes in Tokyo?")
+    assert said[1] in injected and said[3] in injected
+    assert said[0] not in injected and said[2] not in injected  # said by another; an allergy to animals
+    assert any(d["stage"] == "budget" and d["why"].endswith("too") for d in receipt["dropped"])
+
+
+def test_an_item_another_says_all_of_is_left_out():
+    def item(i, text):
+        return Injected(i, "", text, "durable_fact", 1.0)
+    items = [item("a", "On 17 April 2022, User is lactose intolerant."), item("b", "I am vegan."),
+             item("c", "On 5 September 2022, User is lactose intolerant and tries oat milk."),
+             item("d", "User's son Kiran is 9."), item("e", "User's son Kiran is 12 and plays football."),
+             item("f", "User eats fish."), item("g", "User doesn't eat fish."), item("h", "I am vegan.")]
+    kept, dropped = said_by_another(items, content_stems)
+    assert [i.id for i in kept] == ["b", "c", "d", "e", "f", "g"]   # a number and a negation are content
+    assert [(i.id, why) for i, why in dropped] == [("a", "said by c too"), ("h", "said by b too")]
