@@ -106,12 +106,21 @@ _FLYING = re.compile(r"\b(?:" + "|".join((*_PLANE_WORDS, *_SEAT_WORDS)) + r"|win
 # A seat on a train or at a concert is no flight's ("I prefer aisle seats on trains.").
 _ELSEWHERE = re.compile(r"\b(?:trains?|rail|bus|buses|coach|ferry|ferries|boats?|cinema|theat(?:re|er)|concerts?|"
                         r"stadium)\b", re.I)
+# A frequent-flyer programme, by the words its name or a statement of it holds: "I'm a United
+# MileagePlus Gold member." bears on every flight as the home airport does.
+_FLYER_WORDS = ("mileageplus", "skymiles", "aadvantage", "avios", "krisflyer", "aeroplan", "trueblue", "miles")
+_FLYER = re.compile(r"\b(?:frequent[\s-]fl(?:y|i)er|flying\s+blue|executive\s+club|rapid\s+rewards|"
+                    + "|".join(_FLYER_WORDS[:-1]) + r")\b"
+                    # a programme named by its Miles ("Asia Miles", "Miles & More"), not a distance
+                    r"|(?-i:\b[A-Z]\w+\s+Miles\b|\bMiles\s*(?:&|and)\s*More\b)", re.I)
+_MEMBER = re.compile(r"\b(?:member|membership|status|elite|gold|silver|platinum|diamond|premier|medallion|card|"
+                     r"number|account|points)\b", re.I)
 _ABOUT_THE_USER = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|user|user's)\b", re.I)
 # Words one of which every statement that bears on something holds: migration 017 reads only the
 # documents FTS5 finds by them.
 WORDS = (*_EATING, *_DIETS, "allergic", "allergy", "allergies", "allergen", "allergens", "intolerant", "intolerance",
          "anaphylaxis", "anaphylactic", "drive", "drives", "ride", "rides", "lease", "leases", *_VEHICLES,
-         *_PLANE_WORDS, *_SEAT_WORDS, "window")
+         *_PLANE_WORDS, *_SEAT_WORDS, "window", *_FLYER_WORDS, "flyer", "flier", "blue", "club", "rewards")
 # What a person reads on a memory's page of why recall gives it to tasks that share no word with it.
 TASKS = {FOOD: "every task about food or drink (a diet)", VEHICLE: "every task about the user's car or van",
          PETS: "every task about a pet (an allergy to animals)", FLIGHT: "every task about a flight"}
@@ -145,6 +154,9 @@ def bears_on(text: str) -> str | None:
         if not _NOT_EATEN.search(text) or _ATE.search(text):
             return FOOD
         return PETS if _ANIMALS.search(text) else None
+    if _FLYER.search(text) and _MEMBER.search(text) and lasting and _ABOUT_THE_USER.search(text) \
+            and not negated(text):
+        return FLIGHT
     if (_FLYING.search(text) and lasting and _ABOUT_THE_USER.search(text)
             and (_PLANE.search(text) or not _ELSEWHERE.search(text))):
         return FLIGHT

@@ -269,6 +269,10 @@ def test_an_allergy_is_not_crowded_out_by_what_the_user_merely_dislikes(model_en
     ("I prefer aisle seats on trains.", None),          # a train's seat
     ("I flew to Paris last week.", None),               # an episode
     ("Anna flies a lot.", None),                        # not the user
+    # a frequent-flyer programme the user is in, by its name or its Miles, never a distance
+    ("I'm a United MileagePlus Gold member.", FLIGHT), ("My frequent flyer number with BA is 12345.", FLIGHT),
+    ("I am an Asia Miles Gold member.", FLIGHT), ("I have Flying Blue Platinum status.", FLIGHT),
+    ("I am not a MileagePlus member anymore.", None), ("I walk two miles every day and I am a gym member.", None),
 ])
 def test_how_the_user_flies_bears_on_flights(text, bearing):
     assert bears_on(text) == bearing
@@ -287,6 +291,19 @@ def test_a_flight_task_gets_the_home_airport_besides_the_seat(model_engine):
     assert "My home airport is Boston Logan." in injected
     assert "bears on every flight task" in [c["why"] for c in receipt["companions"]]
     assert "My home airport is Boston Logan." not in _recall(model_engine, "Find me a hotel in Rome.")[0]
+
+
+@pytest.mark.offline_model
+def test_a_flight_task_gets_the_users_airline_programme(model_engine):
+    """A walk: "Book me a flight to Chicago next Friday." got the window seat, not "I'm a United
+    MileagePlus Gold member." (no word in common, cosine far under the floor)."""
+    sid = model_engine.open_session("personal", "work")
+    fill(model_engine, sid)
+    for text in ("I'm a United MileagePlus Gold member.", "I prefer a window seat when I fly.", "I live in Denver."):
+        model_engine.store(sid, "", text)
+    injected, _ = _recall(model_engine, "Book me a flight to Chicago next Friday.")
+    assert "I'm a United MileagePlus Gold member." in injected
+    assert "I'm a United MileagePlus Gold member." not in _recall(model_engine, "Find me a hotel in Rome.")[0]
 
 
 @pytest.mark.offline_model
