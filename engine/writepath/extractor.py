@@ -324,6 +324,15 @@ _RULES: list[tuple[str, str, float, re.Pattern]] = [(c, k, p, re.compile(r, re.I
      r"thinking\s+about\s+\w+ing|off\s+to)\b|"
      # "I've been wanting to visit NYC."
      r"\b(?:i|we)(?:'ve|\s+have)\s+been\s+(?:wanting|meaning|hoping|planning|dying|itching)\s+to\s+\w+"),
+    # what the user is doing these days: "I'm doing kickboxing and it's giving me so much energy.",
+    # "I'm offering one-on-one mentoring and training to dancers." (not "I'm doing OK")
+    ("activity", "durable_fact", 0.7,
+     r"(?<!what\s)\b(?:i|we)(?:'m| am| are|'re)\s+(?:now\s+|currently\s+|also\s+|still\s+)?(?:doing|taking|learning|"
+     r"practi[cs]ing|studying|teaching|offering|coaching|volunteering\s+(?:at|with|for|as)|taking\s+up|"
+     r"training\s+(?:for|in|as))\s+"
+     r"(?!(?:ok|okay|well|good|great|fine|alright|all\s+right|better|worse|pretty|so|really|much|a\s+lot|it|that|"
+     r"this|something|anything|nothing|my\s+best|the\s+same|you|is|was|are|what|(?:the|some)\s+time|time|"
+     r"a\s+(?:break|look|moment|minute|second|while))\b)[\w'-]+"),
     ("activity", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+been\s+(?:\w+ly\s+)?(?!thinking|wondering|"
      r"meaning|feeling|going through)\w+ing\b"),
     ("possession", "durable_fact", 0.7, r"\b(?:i|we)(?:'ve| have)\s+got\b(?!" + _ASKING_SOMETHING + r")|"

@@ -165,6 +165,10 @@ def test_eval_reads_malformed_dia_ids():
     ("I'm vegan.", "health", "User is vegan."),
     ("I keep kosher.", "health", "User keeps kosher."),
     ("I'm keto these days.", "health", "User is keto these days."),
+    # what the user is doing these days
+    ("I'm taking a pottery class on Mondays.", "activity", "User is taking a pottery class on Mondays."),
+    ("I'm volunteering as a mentor for a local school.", "activity",
+     "User is volunteering as a mentor for a local school."),
 ])
 def test_standing_statements_keep_their_intensifiers_and_reasons(text, category, fact):
     [found] = statements(text)
@@ -174,6 +178,7 @@ def test_standing_statements_keep_their_intensifiers_and_reasons(text, category,
 @pytest.mark.parametrize("text", [
     "I love it!", "I really appreciate your help.", "I can't wait to see you!", "I don't know what to say.",
     "I won't give up.", "I love how it turned out.", "I am sure.", "I'm so happy.", "I am hungry.",
+    "I'm doing OK, thanks.", "I'm taking a break.", "It's nice to know that what I'm doing is making an impact.",
 ])
 def test_a_stance_word_without_an_object_is_chatter(text):
     assert statements(text) == []
